@@ -1,0 +1,54 @@
+// Files: memory-mapped input (tensor bytes are borrowed from the mapping, not copied) and
+// atomic output (write a temporary file in the same folder, then rename it over the target,
+// so a failed run never leaves half a file behind).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+
+namespace amanda {
+
+// Bytes that some object owns: a mapped file, a heap buffer. Shared so that tensors can borrow
+// slices of it and keep it alive.
+class Buffer {
+ public:
+  virtual ~Buffer() = default;
+  virtual const uint8_t* data() const = 0;
+  virtual size_t size() const = 0;
+  std::string_view view() const { return {reinterpret_cast<const char*>(data()), size()}; }
+};
+
+// A read-only mapping of a whole file. Throws amanda::Error with the path when it cannot be read.
+std::shared_ptr<const Buffer> map_file(const std::string& path);
+// Heap-owned bytes.
+std::shared_ptr<const Buffer> make_buffer(std::string bytes);
+
+// Writes files atomically. Create, append, then commit(); if commit() is never called (an
+// exception, an early return) the temporary file is removed by the destructor.
+class AtomicFile {
+ public:
+  explicit AtomicFile(std::string path);
+  ~AtomicFile();
+  AtomicFile(const AtomicFile&) = delete;
+  AtomicFile& operator=(const AtomicFile&) = delete;
+
+  void write(std::string_view bytes);
+  void write(const void* data, size_t n) { write(std::string_view(static_cast<const char*>(data), n)); }
+  uint64_t size() const { return written_; }
+  void commit();  // flush, fsync-less close, rename over the target
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+  std::string temp_;
+  int fd_ = -1;
+  uint64_t written_ = 0;
+  bool committed_ = false;
+};
+
+void write_file_atomic(const std::string& path, std::string_view bytes);
+
+}  // namespace amanda

@@ -1,0 +1,116 @@
+#include "amanda/support/file.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "amanda/support/diagnostics.h"
+
+namespace amanda {
+
+namespace {
+
+class MappedBuffer final : public Buffer {
+ public:
+  MappedBuffer(void* p, size_t n) : p_(p), n_(n) {}
+  ~MappedBuffer() override {
+    if (p_ && n_) munmap(p_, n_);
+  }
+  const uint8_t* data() const override { return static_cast<const uint8_t*>(p_); }
+  size_t size() const override { return n_; }
+
+ private:
+  void* p_;
+  size_t n_;
+};
+
+class HeapBuffer final : public Buffer {
+ public:
+  explicit HeapBuffer(std::string s) : s_(std::move(s)) {}
+  const uint8_t* data() const override { return reinterpret_cast<const uint8_t*>(s_.data()); }
+  size_t size() const override { return s_.size(); }
+
+ private:
+  std::string s_;
+};
+
+std::string errno_text() { return std::strerror(errno); }
+
+}  // namespace
+
+std::shared_ptr<const Buffer> map_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": error: cannot open: " + errno_text());
+  struct stat st {};
+  if (fstat(fd, &st) != 0) {
+    std::string e = errno_text();
+    ::close(fd);
+    throw Error(path + ": error: cannot stat: " + e);
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": error: is a directory, expected a file");
+  }
+  size_t n = static_cast<size_t>(st.st_size);
+  if (n == 0) {
+    ::close(fd);
+    return std::make_shared<HeapBuffer>(std::string());
+  }
+  void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
+  ::close(fd);
+  if (p == MAP_FAILED) throw Error(path + ": error: cannot map: " + errno_text());
+  return std::make_shared<MappedBuffer>(p, n);
+}
+
+std::shared_ptr<const Buffer> make_buffer(std::string bytes) { return std::make_shared<HeapBuffer>(std::move(bytes)); }
+
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
+  temp_ = path_ + ".tmp-XXXXXX";
+  fd_ = mkostemp(temp_.data(), O_CLOEXEC);
+  if (fd_ < 0) throw Error(path_ + ": error: cannot create a temporary file next to it: " + errno_text());
+}
+
+AtomicFile::~AtomicFile() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!committed_) ::unlink(temp_.c_str());
+}
+
+void AtomicFile::write(std::string_view bytes) {
+  const char* p = bytes.data();
+  size_t left = bytes.size();
+  while (left) {
+    ssize_t w = ::write(fd_, p, left);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw Error(path_ + ": error: cannot write: " + errno_text());
+    }
+    p += w;
+    left -= static_cast<size_t>(w);
+  }
+  written_ += bytes.size();
+}
+
+void AtomicFile::commit() {
+  // Keep the usual permissions of a new file (mkostemp makes 0600).
+  mode_t mask = umask(0);
+  umask(mask);
+  fchmod(fd_, 0666 & ~mask);
+  if (::close(fd_) != 0) {
+    fd_ = -1;
+    throw Error(path_ + ": error: cannot close: " + errno_text());
+  }
+  fd_ = -1;
+  if (::rename(temp_.c_str(), path_.c_str()) != 0) throw Error(path_ + ": error: cannot rename into place: " + errno_text());
+  committed_ = true;
+}
+
+void write_file_atomic(const std::string& path, std::string_view bytes) {
+  AtomicFile f(path);
+  f.write(bytes);
+  f.commit();
+}
+
+}  // namespace amanda
