@@ -1,0 +1,152 @@
+// amanda: the command-line tool. Thin: parse arguments, call the library, print.
+#include <cstdio>
+#include <filesystem>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "amanda/ir/verify.h"
+#include "commands.h"
+
+namespace amanda::tool {
+namespace {
+
+std::optional<text::Format> parse_format(const std::string& s) {
+  if (s.empty()) return std::nullopt;
+  return s == "json" ? text::Format::Json : text::Format::Yaml;
+}
+
+// Reads a document; prints warnings; on failure prints the error and returns nullopt.
+std::optional<text::Document> load(const std::string& path, const std::string& from, Diagnostics& diags) {
+  try {
+    auto doc = text::read_file(path, diags, parse_format(from));
+    return doc;
+  } catch (const ParseError& e) {
+    std::cerr << e.what() << '\n';
+  } catch (const Error& e) {
+    std::cerr << e.what() << '\n';
+  } catch (const std::bad_alloc&) {
+    std::cerr << path << ": error: out of memory while reading\n";
+  }
+  for (const auto& d : diags.items()) std::cerr << d.str() << '\n';
+  diags.clear();
+  return std::nullopt;
+}
+
+void print_warnings(Diagnostics& diags) {
+  for (const auto& d : diags.items())
+    if (d.severity != Severity::Error) std::cerr << d.str() << '\n';
+}
+
+// Structural problems of a document; an edge fragment names ops that are not in it.
+Diagnostics check(const text::Document& doc, const std::string& path) {
+  Diagnostics problems;
+  if (doc.kind == text::Document::Kind::Edge) {
+    problems.error(path, "edge fragment: op '" + doc.edge.src_op + "' (output_port) is not in this document");
+    problems.error(path, "edge fragment: op '" + doc.edge.dst_op + "' (input_port) is not in this document");
+    return problems;
+  }
+  ir::verify(doc.graph, problems);
+  return problems;
+}
+
+int run_inspect(const std::string& file, const std::string& from) {
+  Diagnostics diags;
+  auto doc = load(file, from, diags);
+  if (!doc) return kInvalid;
+  print_warnings(diags);
+  Diagnostics problems = doc->kind == text::Document::Kind::Edge ? Diagnostics() : check(*doc, file);
+  std::cout << inspect_report(*doc, problems);
+  return problems.has_errors() ? kInvalid : kOk;
+}
+
+int run_verify(const std::string& file, const std::string& from) {
+  Diagnostics diags;
+  auto doc = load(file, from, diags);
+  if (!doc) return kInvalid;
+  print_warnings(diags);
+  Diagnostics problems = check(*doc, file);
+  for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
+  if (problems.has_errors()) {
+    std::cerr << file << ": " << problems.error_count() << " problem" << (problems.error_count() == 1 ? "" : "s") << '\n';
+    return kInvalid;
+  }
+  std::cout << file << ": ok (" << doc->graph.op_count() << " ops, " << doc->graph.edge_count() << " edges)\n";
+  return kOk;
+}
+
+int run_fmt(const std::string& file, const std::string& from, std::string out, std::string to, size_t inline_limit) {
+  Diagnostics diags;
+  auto doc = load(file, from, diags);
+  if (!doc) return kInvalid;
+  print_warnings(diags);
+  if (doc->kind != text::Document::Kind::Edge) {
+    Diagnostics problems = check(*doc, file);
+    if (problems.has_errors()) {
+      for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
+      std::cerr << file << ": not written: " << problems.error_count() << " structural problem"
+                << (problems.error_count() == 1 ? "" : "s") << '\n';
+      return kInvalid;
+    }
+  }
+  text::Format format = to.empty() ? (out.empty() || out == "-" ? text::format_for_path(file) : text::format_for_path(out))
+                                   : *parse_format(to);
+  text::WriteOptions opt;
+  opt.inline_limit = inline_limit;
+  try {
+    if (out.empty() || out == "-") {
+      std::cout << text::to_text(*doc, format, opt);
+    } else {
+      std::string side = text::write_file(*doc, out, format, opt);
+      if (!side.empty()) std::cerr << "note: tensors over " << inline_limit << " bytes written to " << side << '\n';
+    }
+  } catch (const Error& e) {
+    std::cerr << e.what() << '\n';
+    return kInvalid;
+  }
+  return kOk;
+}
+
+}  // namespace
+
+void register_graph_commands(CLI::App& app, int& exit_code) {
+  struct Opts {
+    std::string file, from, out, to;
+    size_t inline_limit = 4096;
+  };
+  auto o = std::make_shared<Opts>();
+  auto guard = [&exit_code](auto fn) {
+    return [&exit_code, fn] {
+      try {
+        exit_code = fn();
+      } catch (const std::exception& e) {
+        std::cerr << "amanda: error: " << e.what() << '\n';
+        exit_code = kInvalid;
+      }
+    };
+  };
+
+  auto* inspect = app.add_subcommand("inspect", "Summarise a document: ops by type, namespaces, nested graphs, edges, problems");
+  inspect->add_option("FILE", o->file, "YAML (.yaml/.yml) or JSON (.json) document")->required();
+  inspect->add_option("--from", o->from, "Input format when the extension does not tell")->check(CLI::IsMember({"yaml", "json"}));
+  inspect->callback(guard([o] { return run_inspect(o->file, o->from); }));
+
+  auto* fmt = app.add_subcommand("fmt", "Read a document and write it in canonical form (YAML or JSON)");
+  fmt->add_option("FILE", o->file, "YAML or JSON document")->required();
+  fmt->add_option("-o,--output", o->out, "Output file (written atomically); '-' or none: standard output");
+  fmt->add_option("--to", o->to, "Output format (default: from the output's extension, else the input's)")
+      ->check(CLI::IsMember({"yaml", "json"}));
+  fmt->add_option("--from", o->from, "Input format when the extension does not tell")->check(CLI::IsMember({"yaml", "json"}));
+  fmt->add_option("--inline-limit", o->inline_limit,
+                  "Tensors over this many bytes go to a side file OUTPUT.data when writing a file")
+      ->capture_default_str();
+  fmt->callback(guard([o] { return run_fmt(o->file, o->from, o->out, o->to, o->inline_limit); }));
+
+  auto* verify = app.add_subcommand("verify", "Check a document's structure; report every problem with its path");
+  verify->add_option("FILE", o->file, "YAML or JSON document")->required();
+  verify->add_option("--from", o->from, "Input format when the extension does not tell")->check(CLI::IsMember({"yaml", "json"}));
+  verify->callback(guard([o] { return run_verify(o->file, o->from); }));
+}
+
+}  // namespace amanda::tool
+
