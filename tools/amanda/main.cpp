@@ -17,6 +17,7 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", std::string("amanda 0.1.0"));
   int exit_code = kOk;
   register_graph_commands(app, exit_code);
+  register_schema_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

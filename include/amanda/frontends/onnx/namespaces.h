@@ -1,0 +1,23 @@
+// The ONNX namespaces, generated from the installed libonnx's own operator registry (not a hand
+// copy): every domain and every opset version it knows.
+//
+//   ai.onnx (the default domain), opset V   -> amanda/onnx/V
+//   any other domain D, opset V             -> amanda/onnx/D/V   (e.g. amanda/onnx/ai.onnx.ml/3)
+//
+// Namespace V holds the schemas whose since_version is V; the registry's resolution (largest
+// version <= V) then gives exactly libonnx's OpSchemaRegistry::Schema(op, V, domain).
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "amanda/schema/registry.h"
+
+namespace amanda::onnx_frontend {
+
+std::shared_ptr<schema::Provider> make_onnx_namespace_provider();
+// "" -> "amanda/onnx", "ai.onnx.ml" -> "amanda/onnx/ai.onnx.ml"
+std::string onnx_namespace_family(const std::string& domain);
+std::string onnx_namespace(const std::string& domain, int version);
+
+}  // namespace amanda::onnx_frontend

@@ -1,0 +1,223 @@
+// amanda schema list|show|export, amanda validate.
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/schema/validate.h"
+#include "amanda/ir/verify.h"
+#include "amanda/support/file.h"
+#include "amanda/text/value_text.h"
+#include "commands.h"
+
+namespace amanda::tool {
+
+namespace {
+
+std::unique_ptr<schema::Registry> registry() {
+  auto r = schema::make_default_registry();
+  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
+  return r;
+}
+
+// Loads --schema files into the registry; prints the error and returns false on failure.
+bool add_schema_files(schema::Registry& reg, const std::vector<std::string>& files) {
+  for (const auto& f : files) {
+    try {
+      reg.add(schema::read_namespace(f, reg.type_systems()));
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << '\n';
+      return false;
+    }
+  }
+  return true;
+}
+
+std::string describe(const schema::AttrType& at) {
+  using F = schema::AttrType::Form;
+  std::string s;
+  switch (at.form) {
+    case F::Type: s = at.type; break;
+    case F::Default: s = at.type + " = " + text::value_to_text(ir::Value(ir::Value::List{at.value}), text::Format::Json); break;
+    case F::Constant: s = at.type + " constant " + text::value_to_text(ir::Value(ir::Value::List{at.value}), text::Format::Json); break;
+    case F::OneOf: s = "one_of " + std::to_string(at.options.size()) + " options"; break;
+  }
+  while (!s.empty() && s.back() == '\n') s.pop_back();
+  if (at.required()) s += " (required)";
+  return s;
+}
+
+int run_list(const std::string& prefix, const std::vector<std::string>& schemas) {
+  auto reg = registry();
+  if (!add_schema_files(*reg, schemas)) return kInvalid;
+  auto names = reg->list(prefix);
+  if (names.empty()) {
+    std::cerr << "amanda: error: no namespace " << (prefix.empty() ? "is known" : "under '" + prefix + "'") << '\n';
+    return kInvalid;
+  }
+  for (const auto& n : names) std::cout << n << '\n';
+  return kOk;
+}
+
+int run_show(const std::string& op, const std::string& ns, const std::vector<std::string>& schemas) {
+  auto reg = registry();
+  if (!add_schema_files(*reg, schemas)) return kInvalid;
+  if (!reg->known(ns)) {
+    std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
+    return kInvalid;
+  }
+  const schema::OpSchema* s = reg->resolve(ns, op);
+  if (!s) {
+    std::cerr << "amanda: error: namespace " << ns << " has no op '" << op << "'\n";
+    return kInvalid;
+  }
+  std::cout << "op: " << s->type << "\nnamespace: " << ns << "\ndeclared in: " << s->declared_in << '\n';
+  if (!s->domain.empty()) std::cout << "domain: " << s->domain << '\n';
+  if (s->since_version) std::cout << "since_version: " << *s->since_version << '\n';
+  if (s->deprecated) std::cout << "deprecated: true\n";
+  std::cout << "attrs:" << (s->attrs.empty() ? " (none)" : "") << '\n';
+  for (const auto& a : s->attrs) std::cout << "  " << a.name << ": " << describe(a.type) << '\n';
+  for (auto [label, ports] : {std::pair{"input_ports", &s->inputs}, std::pair{"output_ports", &s->outputs}}) {
+    std::cout << label << ":" << (ports->empty() ? " (none)" : "") << '\n';
+    for (size_t i = 0; i < ports->size(); ++i) {
+      const auto& p = (*ports)[i];
+      std::cout << "  #" << i << " " << p.expected_name().value_or("(any name)") << " [" << schema::arity_name(p.arity)
+                << (p.arity == schema::Arity::Variadic ? ", min " + std::to_string(p.min_arity) : "") << "]"
+                << (p.type.empty() ? "" : " : " + p.type) << '\n';
+      for (const auto& a : p.attrs)
+        if (a.name != "name") std::cout << "      " << a.name << ": " << describe(a.type) << '\n';
+    }
+  }
+  for (const auto& tc : s->type_constraints) {
+    std::string allowed;
+    for (const auto& t : tc.allowed) allowed += (allowed.empty() ? "" : ", ") + t;
+    std::cout << "type constraint " << tc.name << ": " << allowed << '\n';
+  }
+  return kOk;
+}
+
+int run_export(const std::string& ns, const std::string& out, const std::string& to, const std::vector<std::string>& schemas) {
+  auto reg = registry();
+  if (!add_schema_files(*reg, schemas)) return kInvalid;
+  const schema::NamespaceSchema* n = reg->find(ns);
+  if (!n) {
+    std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
+    return kInvalid;
+  }
+  text::Format f = to.empty() ? (out.empty() || out == "-" ? text::Format::Yaml : text::format_for_path(out))
+                              : (to == "json" ? text::Format::Json : text::Format::Yaml);
+  std::string t = schema::namespace_to_text(*n, f);
+  if (out.empty() || out == "-")
+    std::cout << t;
+  else
+    write_file_atomic(out, t);
+  return kOk;
+}
+
+int run_validate(const std::string& file, const std::string& ns, const std::vector<std::string>& schemas,
+                 bool fill, bool drop, const std::string& out, bool summary) {
+  auto reg = registry();
+  if (!add_schema_files(*reg, schemas)) return kInvalid;
+  Diagnostics diags;
+  std::optional<text::Document> doc;
+  try {
+    doc = text::read_file(file, diags);
+  } catch (const std::exception& e) {
+    std::cerr << e.what() << '\n';
+    for (const auto& d : diags.items()) std::cerr << d.str() << '\n';
+    return kInvalid;
+  }
+  for (const auto& d : diags.items()) std::cerr << d.str() << '\n';
+  if (doc->kind == text::Document::Kind::Edge) {
+    std::cerr << file << ": error: an edge fragment has no ops to validate\n";
+    return kInvalid;
+  }
+  if (!ns.empty() && !reg->known(ns)) {
+    std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
+    return kUsage;
+  }
+  if (ns.empty() && !doc->graph.graph_namespace(doc->graph.root()) && doc->graph.root_kind() == ir::Graph::RootKind::Graph) {
+    std::cerr << file << ": error: the graph names no namespace; give one with --namespace NS\n";
+    return kInvalid;
+  }
+  Diagnostics problems;
+  ir::verify(doc->graph, problems);
+  schema::ValidateOptions opt;
+  opt.namespace_override = ns;
+  opt.fill_defaults = fill;
+  opt.drop_defaults = drop;
+  schema::ValidationResult r = schema::validate(doc->graph, *reg, problems, opt);
+  for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
+  if (summary || !r.ok()) {
+    std::cout << fmt::format("{:>8} {:>8}  {}\n", "ops", "problems", "namespace op-type");
+    for (const auto& [k, s] : r.by_type)
+      if (summary || s.problems) std::cout << fmt::format("{:>8} {:>8}  {}\n", s.ops, s.problems, k);
+  }
+  size_t total = problems.error_count();
+  if (total) {
+    std::cerr << file << ": " << total << " problem" << (total == 1 ? "" : "s") << " in " << r.ops_checked << " ops\n";
+    return kInvalid;
+  }
+  if (!out.empty()) {
+    text::write_file(*doc, out, text::format_for_path(out));
+    std::cerr << "wrote " << out << " (" << r.filled << " defaults filled, " << r.dropped << " dropped)\n";
+  }
+  std::cout << file << ": valid (" << r.ops_checked << " ops)\n";
+  return kOk;
+}
+
+}  // namespace
+
+void register_schema_commands(CLI::App& app, int& exit_code) {
+  struct Opts {
+    std::string ns, op, out, to, file, prefix;
+    std::vector<std::string> schemas;
+    bool fill = false, drop = false, summary = false;
+  };
+  auto o = std::make_shared<Opts>();
+  auto guard = [&exit_code](auto fn) {
+    return [&exit_code, fn] {
+      try {
+        exit_code = fn();
+      } catch (const std::exception& e) {
+        std::cerr << e.what() << '\n';
+        exit_code = kInvalid;
+      }
+    };
+  };
+  auto* schema = app.add_subcommand("schema", "Namespace schemas: list, show and export the vocabulary of each framework version");
+  schema->require_subcommand(1);
+  auto* list = schema->add_subcommand("list", "List the known namespaces (under NS when given)");
+  list->add_option("NS", o->prefix, "A namespace or a prefix such as amanda/onnx");
+  list->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
+  list->callback(guard([o] { return run_list(o->prefix, o->schemas); }));
+
+  auto* show = schema->add_subcommand("show", "Show the schema of one op type as a namespace resolves it");
+  show->add_option("OP", o->op, "Op type, e.g. Conv")->required();
+  show->add_option("--namespace,-n", o->ns, "Namespace, e.g. amanda/onnx/13")->required();
+  show->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
+  show->callback(guard([o] { return run_show(o->op, o->ns, o->schemas); }));
+
+  auto* exp = schema->add_subcommand("export", "Write a namespace as a seed-format schema file that loads back");
+  exp->add_option("NS", o->ns, "Namespace, e.g. amanda/onnx/13")->required();
+  exp->add_option("-o,--output", o->out, "Output file (written atomically); none: standard output");
+  exp->add_option("--to", o->to, "yaml or json (default: from the extension)")->check(CLI::IsMember({"yaml", "json"}));
+  exp->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
+  exp->callback(guard([o] { return run_export(o->ns, o->out, o->to, o->schemas); }));
+
+  auto* val = app.add_subcommand("validate",
+                                 "Validate a graph against its namespace schema: unknown ops and attributes, missing "
+                                 "or mistyped attributes, constants, one_of, ports.\nSchema folders may also be named "
+                                 "in $AMANDA_SCHEMA_PATH (':'-separated; FOLDER/tensorflow/1.13.1.yaml is amanda/tensorflow/1.13.1).");
+  val->add_option("FILE", o->file, "Graph document (YAML or JSON)")->required();
+  val->add_option("--namespace,-n", o->ns, "Validate as this namespace (default: the graph's own)");
+  val->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
+  val->add_flag("--fill-defaults", o->fill, "Add missing attributes that have a default (with -o)");
+  val->add_flag("--drop-defaults", o->drop, "Remove attributes equal to their default (with -o)");
+  val->add_option("-o,--output", o->out, "Write the (normalised) graph here when it is valid");
+  val->add_flag("--summary", o->summary, "Print the per-op-type table even when everything is valid");
+  val->callback(guard([o] { return run_validate(o->file, o->ns, o->schemas, o->fill, o->drop, o->out, o->summary); }));
+}
+
+}  // namespace amanda::tool
