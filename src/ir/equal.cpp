@@ -48,14 +48,15 @@ class Comparer {
   }
 
   using EdgeKey = std::tuple<std::string, std::string, std::string, std::string>;
-  std::vector<EdgeKey> edge_keys(const Graph& g, OpId scope) {
+  std::vector<std::pair<EdgeKey, EdgeId>> edge_keys(const Graph& g, OpId scope) {
     // Edges whose destination lives in this body, named by (op, port) at both ends.
-    std::vector<EdgeKey> keys;
+    std::vector<std::pair<EdgeKey, EdgeId>> keys;
     auto add = [&](PortId dst) {
       for (EdgeId e = g.first_in_edge(dst); e; e = g.next_in_edge(e)) {
         PortId s = g.edge_src(e);
-        keys.emplace_back(g.path(g.port_op(s)), std::string(g.port_name_str(s)) + (g.port_dir(s) == PortDir::In ? "<" : ">"),
-                          g.path(g.port_op(dst)), std::string(g.port_name_str(dst)) + (g.port_dir(dst) == PortDir::In ? "<" : ">"));
+        keys.emplace_back(EdgeKey(g.path(g.port_op(s)), std::string(g.port_name_str(s)) + (g.port_dir(s) == PortDir::In ? "<" : ">"),
+                                  g.path(g.port_op(dst)), std::string(g.port_name_str(dst)) + (g.port_dir(dst) == PortDir::In ? "<" : ">")),
+                          e);
       }
     };
     for (PortId p : g.outputs(scope)) add(p);
@@ -64,19 +65,22 @@ class Comparer {
       for (PortId p : g.inputs(c)) add(p);
       if (PortId cc = g.find_control(c, PortDir::In)) add(cc);
     }
-    std::sort(keys.begin(), keys.end());
+    // Stable: parallel edges with one key keep their order at the destination.
+    std::stable_sort(keys.begin(), keys.end(), [](const auto& l, const auto& r) { return l.first < r.first; });
     return keys;
   }
 
   bool edges(OpId x, OpId y, const std::string& p) {
     auto kx = edge_keys(a_, x), ky = edge_keys(b_, y);
-    if (kx == ky) return true;
     for (size_t i = 0; i < std::max(kx.size(), ky.size()); ++i) {
-      if (i >= kx.size() || i >= ky.size() || kx[i] != ky[i]) {
-        const auto& k = i < kx.size() ? kx[i] : ky[i];
+      if (i >= kx.size() || i >= ky.size() || kx[i].first != ky[i].first) {
+        const auto& k = i < kx.size() ? kx[i].first : ky[i].first;
         return fail(p + ": edges differ at " + std::get<0>(k) + ":" + std::get<1>(k) + " -> " + std::get<2>(k) + ":" + std::get<3>(k));
       }
     }
+    // The same edges: now their attributes.
+    for (size_t i = 0; i < kx.size(); ++i)
+      if (!attrs(a_.attrs(kx[i].second), b_.attrs(ky[i].second), a_.path(kx[i].second))) return false;
     return true;
   }
 

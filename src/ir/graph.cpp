@@ -14,6 +14,19 @@ namespace {
 const AttrList kNoAttrs;
 
 uint32_t list_capacity(uint32_t size) { return size <= 1 ? size : std::bit_ceil(size); }
+
+void collect_graphs(const Value& v, std::vector<OpId>& out) {
+  switch (v.kind()) {
+    case Value::Kind::Graph: out.push_back(v.as_graph()); break;
+    case Value::Kind::List:
+      for (const auto& x : v.as_list()) collect_graphs(x, out);
+      break;
+    case Value::Kind::Map:
+      for (const auto& x : v.as_map()) collect_graphs(x.value, out);
+      break;
+    default: break;
+  }
+}
 }  // namespace
 
 Graph::Graph(RootKind kind) : symbols_(std::make_unique<SymbolTable>()), root_kind_(kind) {
@@ -44,20 +57,26 @@ void Graph::reserve(size_t ops, size_t ports, size_t edges) {
 void Graph::index_name(OpId op) {
   const OpData& d = ops_[op.value];
   if ((d.flags & kGraphNode) || d.name == 0) return;
-  names_.try_emplace(name_key(d.parent, d.name), op);
+  if (!names_.try_emplace(name_key(d.parent, d.name), op).second) ++shadowed_names_;
 }
 
 void Graph::unindex_name(OpId op) {
   const OpData& d = ops_[op.value];
   if ((d.flags & kGraphNode) || d.name == 0) return;
   auto it = names_.find(name_key(d.parent, d.name));
-  if (it == names_.end() || it->second != op) return;
+  if (it == names_.end() || it->second != op) {
+    // A duplicate the index did not point to (its first op may have gone with an erased body).
+    --shadowed_names_;
+    return;
+  }
   names_.erase(it);
   // Another op of the same scope may carry the same name (an invalid graph the verifier will
-  // report); keep it findable.
+  // report); keep it findable. Only scan when duplicates exist, so that erase_op stays O(degree).
+  if (shadowed_names_ == 0) return;
   for (OpId c = d.parent ? ops_[d.parent.value].first_child : OpId(); c; c = ops_[c.value].next)
-    if (c != op && ops_[c.value].name == d.name) {
+    if (c != op && ops_[c.value].name == d.name && !(ops_[c.value].flags & kGraphNode)) {
       names_.emplace(name_key(d.parent, d.name), c);
+      --shadowed_names_;
       break;
     }
 }
@@ -181,6 +200,7 @@ OpId Graph::find_op(OpId scope, std::string_view name) const {
 }
 
 void Graph::move_before(OpId op, OpId before) {
+  if (op == before) return;
   OpData& d = ops_[op.value];
   OpData& s = ops_[d.parent.value];
   // unlink
@@ -248,6 +268,7 @@ void Graph::erase_op_rec(OpId op) {
       if (!p) continue;
       while (EdgeId e = ports_[p.value].first_in) disconnect(e);
       while (EdgeId e = ports_[p.value].first_out) disconnect(e);
+      release_attrs(ports_[p.value].attrs);
       ports_[p.value].meta &= ~kPortAlive;
     }
     unindex_name(cur);
@@ -525,7 +546,7 @@ void Graph::put_attr(uint32_t& idx, Symbol key, Value v) {
       if (&old != &v) {
         Value prev = std::move(old);
         old = std::move(v);
-        erase_graph_values(prev);
+        erase_dropped_graphs(prev, idx);
       }
       return;
     }
@@ -539,7 +560,7 @@ bool Graph::drop_attr(uint32_t& idx, Symbol key) {
     if (it->first == key) {
       Value prev = std::move(it->second);
       l.erase(it);
-      erase_graph_values(prev);
+      erase_dropped_graphs(prev, idx);
       return true;
     }
   return false;
@@ -554,19 +575,17 @@ void Graph::release_attrs(uint32_t& idx) {
   idx = 0;
 }
 
-void Graph::erase_graph_values(const Value& v) {
-  switch (v.kind()) {
-    case Value::Kind::Graph:
-      if (valid(v.as_graph())) erase_op(v.as_graph());
-      break;
-    case Value::Kind::List:
-      for (const auto& x : v.as_list()) erase_graph_values(x);
-      break;
-    case Value::Kind::Map:
-      for (const auto& x : v.as_map()) erase_graph_values(x.value);
-      break;
-    default: break;
-  }
+// The graphs `old` held that no attribute of the same entity (list `kept`) still holds are
+// erased: setting the same graph again, or shrinking a list of graphs, keeps the others alive.
+void Graph::erase_dropped_graphs(const Value& old, uint32_t kept) {
+  std::vector<OpId> dropped;
+  collect_graphs(old, dropped);
+  if (dropped.empty()) return;
+  std::vector<OpId> still;
+  for (const auto& [k, v] : attr_list(kept)) collect_graphs(v, still);
+  for (OpId g : dropped)
+    if (valid(g) && is_graph(g) && g != root() && std::find(still.begin(), still.end(), g) == still.end())
+      erase_op(g);
 }
 
 // ---------------------------------------------------------------- topological order
@@ -662,43 +681,61 @@ SubgraphBoundary Graph::boundary(std::span<const OpId> ops) const {
   return b;
 }
 
+OpId Graph::subgraph_scope(std::span<const OpId> ops) const {
+  if (ops.empty()) throw Error("replace_subgraph: no ops given");
+  OpId scope = valid(ops[0]) ? parent(ops[0]) : OpId();
+  absl::flat_hash_set<uint32_t> seen;
+  for (OpId op : ops) {
+    if (!valid(op) || is_graph(op) || op == root() || parent(op) != scope)
+      throw Error("replace_subgraph: the ops must be live ops of one scope");
+    if (!seen.insert(op.value).second) throw Error("replace_subgraph: " + path(op) + " is given twice");
+  }
+  return scope;
+}
+
+// Moves edge e (its id changes, its attributes stay) to run from src to dst.
+EdgeId Graph::move_edge(EdgeId e, PortId src, PortId dst) {
+  uint32_t attrs = edges_[e.value].attrs;
+  edges_[e.value].attrs = 0;
+  disconnect(e);
+  EdgeId ne = connect(src, dst);
+  edges_[ne.value].attrs = attrs;
+  return ne;
+}
+
 void Graph::replace_subgraph(std::span<const OpId> ops, OpId replacement,
                              std::span<const std::pair<PortId, PortId>> input_map,
                              std::span<const std::pair<PortId, PortId>> output_map) {
-  if (ops.empty()) throw Error("replace_subgraph: no ops given");
-  OpId scope = parent(ops[0]);
-  for (OpId op : ops)
-    if (!valid(op) || parent(op) != scope) throw Error("replace_subgraph: the ops must be live ops of one scope");
+  OpId scope = subgraph_scope(ops);
   if (!valid(replacement) || parent(replacement) != scope) throw Error("replace_subgraph: the replacement must be in the same scope");
+  absl::flat_hash_set<uint32_t> set;
+  for (OpId op : ops) set.insert(op.value);
+  if (set.contains(replacement.value)) throw Error("replace_subgraph: the replacement is one of the ops it replaces");
   SubgraphBoundary b = boundary(ops);
   auto mapped = [](std::span<const std::pair<PortId, PortId>> m, PortId p) {
     for (auto& [a, x] : m)
       if (a == p) return x;
     return PortId();
   };
-  for (PortId p : b.inputs)
-    if (!mapped(input_map, p)) throw Error("replace_subgraph: boundary input " + path(p) + " is not mapped");
-  for (PortId p : b.outputs)
-    if (!mapped(output_map, p)) throw Error("replace_subgraph: boundary output " + path(p) + " is not mapped");
-  absl::flat_hash_set<uint32_t> set;
-  for (OpId op : ops) set.insert(op.value);
+  // Check every mapping before touching anything.
+  auto check = [&](PortId p, PortId to, PortDir dir) {
+    std::string side = dir == PortDir::In ? "input" : "output";
+    if (!to) throw Error("replace_subgraph: boundary " + side + " " + path(p) + " is not mapped");
+    if (!valid(to) || port_op(to) != replacement || port_dir(to) != dir || is_control(to))
+      throw Error("replace_subgraph: boundary " + side + " " + path(p) + " is not mapped to a data " + side +
+                  " port of " + path(replacement));
+  };
+  for (PortId p : b.inputs) check(p, mapped(input_map, p), PortDir::In);
+  for (PortId p : b.outputs) check(p, mapped(output_map, p), PortDir::Out);
   for (PortId p : b.inputs) {
     PortId to = mapped(input_map, p);
     for (EdgeId e : in_edges(p))
-      if (!set.contains(port_op(edge_src(e)).value)) {
-        PortId src = edge_src(e);
-        disconnect(e);
-        connect(src, to);
-      }
+      if (!set.contains(port_op(edge_src(e)).value)) move_edge(e, edge_src(e), to);
   }
   for (PortId p : b.outputs) {
     PortId to = mapped(output_map, p);
     for (EdgeId e : out_edges(p))
-      if (!set.contains(port_op(edge_dst(e)).value)) {
-        PortId dst = edge_dst(e);
-        disconnect(e);
-        connect(to, dst);
-      }
+      if (!set.contains(port_op(edge_dst(e)).value)) move_edge(e, to, edge_dst(e));
   }
   // Control edges that cross the boundary move to the replacement.
   absl::flat_hash_set<uint32_t> ctrl_src, ctrl_dst;
@@ -720,23 +757,50 @@ void Graph::replace_subgraph(std::span<const OpId> ops, OpId replacement,
 std::vector<OpId> Graph::replace_subgraph(std::span<const OpId> ops, const Graph& g,
                                           std::span<const std::pair<PortId, size_t>> input_map,
                                           std::span<const std::pair<PortId, size_t>> output_map) {
-  if (ops.empty()) throw Error("replace_subgraph: no ops given");
   if (&g == this) throw Error("replace_subgraph: the replacement graph must be another graph");
-  OpId scope = parent(ops[0]);
+  OpId scope = subgraph_scope(ops);
   SubgraphBoundary b = boundary(ops);
   auto find = [](std::span<const std::pair<PortId, size_t>> m, PortId p) -> const size_t* {
     for (auto& [a, i] : m)
       if (a == p) return &i;
     return nullptr;
   };
+  // Check everything before touching anything: a failed call changes nothing.
+  auto in_body = [&](OpId op) { return g.parent(op) == g.root() && !g.is_graph(op); };
   for (PortId p : b.inputs) {
     const size_t* i = find(input_map, p);
     if (!i || *i >= g.inputs(g.root()).size()) throw Error("replace_subgraph: boundary input " + path(p) + " is not mapped to an input of the graph");
+    for (EdgeId ge = g.first_out_edge(g.input(g.root(), *i)); ge; ge = g.next_out_edge(ge)) {
+      OpId d = g.port_op(g.edge_dst(ge));
+      if (d != g.root() && !in_body(d))
+        throw Error("replace_subgraph: input " + std::to_string(*i) + " of the graph feeds " + g.path(g.edge_dst(ge)) +
+                    ", which is not an op of its body");
+    }
   }
   for (PortId p : b.outputs) {
     const size_t* i = find(output_map, p);
     if (!i || *i >= g.outputs(g.root()).size()) throw Error("replace_subgraph: boundary output " + path(p) + " is not mapped to an output of the graph");
+    PortId gsrc = g.producer(g.output(g.root(), *i));
+    if (!gsrc) throw Error("replace_subgraph: output " + std::to_string(*i) + " of the graph has no producer");
+    if (g.port_op(gsrc) == g.root()) throw Error("replace_subgraph: a graph output fed straight from a graph input is not supported");
+    if (!in_body(g.port_op(gsrc)) || g.port_dir(gsrc) != PortDir::Out)
+      throw Error("replace_subgraph: output " + std::to_string(*i) + " of the graph is fed by " + g.path(gsrc) +
+                  ", which is not an output of an op of its body");
   }
+  absl::flat_hash_set<uint32_t> set;
+  for (OpId op : ops) set.insert(op.value);
+  // Control edges that cross the boundary, gathered before the old ops go.
+  std::vector<PortId> ctrl_srcs, ctrl_dsts;
+  absl::flat_hash_set<uint32_t> seen_src, seen_dst;
+  for (OpId op : ops) {
+    if (PortId c = find_control(op, PortDir::In))
+      for (EdgeId e = first_in_edge(c); e; e = next_in_edge(e))
+        if (PortId s = edge_src(e); !set.contains(port_op(s).value) && seen_src.insert(s.value).second) ctrl_srcs.push_back(s);
+    if (PortId c = find_control(op, PortDir::Out))
+      for (EdgeId e = first_out_edge(c); e; e = next_out_edge(e))
+        if (PortId d = edge_dst(e); !set.contains(port_op(d).value) && seen_dst.insert(d.value).second) ctrl_dsts.push_back(d);
+  }
+
   std::vector<OpId> src_ops = g.children(g.root());
   std::vector<OpId> fresh = clone_ops(g, src_ops, scope);
   // Map g's op ids to the new ones, then port ids by op and index.
@@ -747,30 +811,29 @@ std::vector<OpId> Graph::replace_subgraph(std::span<const OpId> ops, const Graph
     if (g.is_control(gp)) return g.port_dir(gp) == PortDir::In ? control_in(nop) : control_out(nop);
     return ports(nop, g.port_dir(gp))[g.port_index(gp)];
   };
-  absl::flat_hash_set<uint32_t> set;
-  for (OpId op : ops) set.insert(op.value);
   for (PortId p : b.inputs) {
     PortId root_in = g.input(g.root(), *find(input_map, p));
     std::vector<PortId> targets;
     for (EdgeId ge = g.first_out_edge(root_in); ge; ge = g.next_out_edge(ge))
       if (g.port_op(g.edge_dst(ge)) != g.root()) targets.push_back(map_port(g.edge_dst(ge)));
     for (EdgeId e : in_edges(p))
-      if (!set.contains(port_op(edge_src(e)).value))
-        for (PortId t : targets) connect(edge_src(e), t);
-  }
-  for (PortId p : b.outputs) {
-    PortId root_out = g.output(g.root(), *find(output_map, p));
-    PortId gsrc = g.producer(root_out);
-    if (!gsrc) throw Error("replace_subgraph: output " + std::to_string(*find(output_map, p)) + " of the graph has no producer");
-    if (g.port_op(gsrc) == g.root()) throw Error("replace_subgraph: a graph output fed straight from a graph input is not supported");
-    PortId nsrc = map_port(gsrc);
-    for (EdgeId e : out_edges(p))
-      if (!set.contains(port_op(edge_dst(e)).value)) {
-        PortId dst = edge_dst(e);
-        disconnect(e);
-        connect(nsrc, dst);
+      if (!set.contains(port_op(edge_src(e)).value)) {
+        AttrList attrs = this->attrs(e);  // a copy: set_attr may grow the arena it lives in
+        for (PortId t : targets) {
+          EdgeId ne = connect(edge_src(e), t);
+          for (const auto& [k, v] : attrs) set_attr(ne, k, v);
+        }
       }
   }
+  for (PortId p : b.outputs) {
+    PortId nsrc = map_port(g.producer(g.output(g.root(), *find(output_map, p))));
+    for (EdgeId e : out_edges(p))
+      if (!set.contains(port_op(edge_dst(e)).value)) move_edge(e, nsrc, edge_dst(e));
+  }
+  for (PortId s : ctrl_srcs)
+    for (OpId n : fresh) connect(s, control_in(n));
+  for (PortId d : ctrl_dsts)
+    for (OpId n : fresh) connect(control_out(n), d);
   for (OpId op : ops) erase_op(op);
   return fresh;
 }
@@ -819,19 +882,28 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
       n = create_attr_graph(it.to_scope, name);
       set_graph_namespace(n, tr(src.ops_[it.from.value].type));
     } else {
-      n = create_op(it.to_scope, tr(src.ops_[it.from.value].type), unique_name(it.to_scope, name));
-      if (generated) ops_[n.value].flags |= kNameGenerated;
+      Symbol type = tr(src.ops_[it.from.value].type);
+      if (generated)
+        n = create_op(it.to_scope, type, 0);  // a fresh generated name: it is never written out
+      else if (name == 0)
+        n = create_op(it.to_scope, type, 0, /*generate_name=*/false);  // stays unnamed, like the source
+      else
+        n = create_op(it.to_scope, type, unique_name(it.to_scope, name));
       if (src.ops_[it.from.value].flags & kHasBody) ops_[n.value].flags |= kHasBody;
     }
     if (it.to_scope == scope && !it.attr_graph) result.push_back(n);
     op_map[it.from.value] = n;
     copied_src.push_back(it.from);
-    for (PortDir dir : {PortDir::In, PortDir::Out})
-      for (PortId p : src.ports(it.from, dir)) {
+    for (PortDir dir : {PortDir::In, PortDir::Out}) {
+      // A copy of the list: add_port may grow the slot arena the source list lives in.
+      auto span = src.ports(it.from, dir);
+      std::vector<PortId> from_ports(span.begin(), span.end());
+      for (PortId p : from_ports) {
         PortId q = add_port(n, dir, tr(src.ports_[p.value].name));
         ports_[q.value].meta |= src.ports_[p.value].meta & kPortNameGenerated;
         port_map[p.value] = q;
       }
+    }
     if (PortId c = src.ops_[it.from.value].ctrl_in) port_map[c.value] = control_in(n);
     if (PortId c = src.ops_[it.from.value].ctrl_out) port_map[c.value] = control_out(n);
     for (OpId c = src.ops_[it.from.value].first_child; c; c = src.ops_[c.value].next)
@@ -839,7 +911,11 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
   }
   // Pass 2: attributes (graph values now resolve) and edges among copied ports.
   auto copy_attrs = [&](const AttrList& from, auto setter) {
-    for (const auto& [k, v] : from) setter(tr(k), value_copy(value_copy, v));
+    // When src is *this, setting an attribute may grow the arena `from` lives in: copy it first.
+    AttrList snapshot;
+    const AttrList* l = &from;
+    if (&src == this) l = &(snapshot = from);
+    for (const auto& [k, v] : *l) setter(tr(k), value_copy(value_copy, v));
   };
   for (OpId from : copied_src) {
     OpId n = op_map[from.value];
@@ -848,6 +924,11 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
       for (PortId p : src.ports(from, dir)) {
         PortId q = port_map[p.value];
         copy_attrs(src.attrs(p), [&](Symbol k, Value v) { set_attr(q, k, std::move(v)); });
+      }
+    for (PortDir dir : {PortDir::In, PortDir::Out})
+      if (PortId c = src.find_control(from, dir)) {
+        PortId q = port_map[c.value];
+        copy_attrs(src.attrs(c), [&](Symbol k, Value v) { set_attr(q, k, std::move(v)); });
       }
   }
   std::vector<std::pair<EdgeId, std::pair<PortId, PortId>>> new_edges;
@@ -867,7 +948,7 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
   std::sort(new_edges.begin(), new_edges.end(), [](auto& a, auto& b) { return a.first < b.first; });
   for (auto& [old, ends] : new_edges) {
     EdgeId ne = connect(ends.first, ends.second);
-    for (const auto& [k, v] : src.attrs(old)) set_attr(ne, tr(k), value_copy(value_copy, v));
+    copy_attrs(src.attrs(old), [&](Symbol k, Value v) { set_attr(ne, k, std::move(v)); });
   }
   return result;
 }

@@ -1,6 +1,7 @@
 // Structural comparison of two graphs (possibly of two arenas): same nodes in the same order with
 // the same names, types, namespaces, ports, attributes (graph values compared structurally) and
-// edges. Ids and generated-name flags do not matter.
+// edges; the attributes of edges count as much as those of ops and ports. Ids and generated-name
+// flags do not matter.
 #pragma once
 
 #include <string>

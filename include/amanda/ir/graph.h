@@ -79,7 +79,8 @@ class Graph {
 
   bool valid(OpId op) const { return op.value > 0 && op.value < ops_.size() && (ops_[op.value].flags & kAlive); }
   bool is_graph(OpId op) const { return ops_[op.value].flags & kGraphNode; }
-  bool has_body(OpId op) const { return ops_[op.value].first_child.value != 0 || (ops_[op.value].flags & kHasBody); }
+  // Attribute graphs hang in the owner's child list too, but they are not a body.
+  bool has_body(OpId op) const { return (ops_[op.value].flags & kHasBody) || first_child(op); }
   void mark_has_body(OpId op) { ops_[op.value].flags |= kHasBody; }  // an op with an empty but present body
   OpId parent(OpId op) const { return ops_[op.value].parent; }
   Symbol name(OpId op) const { return ops_[op.value].name; }
@@ -205,15 +206,17 @@ class Graph {
   SubgraphBoundary boundary(std::span<const OpId> ops) const;
   // Replaces a set of ops of one scope by `replacement` (already created in that scope). Each
   // boundary input port must be mapped to an input port of the replacement and each boundary
-  // output port to an output port; control edges that cross the boundary move to the
-  // replacement's control ports. Throws amanda::Error, changing nothing, if a boundary port is
-  // unmapped.
+  // output port to an output port; the rewired edges keep their attributes; control edges that
+  // cross the boundary move to the replacement's control ports. Throws amanda::Error, changing
+  // nothing, if a boundary port is unmapped or mapped to a port that is not the replacement's.
   void replace_subgraph(std::span<const OpId> ops, OpId replacement,
                         std::span<const std::pair<PortId, PortId>> input_map,
                         std::span<const std::pair<PortId, PortId>> output_map);
   // Replaces a set of ops by a copy of the body of `g`'s root: boundary input port p mapped to
   // root input i feeds whatever i feeds inside g; consumers of boundary output port p mapped to
-  // root output j read whatever feeds j inside g. Returns the new ops.
+  // root output j read whatever feeds j inside g. A control edge that crosses the boundary is
+  // kept on every new op. Returns the new ops. Throws amanda::Error, changing nothing, if a
+  // boundary port is unmapped or a mapped root output is not fed by an op of g.
   std::vector<OpId> replace_subgraph(std::span<const OpId> ops, const Graph& g,
                                      std::span<const std::pair<PortId, size_t>> input_map,
                                      std::span<const std::pair<PortId, size_t>> output_map);
@@ -222,7 +225,8 @@ class Graph {
   std::vector<OpId> clone_ops(const Graph& src, std::span<const OpId> ops, OpId scope);
   std::vector<OpId> clone_subgraph(std::span<const OpId> ops, OpId scope) { return clone_ops(*this, ops, scope); }
 
-  // "h/f", "h/f:input x", "h/f:output m", "h/f:^control" — the paths diagnostics use.
+  // "h/f", "h/f:input x", "h/f:output m", "h/f:input ^control" — the paths diagnostics use. The
+  // root is never part of the path of what it holds.
   std::string path(OpId op) const;
   std::string path(PortId p) const;
   std::string path(EdgeId e) const;
@@ -268,7 +272,9 @@ class Graph {
   void put_attr(uint32_t& idx, Symbol key, Value v);
   bool drop_attr(uint32_t& idx, Symbol key);
   void release_attrs(uint32_t& idx);
-  void erase_graph_values(const Value& v);
+  void erase_dropped_graphs(const Value& old, uint32_t kept);
+  OpId subgraph_scope(std::span<const OpId> ops) const;
+  EdgeId move_edge(EdgeId e, PortId src, PortId dst);
   static uint64_t name_key(OpId scope, Symbol name) { return (uint64_t(scope.value) << 32) | name; }
   void index_name(OpId op);
   void unindex_name(OpId op);
@@ -289,6 +295,7 @@ class Graph {
   std::vector<AttrList> attrs_;
   std::vector<uint32_t> free_attrs_;
   absl::flat_hash_map<uint64_t, OpId> names_;  // (scope, name) -> first op of that name
+  size_t shadowed_names_ = 0;                   // named ops that names_ does not point to (duplicates)
   size_t live_ops_ = 0;
   size_t live_edges_ = 0;
   absl::flat_hash_map<uint32_t, uint32_t> generated_counter_;  // scope -> next "_k" to try
