@@ -49,6 +49,8 @@ void Registry::add_provider(std::shared_ptr<Provider> p) {
 }
 
 void Registry::add(std::unique_ptr<NamespaceSchema> ns) {
+  if (!ns) throw Error("Registry::add: no namespace");
+  if (!ns->types) compile_types(*ns, types_);  // built in code: compile its type expressions here
   std::string n = ns->name;
   sources_.erase(n);
   note_name(n);
@@ -93,6 +95,9 @@ const NamespaceSchema* Registry::find(std::string_view name) {
   if (s == sources_.end()) return nullptr;
   std::string key(name);
   auto ns = s->second->load(key, types_);
+  if (!ns) return nullptr;
+  if (ns->name != key) throw Error("the provider of namespace " + key + " gave namespace " + ns->name);
+  if (!ns->types) compile_types(*ns, types_);
   auto* raw = ns.get();
   loaded_[key] = std::move(ns);
   return raw;

@@ -195,7 +195,9 @@ class SchemaReader {
       if (!ops->is_seq()) fail(ops->loc, "op_schemas must be a list");
       for (const Tree& o : ops->items) {
         auto op = op_schema(o);
-        if (out->by_type.contains(op->type)) fail(o.loc, "duplicate op type '" + op->type + "' in namespace " + out->name);
+        if (const OpSchema* first = out->find(op->type))
+          fail(o.loc, "duplicate op type '" + op->type + "' in namespace " + out->name + " (first declared at line " +
+                          std::to_string(first->loc.line) + ")");
         out->add(std::move(op));
       }
     }
@@ -279,81 +281,117 @@ class SchemaReader {
   std::vector<AttrSchema> attr_map(const Tree& t, const std::string& where) {
     if (!t.is_map()) fail(t.loc, where + " must be a mapping from attribute names to attr_types");
     std::vector<AttrSchema> out;
-    for (const auto& [k, v] : t.entries) out.push_back({k, attr_type(v)});
+    for (const auto& [k, v] : t.entries) out.push_back({k, attr_type(v, k)});
     return out;
   }
 
-  TypeRef compile(const std::string& type, const SourceLoc& loc) {
+  TypeRef compile(const std::string& type, const SourceLoc& loc, const std::string& attr) {
     std::string err;
     TypeRef r = ts_->parse(type, &err);
-    if (!r) fail(loc, err);
+    if (!r) fail(loc, "attribute '" + attr + "': " + err);
     return r;
   }
 
-  void check_value(const ir::Value& v, const AttrType& at, const SourceLoc& loc, const char* what) {
-    if (!ts_->is_instance(v, *at.compiled))
-      fail(loc, std::string(what) + " is not of type '" + at.type + "' in the " + std::string(ts_->name()) + " type system");
+  // A value as the message shows it: 'text' for strings, the YAML text otherwise.
+  static std::string shown(const Tree& t) {
+    if (!t.is_scalar()) return t.is_seq() ? "a list" : "a mapping";
+    return t.scalar.is_string() ? "'" + t.text + "'" : t.text;
   }
 
-  AttrType attr_type(const Tree& t) {
+  void check_value(const Tree& v, const AttrType& at, const char* what, const std::string& attr) {
+    if (!ts_->is_instance(at.value, *at.compiled))
+      fail(v.loc, "attribute '" + attr + "': " + what + " " + shown(v) + " is not of type '" + at.type + "' in the " +
+                      std::string(ts_->name()) + " type system");
+  }
+
+  AttrType attr_type(const Tree& t, const std::string& attr) {
     AttrType at;
     at.loc = t.loc;
-    static const char* kForms =
-        "unknown attr_type form: expected a type, {type, default}, {type, constant} or {one_of: [...], default}";
+    const std::string forms =
+        "attribute '" + attr +
+        "': unknown attr_type form: expected a type, {type, default}, {type, constant} or {one_of: [...], default}";
     if (t.is_scalar()) {
-      if (!t.scalar.is_string()) fail(t.loc, std::string(kForms) + " (found a " + std::string(ir::kind_name(t.scalar.kind())) + ")");
+      if (!t.scalar.is_string()) fail(t.loc, forms + " (found " + shown(t) + ", which is not a type name)");
       at.form = AttrType::Form::Type;
       at.type = t.text;
-      at.compiled = compile(at.type, t.loc);
+      at.compiled = compile(at.type, t.loc, attr);
       return at;
     }
-    if (!t.is_map()) fail(t.loc, kForms);
+    if (!t.is_map()) fail(t.loc, forms + " (found a list)");
     for (size_t i = 0; i < t.entries.size(); ++i) {
       const auto& k = t.entries[i].first;
       if (k != "type" && k != "default" && k != "constant" && k != "one_of" && k != "optional" && k != "description")
-        fail(t.key_locs[i], std::string(kForms) + " (unknown key '" + k + "')");
+        fail(t.key_locs[i], forms + " (unknown key '" + k + "')");
     }
     const Tree *type = t.find("type"), *def = t.find("default"), *con = t.find("constant"), *one = t.find("one_of"),
                *opt = t.find("optional");
     if (opt) {
-      if (!opt->scalar.is_bool()) fail(opt->loc, "optional must be true or false");
+      if (!opt->scalar.is_bool()) fail(opt->loc, "attribute '" + attr + "': optional must be true or false");
       at.optional = opt->scalar.as_bool();
     }
     if (one) {
-      if (type || con) fail(t.loc, std::string(kForms) + " (one_of cannot be combined with type or constant)");
-      if (!one->is_seq()) fail(one->loc, "one_of must be a list of attr_types");
-      if (one->items.empty()) fail(one->loc, "one_of has no options");
+      if (type || con) fail(t.loc, forms + " (one_of cannot be combined with type or constant)");
+      if (!one->is_seq()) fail(one->loc, "attribute '" + attr + "': one_of must be a list of attr_types");
+      if (one->items.empty()) fail(one->loc, "attribute '" + attr + "': one_of has no options");
       at.form = AttrType::Form::OneOf;
-      for (const Tree& o : one->items) at.options.push_back(attr_type(o));
+      for (const Tree& o : one->items) at.options.push_back(attr_type(o, attr));
       if (def) {
         ir::Value d = def->to_value();
-        bool ok = false;
-        for (const auto& o : at.options) {
-          if (o.form == AttrType::Form::Constant ? ts_->equal(d, o.value, *o.compiled) : (o.compiled && ts_->is_instance(d, *o.compiled)))
-            ok = true;
-          if (o.form == AttrType::Form::OneOf) ok = true;  // nested: checked when used
+        if (!one_of_accepts(at, d)) {
+          std::string options;
+          for (const auto& o : at.options)
+            options += (options.empty() ? "" : ", ") +
+                       (o.form == AttrType::Form::Constant ? text_of(o.value) : o.form == AttrType::Form::OneOf ? "one_of" : o.type);
+          fail(def->loc, "attribute '" + attr + "': default " + shown(*def) + " is not one of the one_of options (" + options + ")");
         }
-        if (!ok) fail(def->loc, "default is not one of the one_of options");
         at.one_of_default = std::move(d);
       }
       return at;
     }
-    if (!type) fail(t.loc, std::string(kForms) + " (no 'type')");
-    if (def && con) fail(t.loc, std::string(kForms) + " (both default and constant)");
+    if (!type) fail(t.loc, forms + " (no 'type')");
+    if (def && con) fail(t.loc, forms + " (both default and constant)");
     at.type = string_of(*type, "a type");
-    at.compiled = compile(at.type, type->loc);
+    at.compiled = compile(at.type, type->loc, attr);
     if (def) {
       at.form = AttrType::Form::Default;
       at.value = def->to_value();
-      check_value(at.value, at, def->loc, "default");
+      check_value(*def, at, "default", attr);
     } else if (con) {
       at.form = AttrType::Form::Constant;
       at.value = con->to_value();
-      check_value(at.value, at, con->loc, "constant");
+      check_value(*con, at, "constant", attr);
     } else {
       at.form = AttrType::Form::Type;
     }
     return at;
+  }
+
+  bool one_of_accepts(const AttrType& at, const ir::Value& v) const {
+    for (const auto& o : at.options) {
+      switch (o.form) {
+        case AttrType::Form::Type:
+        case AttrType::Form::Default:
+          if (ts_->is_instance(v, *o.compiled)) return true;
+          break;
+        case AttrType::Form::Constant:
+          if (ts_->is_instance(v, *o.compiled) && ts_->equal(v, o.value, *o.compiled)) return true;
+          break;
+        case AttrType::Form::OneOf:
+          if (one_of_accepts(o, v)) return true;
+          break;
+      }
+    }
+    return false;
+  }
+
+  static std::string text_of(const ir::Value& v) {
+    if (v.is_string()) return "'" + v.as_string() + "'";
+    std::string s = text::value_to_text(ir::Value(ir::Value::List{v}), text::Format::Json);
+    // "[x]\n" -> "x"
+    while (!s.empty() && (s.back() == '\n' || s.back() == ' ')) s.pop_back();
+    if (s.size() >= 2 && s.front() == '[' && s.back() == ']') s = s.substr(1, s.size() - 2);
+    size_t b = s.find_first_not_of(" \n"), e = s.find_last_not_of(" \n");
+    return b == std::string::npos ? s : s.substr(b, e - b + 1);
   }
 
   const TypeSystems& types_;

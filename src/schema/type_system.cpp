@@ -47,18 +47,19 @@ TypeRef make(Type::Kind k, std::string text, std::string name = {}, std::vector<
 // Element type names every built-in system understands for DType values (TensorFlow's, NumPy's,
 // ONNX's and PyTorch's spellings).
 bool known_dtype(std::string_view s) {
-  static const char* names[] = {
+  static constexpr std::string_view names[] = {
       "bool",     "int8",     "int16",     "int32",      "int64",   "uint8",  "uint16", "uint32", "uint64",
       "float16",  "half",     "bfloat16",  "float32",    "float",   "float64", "double", "complex64",
       "complex128", "string", "qint8",     "quint8",     "qint16",  "quint16", "qint32", "resource", "variant",
       "int",      "long",     "short",     "byte",       "char",    "cfloat", "cdouble", "uint",
   };
-  for (const char* n : names)
+  for (std::string_view n : names)
     if (s == n) return true;
   return false;
 }
 
-std::string canonical_dtype(std::string_view s) {
+// One spelling per element type ("float" and "float32" are one tensorflow.DType).
+std::string_view canonical_dtype(std::string_view s) {
   if (s == "float" || s == "float32") return "float32";
   if (s == "double" || s == "float64") return "float64";
   if (s == "half" || s == "float16") return "float16";
@@ -69,7 +70,7 @@ std::string canonical_dtype(std::string_view s) {
   if (s == "char" || s == "int8") return "int8";
   if (s == "cfloat" || s == "complex64") return "complex64";
   if (s == "cdouble" || s == "complex128") return "complex128";
-  return std::string(s);
+  return s;
 }
 
 // A type system described by a table of names plus the bracket syntaxes it uses.
@@ -353,15 +354,16 @@ bool TypeSystem::is_subtype(const Type& a, const Type& b) const {
   if (a.text == b.text) return true;
   if (b.kind == K::Optional) return a.kind == K::Null || (!b.args.empty() && is_subtype(a, *b.args[0])) ||
                                     (a.kind == K::Optional && !a.args.empty() && !b.args.empty() && is_subtype(*a.args[0], *b.args[0]));
-  if (b.kind == K::Union) {
-    for (const auto& x : b.args)
-      if (is_subtype(a, *x)) return true;
-    return false;
-  }
+  // A union is a subtype when each of its members is (Union[int, bool] <: Union[int, bool, str]).
   if (a.kind == K::Union) {
     for (const auto& x : a.args)
       if (!is_subtype(*x, b)) return false;
     return !a.args.empty();
+  }
+  if (b.kind == K::Union) {
+    for (const auto& x : b.args)
+      if (is_subtype(a, *x)) return true;
+    return false;
   }
   if (a.kind != b.kind) return a.kind == K::Int && b.kind == K::Float;
   switch (a.kind) {
@@ -386,7 +388,8 @@ bool TypeSystem::equal(const ir::Value& a, const ir::Value& b, const Type& t) co
   if (t.kind == K::TypeValue && a.is_string() && b.is_string()) {
     std::string e;
     TypeRef x = parse(a.as_string(), &e), y = parse(b.as_string(), &e);
-    if (x && y) return x->text == y->text;
+    // One type however it is spelled: "Float(1,100)" is "Float(1, 100)".
+    if (x && y) return x->text == y->text || (is_subtype(*x, *y) && is_subtype(*y, *x));
   }
   return a == b;
 }

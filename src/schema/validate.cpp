@@ -1,5 +1,9 @@
 #include "amanda/schema/validate.h"
 
+#include <algorithm>
+#include <charconv>
+#include <deque>
+
 #include <absl/container/flat_hash_map.h>
 
 namespace amanda::schema {
@@ -17,7 +21,10 @@ std::string show(const Value& v, int depth = 0) {
     case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
     case Value::Kind::Int: return std::to_string(v.as_int());
     case Value::Kind::Float: {
-      std::string s = std::to_string(v.as_float());
+      char buf[64];
+      auto r = std::to_chars(buf, buf + sizeof buf, v.as_float());  // shortest round trip
+      std::string s(buf, r.ptr);
+      if (s.find_first_of(".eEn") == std::string::npos) s += ".0";  // 1.0, not 1
       return s;
     }
     case Value::Kind::String: return "'" + v.as_string() + "'";
@@ -48,15 +55,20 @@ std::string describe(const AttrType& at) {
     case AttrType::Form::Default: return at.type;
     case AttrType::Form::Constant: return at.type + " constant " + show(at.value);
     case AttrType::Form::OneOf: {
+      // Every distinct option (the seed's MatMul lists complex64 twice), up to a screenful.
+      std::vector<std::string> seen;
+      for (const auto& o : at.options) {
+        std::string d = o.form == AttrType::Form::Constant ? show(o.value) : describe(o);
+        if (std::find(seen.begin(), seen.end(), d) == seen.end()) seen.push_back(std::move(d));
+      }
       std::string s = "one of (";
-      for (size_t i = 0; i < at.options.size(); ++i) {
+      for (size_t i = 0; i < seen.size(); ++i) {
         if (i) s += ", ";
-        if (i >= 6) {
-          s += "...";
+        if (i >= 24) {
+          s += "... " + std::to_string(seen.size() - i) + " more";
           break;
         }
-        const auto& o = at.options[i];
-        s += o.form == AttrType::Form::Constant ? show(o.value) : describe(o);
+        s += seen[i];
       }
       return s + ")";
     }
@@ -64,11 +76,55 @@ std::string describe(const AttrType& at) {
   return "?";
 }
 
+// What an attribute must be, for "missing attribute" messages: "of type 'int'", "one of (...)".
+std::string expected(const AttrType& at) {
+  return at.form == AttrType::Form::OneOf ? describe(at) : "of type '" + at.type + "'";
+}
+
+// A schema attribute as the validator uses it: its name as a symbol of the graph at hand.
+struct PlanAttr {
+  const AttrSchema* schema;
+  Symbol sym;
+  bool builtin;  // "name" (and an op's "type"): not an attribute in the graph; never missing
+};
+
+struct PlanPort {
+  const PortSchema* schema;
+  std::optional<std::string> expected;  // the name the port must have
+  Symbol expected_sym = 0;
+  std::vector<PlanAttr> attrs;
+  const AttrSchema* name_attr = nullptr;  // checked against the port's name when no name is expected
+};
+
+// Everything check_op needs for one (namespace, op type, imports), computed once.
+struct Plan {
+  const OpSchema* schema = nullptr;
+  const TypeSystem* ts = nullptr;
+  std::string ns, type;             // after following imports
+  std::string import_prefix;        // "ai.onnx.ml" of "ai.onnx.ml::LabelEncoder", when imported
+  bool namespace_unknown = false;   // an import to a namespace nobody knows
+  OpTypeSummary* summary = nullptr;
+  std::string key;
+  std::vector<PlanAttr> attrs;
+  std::vector<PlanPort> inputs, outputs;
+  const AttrSchema* name_attr = nullptr;
+  bool name_trivially_ok = true;
+};
+
+struct PlanKey {
+  Symbol ns, type;
+  const Value* imports;
+  bool operator==(const PlanKey& o) const { return ns == o.ns && type == o.type && imports == o.imports; }
+  template <typename H>
+  friend H AbslHashValue(H h, const PlanKey& k) {
+    return H::combine(std::move(h), k.ns, k.type, k.imports);
+  }
+};
+
 class Validator {
  public:
   Validator(ir::Graph& g, Registry& reg, Diagnostics& diags, const ValidateOptions& opt)
-      : g_(g), reg_(reg), diags_(diags), opt_(opt), name_sym_(g.sym("name")), type_sym_(g.sym("type")),
-        imports_sym_(g.sym("imports")) {}
+      : g_(g), reg_(reg), diags_(diags), opt_(opt), imports_sym_(g.sym("imports")) {}
 
   ValidationResult run() {
     struct Item {
@@ -76,29 +132,41 @@ class Validator {
       Symbol ns;
       const Value* imports;
     };
-    std::vector<Item> stack;
-    Symbol root_ns = opt_.namespace_override.empty() ? g_.graph_namespace(g_.root()) : g_.sym(opt_.namespace_override);
-    if (g_.root_kind() == ir::Graph::RootKind::Op) root_ns = opt_.namespace_override.empty() ? 0 : g_.sym(opt_.namespace_override);
-    if (g_.root_kind() == ir::Graph::RootKind::Op && root_ns) check_op(g_.root(), root_ns, nullptr);
-    stack.push_back({g_.root(), root_ns, g_.attr(g_.root(), imports_sym_)});
-    while (!stack.empty()) {
-      Item it = stack.back();
-      stack.pop_back();
+    std::vector<Item> queue;
+    const bool op_root = g_.root_kind() == ir::Graph::RootKind::Op;
+    Symbol override_ns = opt_.namespace_override.empty() ? 0 : g_.sym(opt_.namespace_override);
+    // A graph document names its namespace; an op document has none of its own (--namespace).
+    Symbol root_ns = override_ns ? override_ns : op_root ? 0 : g_.graph_namespace(g_.root());
+    if (op_root && root_ns && namespace_known(root_ns, g_.root())) check_op(g_.root(), root_ns, nullptr);
+    // Read after the root op's check, which may add defaults to its attribute list. Attribute
+    // lists of graph nodes are never changed here, so the pointers stay valid.
+    const Value* root_imports = g_.attr(g_.root(), imports_sym_);
+    queue.push_back({g_.root(), root_ns, root_imports});
+    if (op_root) push_attr_graphs(queue, g_.root(), root_ns, root_imports);
+    // Breadth first, in document order: the top-level ops' problems, then those of the bodies
+    // and attribute graphs they hold.
+    for (size_t next = 0; next < queue.size(); ++next) {
+      Item it = queue[next];
       if (it.ns && !namespace_known(it.ns, it.scope)) continue;
       for (OpId c = g_.first_child(it.scope); c; c = g_.next_sibling(c)) {
         if (it.ns) check_op(c, it.ns, it.imports);
-        if (g_.has_body(c)) stack.push_back({c, it.ns, it.imports});
-        for (OpId ag : g_.attr_graphs(c)) {
-          Symbol ns = g_.graph_namespace(ag) ? g_.graph_namespace(ag) : it.ns;
-          const Value* imp = g_.attr(ag, imports_sym_);
-          stack.push_back({ag, ns, imp ? imp : it.imports});
-        }
+        if (g_.has_body(c)) queue.push_back({c, it.ns, it.imports});
+        push_attr_graphs(queue, c, it.ns, it.imports);
       }
     }
     return res_;
   }
 
  private:
+  template <class Queue>
+  void push_attr_graphs(Queue& queue, OpId op, Symbol ns, const Value* imports) {
+    for (OpId ag : g_.attr_graphs(op)) {
+      Symbol own = g_.graph_namespace(ag);
+      const Value* imp = g_.attr(ag, imports_sym_);
+      queue.push_back({ag, own ? own : ns, imp ? imp : imports});
+    }
+  }
+
   bool namespace_known(Symbol ns, OpId where) {
     auto it = known_.find(ns);
     if (it != known_.end()) return it->second;
@@ -112,40 +180,73 @@ class Validator {
     return ok;
   }
 
-  void problem(const std::string& key, const std::string& where, const std::string& msg) {
+  void problem(Plan& p, const std::string& where, const std::string& msg) {
     ++res_.problems;
-    auto& s = res_.by_type[key];
-    if (++s.problems <= opt_.max_problems_per_type) diags_.error(where, msg);
+    if (++p.summary->problems <= opt_.max_problems_per_type) diags_.error(where, msg);
   }
 
-  // Schema lookup, cached by (namespace, type).
-  const OpSchema* schema_for(Symbol ns, Symbol type, const Value* imports, std::string& ns_name, std::string& type_name) {
-    uint64_t key = (uint64_t(ns) << 32) | type;
-    auto it = cache_.find(key);
-    if (it != cache_.end()) {
-      ns_name = it->second.ns;
-      type_name = it->second.type;
-      return it->second.schema;
+  std::vector<PlanAttr> plan_attrs(const std::vector<AttrSchema>& attrs, bool op_level) {
+    std::vector<PlanAttr> out;
+    out.reserve(attrs.size());
+    for (const auto& a : attrs)
+      out.push_back({&a, g_.sym(a.name), a.name == "name" || (op_level && a.name == "type")});
+    return out;
+  }
+
+  std::vector<PlanPort> plan_ports(const std::vector<PortSchema>& ports) {
+    std::vector<PlanPort> out;
+    for (const auto& p : ports) {
+      PlanPort pp;
+      pp.schema = &p;
+      pp.expected = p.expected_name();
+      if (pp.expected) pp.expected_sym = g_.sym(*pp.expected);
+      pp.attrs = plan_attrs(p.attrs, false);
+      pp.name_attr = p.attr("name");
+      out.push_back(std::move(pp));
     }
-    ns_name = std::string(g_.str(ns));
-    type_name = std::string(g_.str(type));
+    return out;
+  }
+
+  bool name_check_trivial(const AttrSchema* a) const {
+    if (!a) return true;
+    if (a->type.form != AttrType::Form::Type && a->type.form != AttrType::Form::Default) return false;
+    return a->type.compiled && (a->type.compiled->kind == Type::Kind::String || a->type.compiled->kind == Type::Kind::Any);
+  }
+
+  Plan& plan_for(Symbol ns, Symbol type, const Value* imports) {
+    PlanKey key{ns, type, imports};
+    auto it = plans_.find(key);
+    if (it != plans_.end()) return *it->second;
+    Plan& p = storage_.emplace_back();
+    plans_[key] = &p;
+    p.ns = std::string(g_.str(ns));
+    p.type = std::string(g_.str(type));
     if (imports && imports->is_map()) {
-      size_t p = type_name.rfind("::");
-      if (p != std::string::npos) {
-        if (const Value* target = imports->find(type_name.substr(0, p)); target && target->is_string()) {
-          ns_name = target->as_string();
-          type_name = type_name.substr(p + 2);
+      size_t sep = p.type.rfind("::");
+      if (sep != std::string::npos) {
+        std::string prefix = p.type.substr(0, sep);
+        if (const Value* target = imports->find(prefix); target && target->is_string()) {
+          p.import_prefix = prefix;
+          p.ns = target->as_string();
+          p.type = p.type.substr(sep + 2);
+          p.namespace_unknown = !reg_.known(p.ns);
         }
       }
     }
-    const OpSchema* s = nullptr;
-    if (reg_.known(ns_name) || !reg_.list(ns_name).empty() || true) s = reg_.resolve(ns_name, type_name);
-    if (!s && !reg_.known(ns_name) && ns_name != g_.str(ns)) {
-      // An imported namespace that nobody knows (a custom ONNX domain): say so once per op type.
-      unknown_import_.emplace(key, true);
-    }
-    cache_[key] = {s, ns_name, type_name};
-    return s;
+    p.key = p.ns + " " + p.type;
+    p.summary = &res_.by_type[p.key];
+    if (p.namespace_unknown) return p;
+    p.schema = reg_.resolve(p.ns, p.type);
+    if (!p.schema) return p;
+    if (const NamespaceSchema* decl = reg_.find(p.schema->declared_in)) p.ts = decl->types;
+    p.attrs = plan_attrs(p.schema->attrs, true);
+    p.inputs = plan_ports(p.schema->inputs);
+    p.outputs = plan_ports(p.schema->outputs);
+    p.name_attr = p.schema->attr("name");
+    p.name_trivially_ok = name_check_trivial(p.name_attr);
+    for (auto& pp : p.inputs) pp.name_attr = name_check_trivial(pp.name_attr) ? nullptr : pp.name_attr;
+    for (auto& pp : p.outputs) pp.name_attr = name_check_trivial(pp.name_attr) ? nullptr : pp.name_attr;
+    return p;
   }
 
   std::string check_value(const Value& v, const AttrType& at, const TypeSystem& ts) {
@@ -156,93 +257,123 @@ class Validator {
         return "wrong type: " + show(v) + " is not of type '" + at.type + "'";
       case AttrType::Form::Constant:
         if (at.compiled && !ts.is_instance(v, *at.compiled)) return "wrong type: " + show(v) + " is not of type '" + at.type + "'";
-        if (!ts.equal(v, at.value, *at.compiled)) return "constant mismatch: must be " + show(at.value) + ", found " + show(v);
+        if (!ts.equal(v, at.value, at.compiled ? *at.compiled : any_)) return "constant mismatch: must be " + show(at.value) + ", found " + show(v);
         return {};
       case AttrType::Form::OneOf:
         for (const auto& o : at.options)
-          if (check_value(v, o, ts).empty()) return {};
+          if (value_ok(v, o, ts)) return {};
         return "one_of mismatch: " + show(v) + " is not " + describe(at);
     }
     return {};
   }
 
-  void check_attrs(const ir::AttrList& attrs, const std::vector<AttrSchema>& schema, const TypeSystem& ts,
-                   const std::string& key, const std::string& where, const std::string& what,
-                   const std::function<void(Symbol, Value)>& fill, const std::function<void(Symbol)>& drop) {
+  // check_value without building a message (the common case: the value is fine).
+  bool value_ok(const Value& v, const AttrType& at, const TypeSystem& ts) {
+    switch (at.form) {
+      case AttrType::Form::Type:
+      case AttrType::Form::Default: return !at.compiled || ts.is_instance(v, *at.compiled);
+      case AttrType::Form::Constant:
+        return (!at.compiled || ts.is_instance(v, *at.compiled)) && ts.equal(v, at.value, at.compiled ? *at.compiled : any_);
+      case AttrType::Form::OneOf:
+        for (const auto& o : at.options)
+          if (value_ok(v, o, ts)) return true;
+        return false;
+    }
+    return true;
+  }
+
+  static std::string attr_names(const std::vector<PlanAttr>& attrs) {
+    std::string s;
+    size_t n = 0;
+    for (const auto& a : attrs) {
+      if (a.builtin) continue;
+      if (n++) s += ", ";
+      s += a.schema->name;
+    }
+    return n ? "its attributes: " + s : "it has no attributes";
+  }
+
+  // Checks the attributes of an op or a port (Entity = OpId or PortId); `what` describes the
+  // entity for messages and is only called when there is something to say.
+  template <class Entity, class What>
+  void check_attrs(Entity e, const std::vector<PlanAttr>& schema, const TypeSystem& ts, Plan& plan, What&& what) {
+    const ir::AttrList& attrs = g_.attrs(e);
+    seen_.assign(schema.size(), 0);
     for (const auto& [k, v] : attrs) {
-      std::string_view name = g_.str(k);
-      const AttrSchema* as = nullptr;
-      for (const auto& a : schema)
-        if (a.name == name) as = &a;
-      if (!as) {
-        problem(key, where, "unknown attribute '" + std::string(name) + "' on " + what);
+      size_t i = 0;
+      while (i < schema.size() && schema[i].sym != k) ++i;
+      if (i == schema.size()) {
+        problem(plan, g_.path(e), "unknown attribute '" + std::string(g_.str(k)) + "' on " + what() + " (" + attr_names(schema) + ")");
         continue;
       }
-      std::string err = check_value(v, as->type, ts);
-      if (!err.empty()) problem(key, where, "attribute '" + std::string(name) + "': " + err);
-    }
-    for (const auto& a : schema) {
-      if (a.name == "name" || a.name == "type") continue;  // builtins: optional, checked separately
-      Symbol k = g_.sym(a.name);
-      const Value* present = nullptr;
-      for (const auto& [ak, av] : attrs)
-        if (ak == k) present = &av;
-      const Value* def = a.type.default_value();
-      if (!present) {
-        if (def && opt_.fill_defaults && fill) {
-          fill(k, *def);
-          ++res_.filled;
-        } else if (a.type.required()) {
-          problem(key, where, "missing attribute '" + a.name + "' (" + describe(a.type) + ") required on " + what);
-        }
-      } else if (def && opt_.drop_defaults && drop && ts.equal(*present, *def, a.type.compiled ? *a.type.compiled : Type{})) {
-        drop(k);
-        ++res_.dropped;
+      seen_[i] = 1;
+      const AttrType& at = schema[i].schema->type;
+      if (!value_ok(v, at, ts)) {
+        problem(plan, g_.path(e), "attribute '" + schema[i].schema->name + "': " + check_value(v, at, ts));
+      } else if (opt_.drop_defaults) {
+        const Value* def = at.default_value();
+        if (def && ts.equal(v, *def, at.compiled ? *at.compiled : any_)) pending_drop_.push_back(k);
       }
     }
-  }
-
-  void check_builtin(const std::vector<AttrSchema>& schema, std::string_view builtin, std::string_view value,
-                     const TypeSystem& ts, const std::string& key, const std::string& where) {
-    for (const auto& a : schema)
-      if (a.name == builtin) {
-        std::string err = check_value(Value(std::string(value)), a.type, ts);
-        if (!err.empty()) problem(key, where, "builtin '" + std::string(builtin) + "': " + err);
+    for (size_t i = 0; i < schema.size(); ++i) {
+      if (seen_[i] || schema[i].builtin) continue;
+      const AttrType& at = schema[i].schema->type;
+      const Value* def = at.default_value();
+      if (def && opt_.fill_defaults) {
+        pending_fill_.push_back({schema[i].sym, def});
+      } else if (at.required()) {
+        problem(plan, g_.path(e), "missing attribute '" + schema[i].schema->name + "' (" + expected(at) + "), which " + what() + " requires");
       }
+    }
+    // Changes after the walk: set_attr/erase_attr may move the list being read.
+    for (Symbol k : pending_drop_) {
+      g_.erase_attr(e, k);
+      ++res_.dropped;
+    }
+    for (const auto& [k, v] : pending_fill_) {
+      g_.set_attr(e, k, *v);
+      ++res_.filled;
+    }
+    pending_drop_.clear();
+    pending_fill_.clear();
   }
 
-  void check_ports(OpId op, PortDir dir, const std::vector<PortSchema>& schema, const TypeSystem& ts,
-                   const std::string& key, const std::string& type_name) {
+  void check_name(const AttrSchema* a, std::string_view name, const TypeSystem& ts, Plan& plan, const std::string& where) {
+    Value v{std::string(name)};
+    if (!value_ok(v, a->type, ts)) problem(plan, where, "name '" + std::string(name) + "': " + check_value(v, a->type, ts));
+  }
+
+  void check_ports(OpId op, PortDir dir, const std::vector<PlanPort>& schema, const TypeSystem& ts, Plan& plan) {
     auto ps = g_.ports(op, dir);
     const char* side = dir == PortDir::In ? "input" : "output";
     size_t i = 0, n = ps.size();
     size_t max_allowed = 0;
     bool unbounded = false;
     for (size_t si = 0; si < schema.size(); ++si) {
-      const PortSchema& s = schema[si];
-      auto expected = s.expected_name();
+      const PlanPort& s = schema[si];
       auto check_one = [&](PortId p, bool variadic) {
-        std::string pname(g_.port_name_str(p));
-        if (expected && pname != *expected) {
-          bool ok = false;
-          if (variadic && pname.size() > expected->size() + 1 && pname.compare(0, expected->size(), *expected) == 0 &&
-              pname[expected->size()] == '.')
-            ok = std::all_of(pname.begin() + static_cast<long>(expected->size()) + 1, pname.end(),
-                             [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
+        if (s.expected && g_.port_name(p) != s.expected_sym) {
+          std::string_view pname = g_.port_name_str(p);
+          const std::string& ex = *s.expected;
+          bool ok = variadic && pname.size() > ex.size() + 1 && pname.substr(0, ex.size()) == ex && pname[ex.size()] == '.' &&
+                    std::all_of(pname.begin() + static_cast<long>(ex.size()) + 1, pname.end(),
+                                [](char c) { return std::isdigit(static_cast<unsigned char>(c)); });
           if (!ok)
-            problem(key, g_.path(p), std::string("wrong port name: ") + side + " port #" + std::to_string(g_.port_index(p)) +
-                                         " of " + type_name + " is named '" + pname + "', the schema says '" + *expected + "'");
+            problem(plan, g_.path(p),
+                    std::string("wrong port name: ") + side + " port #" + std::to_string(g_.port_index(p)) + " of " + plan.type +
+                        " is named '" + std::string(pname) + "', the schema says '" + ex + (variadic ? "' (or '" + ex + ".N')" : "'"));
         }
-        check_attrs(g_.attrs(p), s.attrs, ts, key, g_.path(p), std::string(side) + " port '" + pname + "' of " + type_name,
-                    [&](Symbol k, Value v) { g_.set_attr(p, k, std::move(v)); }, [&](Symbol k) { g_.erase_attr(p, k); });
-        if (!expected) check_builtin(s.attrs, "name", pname, ts, key, g_.path(p));
+        check_attrs(p, s.attrs, ts, plan, [&] {
+          return std::string(side) + " port '" + std::string(g_.port_name_str(p)) + "' of " + plan.type;
+        });
+        if (!s.expected && s.name_attr) check_name(s.name_attr, g_.port_name_str(p), ts, plan, g_.path(p));
       };
-      switch (s.arity) {
+      switch (s.schema->arity) {
         case Arity::Single:
           ++max_allowed;
           if (i >= n) {
-            problem(key, g_.path(op), std::string("missing ") + side + " port #" + std::to_string(si) +
-                                          (expected ? " '" + *expected + "'" : std::string()) + " that " + type_name + " requires");
+            problem(plan, g_.path(op), std::string("missing ") + side + " port #" + std::to_string(si) +
+                                           (s.expected ? " '" + *s.expected + "'" : std::string()) + " that " + plan.type + " requires");
           } else {
             check_one(ps[i++], false);
           }
@@ -254,59 +385,76 @@ class Validator {
         case Arity::Variadic: {
           unbounded = true;
           size_t count = n - i;
-          if (count < s.min_arity)
-            problem(key, g_.path(op), std::string("too few ") + side + " ports: " + type_name + " needs at least " +
-                                          std::to_string(s.min_arity) + " for variadic '" + expected.value_or("?") + "', found " +
-                                          std::to_string(count));
+          if (count < s.schema->min_arity)
+            problem(plan, g_.path(op), std::string("too few ") + side + " ports: " + plan.type + " needs at least " +
+                                           std::to_string(s.schema->min_arity) + " for variadic '" + s.expected.value_or("?") +
+                                           "', found " + std::to_string(count));
           while (i < n) check_one(ps[i++], true);
           break;
         }
       }
     }
     if (i < n && !unbounded)
-      problem(key, g_.path(op), std::string("too many ") + side + " ports: " + type_name + " has " + std::to_string(n) +
-                                    ", the schema allows at most " + std::to_string(max_allowed));
+      problem(plan, g_.path(op), std::string("too many ") + side + " ports: " + plan.type + " has " + std::to_string(n) +
+                                     " (the first extra one is '" + std::string(g_.port_name_str(ps[i])) +
+                                     "'), the schema allows at most " + std::to_string(max_allowed));
   }
 
   void check_op(OpId op, Symbol ns, const Value* imports) {
     ++res_.ops_checked;
-    std::string ns_name, type_name;
-    const OpSchema* s = schema_for(ns, g_.type(op), imports, ns_name, type_name);
-    std::string key = ns_name + " " + type_name;
-    auto& summary = res_.by_type[key];
-    ++summary.ops;
-    if (!s) {
-      if (!reg_.known(ns_name) && split_version(ns_name).second.empty() == false && !reg_.known(ns_name))
-        problem(key, g_.path(op), "op type '" + type_name + "' is in namespace '" + ns_name + "', which is unknown");
+    Plan& p = plan_for(ns, g_.type(op), imports);
+    ++p.summary->ops;
+    if (!p.schema) {
+      if (p.namespace_unknown)
+        problem(p, g_.path(op), "op type '" + std::string(g_.type_str(op)) + "': its prefix '" + p.import_prefix +
+                                    "' is imported as namespace '" + p.ns +
+                                    "', which is unknown (see `amanda schema list`; add a schema with --schema FILE)");
       else
-        problem(key, g_.path(op), "unknown op type '" + type_name + "' in namespace " + ns_name);
+        problem(p, g_.path(op), "unknown op type '" + p.type + "' in namespace " + p.ns + earlier_versions_note(p.ns) +
+                                    imports_note(p.type, imports));
       return;
     }
-    const NamespaceSchema* nsch = reg_.find(s->declared_in);
-    const TypeSystem* ts = nsch ? nsch->types : nullptr;
-    if (!ts) return;
-    if (s->deprecated) problem(key, g_.path(op), "op type '" + type_name + "' is deprecated in " + ns_name);
-    check_attrs(g_.attrs(op), s->attrs, *ts, key, g_.path(op), "op type " + type_name,
-                [&](Symbol k, Value v) { g_.set_attr(op, k, std::move(v)); }, [&](Symbol k) { g_.erase_attr(op, k); });
-    check_builtin(s->attrs, "name", g_.name_str(op), *ts, key, g_.path(op));
-    check_ports(op, PortDir::In, s->inputs, *ts, key, type_name);
-    check_ports(op, PortDir::Out, s->outputs, *ts, key, type_name);
+    if (!p.ts) return;
+    if (p.schema->deprecated) problem(p, g_.path(op), "op type '" + p.type + "' is deprecated in " + p.ns);
+    check_attrs(op, p.attrs, *p.ts, p, [&] { return "op type " + p.type + (p.import_prefix.empty() ? "" : " of " + p.ns); });
+    if (!p.name_trivially_ok) check_name(p.name_attr, g_.name_str(op), *p.ts, p, g_.path(op));
+    check_ports(op, PortDir::In, p.inputs, *p.ts, p);
+    check_ports(op, PortDir::Out, p.outputs, *p.ts, p);
   }
 
-  struct Cached {
-    const OpSchema* schema;
-    std::string ns, type;
-  };
+  // "; its prefix 'x' is not one of the graph's imports (a, b)" for "x::Op" in a graph with imports.
+  static std::string imports_note(const std::string& type, const Value* imports) {
+    size_t sep = type.rfind("::");
+    if (sep == std::string::npos || !imports || !imports->is_map()) return {};
+    std::string names;
+    for (const auto& e : imports->as_map()) names += (names.empty() ? "" : ", ") + e.key;
+    return "; its prefix '" + type.substr(0, sep) + "' is not one of the graph's imports (" + names + ")";
+  }
+
+  // " (nor in any earlier version of amanda/onnx)" for a versioned namespace with a family.
+  std::string earlier_versions_note(const std::string& ns) {
+    auto [family, version] = split_version(ns);
+    if (version.empty()) return {};
+    for (const auto& n : reg_.list(family)) {
+      auto [f, v] = split_version(n);
+      if (f == family && compare_versions(v, version) < 0) return " (nor in any earlier version of " + family + ")";
+    }
+    return {};
+  }
 
   ir::Graph& g_;
   Registry& reg_;
   Diagnostics& diags_;
   const ValidateOptions& opt_;
-  Symbol name_sym_, type_sym_, imports_sym_;
+  Symbol imports_sym_;
   ValidationResult res_;
-  absl::flat_hash_map<uint64_t, Cached> cache_;
-  absl::flat_hash_map<uint64_t, bool> unknown_import_;
+  Type any_;
+  std::deque<Plan> storage_;
+  absl::flat_hash_map<PlanKey, Plan*> plans_;
   absl::flat_hash_map<Symbol, bool> known_;
+  std::vector<char> seen_;
+  std::vector<Symbol> pending_drop_;
+  std::vector<std::pair<Symbol, const Value*>> pending_fill_;
 };
 
 }  // namespace

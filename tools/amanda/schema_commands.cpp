@@ -34,17 +34,54 @@ bool add_schema_files(schema::Registry& reg, const std::vector<std::string>& fil
   return true;
 }
 
+// A value on one line, as JSON ("NOTSET" with quotes, 0.0001, [1, 1]).
+std::string one_line(const ir::Value& v) {
+  std::string s = text::value_to_text(ir::Value(ir::Value::List{v}), text::Format::Json);
+  std::string out;
+  bool in_string = false, space = false;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (in_string) {
+      out += c;
+      if (c == '\\' && i + 1 < s.size()) out += s[++i];
+      else if (c == '"') in_string = false;
+      continue;
+    }
+    if (c == '\n' || c == ' ') {
+      space = true;
+      continue;
+    }
+    if (space && !out.empty() && out.back() != '[' && out.back() != '{' && c != ']' && c != '}') out += ' ';
+    space = false;
+    if (c == '"') in_string = true;
+    out += c;
+  }
+  // The value was wrapped in a one-element list: unwrap it.
+  if (out.size() >= 2 && out.front() == '[' && out.back() == ']') out = out.substr(1, out.size() - 2);
+  return out;
+}
+
 std::string describe(const schema::AttrType& at) {
   using F = schema::AttrType::Form;
   std::string s;
   switch (at.form) {
     case F::Type: s = at.type; break;
-    case F::Default: s = at.type + " = " + text::value_to_text(ir::Value(ir::Value::List{at.value}), text::Format::Json); break;
-    case F::Constant: s = at.type + " constant " + text::value_to_text(ir::Value(ir::Value::List{at.value}), text::Format::Json); break;
-    case F::OneOf: s = "one_of " + std::to_string(at.options.size()) + " options"; break;
+    case F::Default: s = at.type + " = " + one_line(at.value); break;
+    case F::Constant: s = at.type + " constant " + one_line(at.value); break;
+    case F::OneOf: {
+      s = "one of (";
+      for (size_t i = 0; i < at.options.size(); ++i) {
+        const auto& o = at.options[i];
+        s += (i ? ", " : "") + (o.form == F::Constant ? one_line(o.value) : describe(o));
+      }
+      s += ")";
+      if (at.one_of_default) s += " = " + one_line(*at.one_of_default);
+      break;
+    }
   }
   while (!s.empty() && s.back() == '\n') s.pop_back();
   if (at.required()) s += " (required)";
+  if (at.optional) s += " (optional)";
   return s;
 }
 
@@ -137,7 +174,11 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
     std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
     return kUsage;
   }
-  if (ns.empty() && !doc->graph.graph_namespace(doc->graph.root()) && doc->graph.root_kind() == ir::Graph::RootKind::Graph) {
+  if (ns.empty() && doc->graph.root_kind() == ir::Graph::RootKind::Op) {
+    std::cerr << file << ": error: an op document names no namespace; give one with --namespace NS\n";
+    return kInvalid;
+  }
+  if (ns.empty() && !doc->graph.graph_namespace(doc->graph.root())) {
     std::cerr << file << ": error: the graph names no namespace; give one with --namespace NS\n";
     return kInvalid;
   }

@@ -1,5 +1,6 @@
 #include "amanda/frontends/onnx/namespaces.h"
 
+#include <charconv>
 #include <map>
 #include <onnx/defs/schema.h>
 
@@ -33,16 +34,27 @@ std::string attr_type_name(onnx::AttributeProto::AttributeType t) {
   }
 }
 
+// ONNX floats are float32: 0.0001f is held as the double 0.0001 (the shortest decimal that reads
+// back as the same float), not 9.999999747378752e-05, so that exported schemas read naturally.
+// The onnx type system compares floats as float32, so either spelling matches.
+double float32_value(float f) {
+  char buf[32];
+  auto r = std::to_chars(buf, buf + sizeof buf, f);
+  double d = 0;
+  if (std::from_chars(buf, r.ptr, d).ec != std::errc()) return static_cast<double>(f);
+  return d;
+}
+
 // The default of an attribute, when libonnx gives one we can hold as a plain value.
 std::optional<ir::Value> default_of(const onnx::AttributeProto& a) {
   using A = onnx::AttributeProto;
   switch (a.type()) {
-    case A::FLOAT: return ir::Value(static_cast<double>(a.f()));
+    case A::FLOAT: return ir::Value(float32_value(a.f()));
     case A::INT: return ir::Value(static_cast<int64_t>(a.i()));
     case A::STRING: return ir::Value(a.s());
     case A::FLOATS: {
       ir::Value::List l;
-      for (float f : a.floats()) l.push_back(ir::Value(static_cast<double>(f)));
+      for (float f : a.floats()) l.push_back(ir::Value(float32_value(f)));
       return ir::Value(std::move(l));
     }
     case A::INTS: {
