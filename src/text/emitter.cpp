@@ -13,11 +13,60 @@ namespace {
 
 constexpr char kHex[] = "0123456789abcdef";
 
+// Length and code point of the UTF-8 sequence at s[i]; 0 when it is not valid UTF-8 (bad lead
+// or continuation byte, overlong form, surrogate, beyond U+10FFFF).
+size_t utf8_sequence(std::string_view s, size_t i, uint32_t& cp) {
+  unsigned char c = static_cast<unsigned char>(s[i]);
+  size_t n = c >= 0xf0 ? 4 : c >= 0xe0 ? 3 : c >= 0xc0 ? 2 : 0;
+  if (n == 0 || c >= 0xf8 || i + n > s.size()) return 0;
+  cp = c & (0x7f >> n);
+  for (size_t k = 1; k < n; ++k) {
+    unsigned char d = static_cast<unsigned char>(s[i + k]);
+    if ((d & 0xc0) != 0x80) return 0;
+    cp = (cp << 6) | (d & 0x3f);
+  }
+  static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+  if (cp < kMin[n] || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+  return n;
+}
+
+// Code points that a YAML reader does not accept raw in a quoted scalar (C1 controls, the
+// byte-order mark, non-characters) or reads as line breaks (NEL, LS, PS): they are escaped.
+bool needs_escape(uint32_t cp) {
+  return (cp >= 0x80 && cp <= 0x9f) || cp == 0x2028 || cp == 0x2029 || cp == 0xfeff || cp == 0xfffe || cp == 0xffff;
+}
+
+void hex_escape(std::string& o, uint32_t cp, bool json) {
+  if (!json && cp <= 0xff) {
+    o.append("\\x");
+    o.push_back(kHex[cp >> 4]);
+    o.push_back(kHex[cp & 15]);
+    return;
+  }
+  o.append("\\u");
+  for (int shift = 12; shift >= 0; shift -= 4) o.push_back(kHex[(cp >> shift) & 15]);
+}
+
+// A double-quoted scalar (YAML) or string (JSON). Text that is not valid UTF-8 cannot be written
+// in either form and read back unchanged, so it is refused rather than written unreadable.
 void quote_into(std::string& o, std::string_view s, bool json) {
   o.push_back('"');
   size_t run = 0;
   for (size_t i = 0; i < s.size(); ++i) {
     unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x80) {
+      uint32_t cp = 0;
+      size_t n = utf8_sequence(s, i, cp);
+      if (n == 0)
+        throw Error(fmt::format("cannot write a string that is not valid UTF-8 (byte 0x{:02x} at offset {})", c, i));
+      if (needs_escape(cp)) {
+        o.append(s.data() + run, i - run);
+        hex_escape(o, cp, json);
+        run = i + n;
+      }
+      i += n - 1;
+      continue;
+    }
     const char* esc = nullptr;
     switch (c) {
       case '"': esc = "\\\""; break;
@@ -30,17 +79,10 @@ void quote_into(std::string& o, std::string_view s, bool json) {
     if (!esc && c >= 0x20 && c != 0x7f) continue;
     o.append(s.data() + run, i - run);
     run = i + 1;
-    if (esc) {
+    if (esc)
       o.append(esc);
-    } else if (json) {
-      o.append("\\u00");
-      o.push_back(kHex[c >> 4]);
-      o.push_back(kHex[c & 15]);
-    } else {
-      o.append("\\x");
-      o.push_back(kHex[c >> 4]);
-      o.push_back(kHex[c & 15]);
-    }
+    else
+      hex_escape(o, c, json);
   }
   o.append(s.data() + run, s.size() - run);
   o.push_back('"');
@@ -63,8 +105,21 @@ class YamlEmitter final : public Emitter {
       newline(c.indent);
     }
     ++c.count;
+    size_t start = o_.size();
     scalar_text(k, c.flow);
-    o_.push_back(':');
+    if (o_.size() - start > kMaxImplicitKey) {
+      // YAML limits implicit keys to 1024 characters; a longer one is written as an explicit
+      // key: "? KEY" then ": VALUE" (on the next line in block style).
+      o_.insert(start, "? ");
+      if (c.flow) {
+        o_.append(" :");
+      } else {
+        newline(c.indent);
+        o_.push_back(':');
+      }
+    } else {
+      o_.push_back(':');
+    }
     after_key_ = true;
   }
   void str(std::string_view s) override {
@@ -196,6 +251,8 @@ class YamlEmitter final : public Emitter {
     else
       quote_into(o_, s, false);
   }
+
+  static constexpr size_t kMaxImplicitKey = 1000;  // bytes, so at most 1000 characters
 
   std::string& o_;
   uint32_t max_depth_;

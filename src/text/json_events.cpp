@@ -69,7 +69,17 @@ struct Recorder {
 class JsonSource final : public EventSource {
  public:
   JsonSource(std::string_view text, std::string file, Limits limits)
-      : original_(text), file_(std::move(file)), buf_(text) {
+      : original_(text), file_(std::move(file)) {
+    // JSON text never holds a NUL byte, and the in-situ reader would take one for the end of the
+    // input (silently ignoring what follows), so it is refused first.
+    if (const void* nul = std::memchr(text.data(), '\0', text.size()))
+      throw ParseError(loc_at(static_cast<size_t>(static_cast<const char*>(nul) - text.data())),
+                       "binary data: the file contains a NUL byte, expected JSON text");
+    // RapidJSON's UTF-8 validation takes a whole multi-byte sequence before checking it, so a
+    // sequence cut off by the end of the text is read past the terminating NUL: pad with NULs.
+    buf_.reserve(text.size() + kPadding);
+    buf_.assign(text);
+    buf_.append(kPadding - 1, '\0');
     rapidjson::InsituStringStream is(buf_.data());
     Recorder rec{&events_, &is, buf_.data(), 0, limits.max_depth};
     events_.reserve(text.size() / 8 + 16);
@@ -77,14 +87,9 @@ class JsonSource final : public EventSource {
     reader.Parse<kFlags>(is, rec);
     if (rec.too_deep_at != SIZE_MAX)
       throw ParseError(loc_at(rec.too_deep_at), "nesting deeper than " + std::to_string(limits.max_depth) + " levels");
-    if (reader.HasParseError()) {
-      size_t off = reader.GetErrorOffset();
-      if (std::memchr(original_.data(), '\0', original_.size())) {
-        size_t nul = static_cast<const char*>(std::memchr(original_.data(), '\0', original_.size())) - original_.data();
-        if (nul <= off) throw ParseError(loc_at(nul), "binary data: the file contains a NUL byte, expected JSON text");
-      }
-      throw ParseError(loc_at(off), std::string("malformed JSON: ") + rapidjson::GetParseError_En(reader.GetParseErrorCode()));
-    }
+    if (reader.HasParseError())
+      throw ParseError(loc_at(reader.GetErrorOffset()),
+                       std::string("malformed JSON: ") + rapidjson::GetParseError_En(reader.GetParseErrorCode()));
   }
   const std::string& file() const override { return file_; }
 
@@ -127,6 +132,7 @@ class JsonSource final : public EventSource {
     return {file_, line_, static_cast<uint32_t>(off - line_start_ + 1)};
   }
 
+  static constexpr size_t kPadding = 4;  // the longest UTF-8 sequence
   std::string_view original_;
   std::string file_;
   std::string buf_;  // the copy that RapidJSON decodes strings into

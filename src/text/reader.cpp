@@ -1,7 +1,10 @@
 // One recursive-descent builder over parse events turns YAML or JSON into the IR.
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -76,6 +79,7 @@ class Builder {
     next();
     if (ev_.type != Event::End) throw ParseError(here(), "unexpected content after the document");
     resolve_edges();
+    report_problems();
     return doc;
   }
 
@@ -83,6 +87,15 @@ class Builder {
   // ------------------------------------------------------------ event helpers
   void next() { src_.next(ev_); }
   SourceLoc here() const { return {src_.file(), ev_.line, ev_.column}; }
+  // "_0", "_1", ...: the names the seed gives anonymous ops and ports.
+  static std::string generated_name(uint32_t k) {
+    std::string s = std::to_string(k);
+    s.insert(s.begin(), '_');
+    return s;
+  }
+  static std::string line_col(const SourceLoc& l) {
+    return "line " + std::to_string(l.line) + ", column " + std::to_string(l.column);
+  }
   [[noreturn]] void fail(const std::string& msg) const { throw ParseError(here(), msg); }
 
   static const char* event_name(const Event& e) {
@@ -128,14 +141,14 @@ class Builder {
   };
 
   // ------------------------------------------------------------ ops and graphs
-  // ev_ is at the node's MapStart; leaves ev_ after its MapEnd.
-  void parse_node(OpId node, NodeKind kind) {
+  // ev_ is at the node's MapStart; leaves ev_ after its MapEnd. Returns where the node is named
+  // (its opening when it has no name), for diagnostics about the name.
+  SourceLoc parse_node(OpId node, NodeKind kind) {
     expect(Event::MapStart, kind == NodeKind::Graph ? "a graph (a mapping)" : "an op (a mapping)");
-    SourceLoc node_loc = here();
+    SourceLoc name_loc = here();
     next();
     KeySet keys;
     std::optional<std::string> name, type, ns;
-    SourceLoc name_loc;
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
       keys.add(*this, key);
@@ -165,10 +178,10 @@ class Builder {
       }
     }
     next();
-    (void)node_loc;
     if (type) g_->set_type(node, g_->sym(*type));
     if (ns) g_->set_graph_namespace(node, g_->sym(*ns));
     if (name && !name->empty()) g_->set_name(node, g_->sym(*name));
+    return name_loc;
   }
 
   void set_builtin(std::optional<std::string>& slot, std::string v, const char* what, const SourceLoc& loc) {
@@ -190,7 +203,7 @@ class Builder {
       next();
       // Builtin attributes may be written inside attrs (the seed's `op: {attrs: {name: g}}`).
       if (key == "name") {
-        name_loc = loc;
+        name_loc = here();
         set_builtin(name, text_value("a name"), "name", loc);
       } else if (key == "type" && kind == NodeKind::Op) {
         set_builtin(type, text_value("an op type"), "type", loc);
@@ -209,10 +222,22 @@ class Builder {
     expect(Event::SeqStart, "a list of ports");
     next();
     std::vector<PortId> unnamed;
+    absl::flat_hash_map<Symbol, SourceLoc> named;
+    auto name_port = [&](PortId p, const std::string& name, const SourceLoc& loc) {
+      Symbol s = g_->sym(name);
+      g_->set_port_name(p, s);
+      auto [it, fresh] = named.try_emplace(s, loc);
+      if (!fresh) duplicates_.push_back({op, s, dir, true, loc, it->second});
+    };
     while (ev_.type != Event::SeqEnd) {
       PortId p = g_->add_port(op, dir, 0);
+      SourceLoc port_loc = here();
       if (ev_.type == Event::Scalar) {  // shorthand: a port given by its name alone
-        g_->set_port_name(p, g_->sym(text_value("a port name")));
+        std::string n = text_value("a port name");
+        if (n.empty())
+          unnamed.push_back(p);
+        else
+          name_port(p, n, port_loc);
         continue;
       }
       expect(Event::MapStart, "a port (a mapping with name and attrs)");
@@ -225,6 +250,7 @@ class Builder {
         SourceLoc loc = here();
         next();
         if (key == "name") {
+          port_loc = loc;
           set_builtin(name, text_value("a port name"), "name", loc);
         } else if (key == "attrs") {
           expect(Event::MapStart, "attrs (a mapping)");
@@ -236,6 +262,7 @@ class Builder {
             SourceLoc aloc = here();
             next();
             if (ak == "name") {
+              port_loc = aloc;
               set_builtin(name, text_value("a port name"), "name", aloc);
             } else {
               g_->set_attr(p, g_->sym(ak), parse_value(op));
@@ -248,7 +275,7 @@ class Builder {
       }
       next();
       if (name && !name->empty())
-        g_->set_port_name(p, g_->sym(*name));
+        name_port(p, *name, port_loc);
       else
         unnamed.push_back(p);
     }
@@ -260,7 +287,7 @@ class Builder {
       for (PortId p : unnamed) {
         uint32_t k = g_->port_index(p);
         Symbol s;
-        while (taken.contains(s = g_->sym("_" + std::to_string(k)))) ++k;
+        while (taken.contains(s = g_->sym(generated_name(k)))) ++k;
         taken.insert(s);
         g_->set_port_name(p, s);
         g_->set_port_name_generated(p, true);
@@ -273,10 +300,15 @@ class Builder {
     g_->mark_has_body(scope);
     next();
     std::vector<OpId> kids;
+    absl::flat_hash_map<Symbol, SourceLoc> named;
     while (ev_.type != Event::SeqEnd) {
       OpId op = g_->create_op(scope, 0, 0, /*generate_name=*/false);
-      parse_node(op, NodeKind::Op);
+      SourceLoc loc = parse_node(op, NodeKind::Op);
       kids.push_back(op);
+      if (Symbol n = g_->name(op)) {
+        auto [it, fresh] = named.try_emplace(n, loc);
+        if (!fresh) duplicates_.push_back({scope, n, PortDir::In, false, loc, it->second});
+      }
     }
     next();
     // Anonymous ops are named by position, as the seed's PyTorch example shows.
@@ -284,7 +316,7 @@ class Builder {
       if (g_->name(kids[i]) != 0) continue;
       uint32_t k = static_cast<uint32_t>(i);
       Symbol s;
-      while (g_->find_op(scope, s = g_->sym("_" + std::to_string(k)))) ++k;
+      while (g_->find_op(scope, s = g_->sym(generated_name(k)))) ++k;
       g_->set_name(kids[i], s);
       g_->set_name_generated(kids[i], true);
     }
@@ -334,8 +366,8 @@ class Builder {
         throw ParseError(loc, "unknown key '" + key + "' in an edge; expected output_port, input_port or attrs");
       }
     }
-    if (!pe.out.present) fail("edge has no output_port (the port that sends the value)");
-    if (!pe.in.present) fail("edge has no input_port (the port that receives the value)");
+    if (!pe.out.present) throw ParseError(pe.loc, "edge has no output_port (the port that sends the value)");
+    if (!pe.in.present) throw ParseError(pe.loc, "edge has no input_port (the port that receives the value)");
     next();
     return pe;
   }
@@ -363,8 +395,8 @@ class Builder {
         throw ParseError(loc, "unknown key '" + key + "' in an edge endpoint; expected op and port");
       }
     }
-    if (!has_op) fail("edge endpoint has no 'op'");
-    if (!has_port) fail("edge endpoint has no 'port'");
+    if (!has_op) throw ParseError(ep.loc, "edge endpoint has no 'op'");
+    if (!has_port) throw ParseError(ep.loc, "edge endpoint has no 'port'");
     next();
     return ep;
   }
@@ -476,8 +508,6 @@ class Builder {
 
   Value parse_graph_value(OpId owner) {
     OpId gnode = g_->create_attr_graph(owner, 0);
-    Event::Type t = ev_.type;
-    (void)t;
     parse_node(gnode, NodeKind::Graph);
     return Value::graph(gnode);
   }
@@ -551,7 +581,9 @@ class Builder {
                                        std::to_string(t.strings.size()));
       return Value(std::move(t));
     }
-    uint64_t need = *t.expected_bytes();
+    auto expected = t.expected_bytes();
+    if (!expected) throw ParseError(loc, "tensor " + shape_text + " is too large: its size in bytes overflows");
+    uint64_t need = *expected;
     if (b64) {
       auto bytes = base64_decode(*b64);
       if (!bytes) throw ParseError(data_loc, "tensor base64 text is not valid base64");
@@ -567,7 +599,7 @@ class Builder {
                                   std::to_string(*length));
       auto buf = side_file(*file, data_loc);
       if (static_cast<uint64_t>(*offset) > buf->size() || static_cast<uint64_t>(*length) > buf->size() - *offset)
-        throw ParseError(loc, "tensor bytes [" + std::to_string(*offset) + ", " + std::to_string(*offset + *length) +
+        throw ParseError(loc, "tensor bytes [" + std::to_string(*offset) + ", " + std::to_string(static_cast<uint64_t>(*offset) + static_cast<uint64_t>(*length)) +
                                   ") lie outside side file '" + *file + "' (" + std::to_string(buf->size()) + " bytes)");
       return Value(ir::Tensor::borrow(t.dtype, t.shape, buf, buf->data() + *offset, static_cast<size_t>(*length)));
     }
@@ -577,33 +609,77 @@ class Builder {
     if (l.size() != *count)
       throw ParseError(data_loc, "tensor " + shape_text + " has " + std::to_string(*count) + " elements but data has " +
                                      std::to_string(l.size()));
+    if (!listable(t.dtype))
+      throw ParseError(data_loc, "tensor data lists are not supported for " + std::string(ir::dtype_name(t.dtype)) +
+                                     "; write its bytes as base64");
     std::string bytes(need, '\0');
     size_t es = ir::dtype_size(t.dtype);
-    for (size_t i = 0; i < l.size(); ++i) {
-      const Value& x = l[i];
-      char* dst = bytes.data() + i * es;
-      double d = x.is_float() ? x.as_float() : x.is_int() ? static_cast<double>(x.as_int()) : x.is_bool() ? x.as_bool() : NAN;
-      if (!(x.is_float() || x.is_int() || x.is_bool())) throw ParseError(data_loc, "tensor data must be numbers");
-      auto put = [&](auto v) { std::memcpy(dst, &v, sizeof v); };
-      int64_t iv = x.is_int() ? x.as_int() : static_cast<int64_t>(d);
-      switch (t.dtype) {
-        case ir::DType::Bool: put(static_cast<uint8_t>(d != 0)); break;
-        case ir::DType::Int8: put(static_cast<int8_t>(iv)); break;
-        case ir::DType::Int16: put(static_cast<int16_t>(iv)); break;
-        case ir::DType::Int32: put(static_cast<int32_t>(iv)); break;
-        case ir::DType::Int64: put(iv); break;
-        case ir::DType::UInt8: put(static_cast<uint8_t>(iv)); break;
-        case ir::DType::UInt16: put(static_cast<uint16_t>(iv)); break;
-        case ir::DType::UInt32: put(static_cast<uint32_t>(iv)); break;
-        case ir::DType::UInt64: put(static_cast<uint64_t>(iv)); break;
-        case ir::DType::Float32: put(static_cast<float>(d)); break;
-        case ir::DType::Float64: put(d); break;
-        default:
-          throw ParseError(data_loc, "tensor data lists are not supported for " + std::string(ir::dtype_name(t.dtype)) +
-                                         "; write its bytes as base64");
-      }
-    }
+    for (size_t i = 0; i < l.size(); ++i) store_element(t.dtype, l[i], i, data_loc, bytes.data() + i * es);
     return Value(ir::Tensor::from_bytes(t.dtype, t.shape, std::move(bytes)));
+  }
+
+  static bool listable(ir::DType t) {
+    switch (t) {
+      case ir::DType::Bool: case ir::DType::Int8: case ir::DType::Int16: case ir::DType::Int32: case ir::DType::Int64:
+      case ir::DType::UInt8: case ir::DType::UInt16: case ir::DType::UInt32: case ir::DType::UInt64:
+      case ir::DType::Float32: case ir::DType::Float64:
+        return true;
+      default:
+        return false;
+    }
+  }
+
+  // Stores element i of a data list as the tensor's element type. A value the type cannot hold
+  // exactly (300 in int8, 1.5 in int32, -1 in uint32) is an error, never silently changed; for
+  // float32, rounding to the nearest float is what writing a decimal means.
+  static void store_element(ir::DType dt, const Value& x, size_t i, const SourceLoc& loc, char* dst) {
+    auto put = [&](auto v) { std::memcpy(dst, &v, sizeof v); };
+    auto bad = [&](const std::string& why) -> ParseError {
+      return ParseError(loc, "tensor data element " + std::to_string(i) + " " + why);
+    };
+    if (!(x.is_float() || x.is_int() || x.is_bool())) throw bad("is not a number");
+    if (dt == ir::DType::Float32 || dt == ir::DType::Float64) {
+      double d = x.is_float() ? x.as_float() : x.is_int() ? static_cast<double>(x.as_int()) : x.as_bool();
+      if (dt == ir::DType::Float64)
+        put(d);
+      else
+        put(static_cast<float>(d));
+      return;
+    }
+    int64_t v;
+    if (x.is_int()) {
+      v = x.as_int();
+    } else if (x.is_bool()) {
+      v = x.as_bool();
+    } else {
+      double d = x.as_float();
+      // [-2^63, 2^63): the doubles that convert to int64 without overflow.
+      if (!(d == std::trunc(d) && d >= -9223372036854775808.0 && d < 9223372036854775808.0))
+        throw bad("(" + fmt_double(d) + ") is not an integer, but the tensor is " + std::string(ir::dtype_name(dt)));
+      v = static_cast<int64_t>(d);
+    }
+    auto range = [&](int64_t lo, int64_t hi) {
+      if (v < lo || v > hi)
+        throw bad("(" + std::to_string(v) + ") does not fit " + std::string(ir::dtype_name(dt)));
+    };
+    switch (dt) {
+      case ir::DType::Bool: range(0, 1); put(static_cast<uint8_t>(v)); break;
+      case ir::DType::Int8: range(INT8_MIN, INT8_MAX); put(static_cast<int8_t>(v)); break;
+      case ir::DType::Int16: range(INT16_MIN, INT16_MAX); put(static_cast<int16_t>(v)); break;
+      case ir::DType::Int32: range(INT32_MIN, INT32_MAX); put(static_cast<int32_t>(v)); break;
+      case ir::DType::Int64: put(v); break;
+      case ir::DType::UInt8: range(0, UINT8_MAX); put(static_cast<uint8_t>(v)); break;
+      case ir::DType::UInt16: range(0, UINT16_MAX); put(static_cast<uint16_t>(v)); break;
+      case ir::DType::UInt32: range(0, UINT32_MAX); put(static_cast<uint32_t>(v)); break;
+      case ir::DType::UInt64: range(0, INT64_MAX); put(static_cast<uint64_t>(v)); break;
+      default: break;
+    }
+  }
+
+  static std::string fmt_double(double d) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.17g", d);
+    return buf;
   }
 
   std::shared_ptr<const Buffer> side_file(const std::string& name, const SourceLoc& loc) {
@@ -631,58 +707,146 @@ class Builder {
   }
 
   // ------------------------------------------------------------ edge resolution
-  // Finds the op an endpoint names, looking in the edge's scope, then at the scope's own node
-  // (and an attribute graph's owner), then outward; the verifier reports edges that cross scopes.
-  OpId find_endpoint_op(OpId scope, Symbol name, bool& boundary) const {
-    boundary = false;
-    for (OpId s = scope; s; s = g_->parent(s)) {
-      if (OpId c = g_->find_op(s, name)) return c;
-      if (g_->name(s) == name) {
-        boundary = true;
-        return s;
-      }
+  std::string scope_text(OpId scope) const {
+    if (scope == g_->root()) return g_->root_kind() == ir::Graph::RootKind::Graph ? "the top-level graph" : "the top-level op";
+    return (g_->is_graph(scope) ? "the graph attribute of '" + g_->path(g_->parent(scope)) + "'" : "the body of '" + g_->path(scope) + "'");
+  }
+
+  // A problem that does not stop the reading; all of them are reported at the end.
+  void problem(SourceLoc loc, std::string msg) { problems_.emplace_back(std::move(loc), std::move(msg)); }
+
+  // How an edge endpoint names an op, seen from the body (scope) that holds the edge.
+  enum class Reach {
+    Child,     // an op of the body: its output ports send, its input ports receive
+    Boundary,  // the body's own op or graph: its input ports send, its output ports receive
+    Capture,   // the op that owns an attribute graph: its input ports may be read inside
+  };
+
+  // The scoping rule of the seed: an edge joins ops of its own body and the body's own ports, and
+  // an attribute graph may also read its owner's inputs. Nothing else is visible.
+  OpId find_endpoint_op(OpId scope, Symbol name, Reach& reach) const {
+    if (OpId c = g_->find_op(scope, name)) {
+      reach = Reach::Child;
+      return c;
+    }
+    if (g_->name(scope) == name) {
+      reach = Reach::Boundary;
+      return scope;
+    }
+    if (g_->is_graph(scope) && scope != g_->root() && g_->name(g_->parent(scope)) == name) {
+      reach = Reach::Capture;
+      return g_->parent(scope);
     }
     return OpId();
   }
 
-  PortId resolve(const PendingEdge& pe, const Endpoint& ep, bool source, std::vector<ParseError>& errors) {
+  // Says why an op name is not visible from `scope`: it lives in an enclosing body, or inside
+  // some op's body, or nowhere. Scans the graph, so only the first few failures get it.
+  std::string why_not_visible(OpId scope, const std::string& name) const {
+    Symbol s = g_->symbols().find(name);
+    if (s != SymbolTable::kNone) {
+      for (OpId up = g_->parent(scope); up; up = g_->parent(up)) {
+        OpId hit = g_->find_op(up, s);
+        if (!hit && g_->name(up) == s) hit = up;
+        if (hit)
+          return "; '" + g_->path(hit) + "' lies outside " + scope_text(scope) +
+                 ", and an edge may leave a body only through its owner's ports";
+      }
+      std::string inside;
+      g_->for_each_op([&](OpId op) {
+        if (inside.empty() && op != g_->root() && g_->name(op) == s) inside = g_->path(op);
+      });
+      if (!inside.empty())
+        return "; '" + inside + "' lies inside another op's body, and an edge may enter a body only through that op's ports";
+    }
+    return "";
+  }
+
+  PortId resolve(const PendingEdge& pe, const Endpoint& ep, bool source) {
     Symbol opname = g_->symbols().find(ep.op);
-    bool boundary = false;
-    OpId op = opname == SymbolTable::kNone ? OpId() : find_endpoint_op(pe.scope, opname, boundary);
+    Reach reach = Reach::Child;
+    OpId op = opname == SymbolTable::kNone ? OpId() : find_endpoint_op(pe.scope, opname, reach);
     if (!op) {
-      std::string where = pe.scope == g_->root() ? "the document" : "'" + g_->path(pe.scope) + "' or around it";
-      errors.emplace_back(ep.loc, "edge refers to op '" + ep.op + "', which is not in " + where);
+      std::string why = problems_.size() < kExplainedProblems ? why_not_visible(pe.scope, ep.op) : "";
+      problem(ep.loc, "edge refers to op '" + ep.op + "', which is not in " + scope_text(pe.scope) + why);
       return PortId();
     }
-    Symbol port = g_->sym(ep.port);
+    if (reach == Reach::Capture && !source) {
+      problem(ep.loc, "an edge inside a graph attribute of '" + ep.op + "' may read its input ports but cannot send to it");
+      return PortId();
+    }
     // Inside a body, the owner's input ports send values and its output ports receive them.
-    PortDir want = source ? (boundary ? PortDir::In : PortDir::Out) : (boundary ? PortDir::Out : PortDir::In);
+    bool from_inside = reach != Reach::Child;
+    PortDir want = source == from_inside ? PortDir::In : PortDir::Out;
+    Symbol port = g_->sym(ep.port);
     if (port == g_->control_symbol()) return want == PortDir::In ? g_->control_in(op) : g_->control_out(op);
     if (PortId p = g_->find_port(op, want, port)) return p;
+    auto side = [](PortDir d) { return d == PortDir::In ? std::string("input") : std::string("output"); };
     PortDir other = want == PortDir::In ? PortDir::Out : PortDir::In;
-    if (boundary)
-      if (PortId p = g_->find_port(op, other, port)) return p;
-    std::string dirname = want == PortDir::In ? "input" : "output";
-    std::string msg = "op '" + ep.op + "' has no " + dirname + " port '" + ep.port + "'";
-    if (g_->find_port(op, other, port)) msg += " ('" + ep.port + "' is one of its " + (other == PortDir::In ? "input" : "output") + " ports)";
-    errors.emplace_back(ep.loc, msg);
+    std::string msg = "op '" + ep.op + "' has no " + side(want) + " port '" + ep.port + "'";
+    if (g_->find_port(op, other, port)) {
+      msg += " ('" + ep.port + "' is one of its " + side(other) + " ports";
+      if (from_inside)
+        msg += std::string("; inside its body its ") + side(other) + " ports " +
+               (other == PortDir::In ? "send values (output_port)" : "receive values (input_port)");
+      else
+        msg += std::string("; it can only be an edge's ") + (other == PortDir::In ? "input_port" : "output_port");
+      msg += ")";
+    }
+    problem(ep.loc, msg);
     return PortId();
   }
 
   void resolve_edges() {
-    std::vector<ParseError> errors;
-    for (auto& pe : pending_) {
-      PortId src = resolve(pe, pe.out, true, errors);
-      PortId dst = resolve(pe, pe.in, false, errors);
+    // The edge that first fed each data port, to name it when a second one arrives.
+    absl::flat_hash_map<uint32_t, uint32_t> fed_by;
+    for (uint32_t i = 0; i < pending_.size(); ++i) {
+      PendingEdge& pe = pending_[i];
+      PortId src = resolve(pe, pe.out, true);
+      PortId dst = resolve(pe, pe.in, false);
       if (!src || !dst) continue;
+      if (g_->is_control(src) != g_->is_control(dst)) {
+        problem(pe.loc, "edge joins a control port (^control) to a data port; both ends must be control ports or neither");
+        continue;
+      }
+      if (!g_->is_control(dst)) {
+        auto [it, fresh] = fed_by.try_emplace(dst.value, i);
+        if (!fresh) {
+          const PendingEdge& first = pending_[it->second];
+          problem(pe.in.loc, "input port '" + g_->path(dst) + "' already receives a value from '" + first.out.op + ":" +
+                                 first.out.port + "' (edge at " + line_col(first.loc) + "); a data port takes at most one producer");
+          continue;
+        }
+      }
       ir::EdgeId e = g_->connect(src, dst);
-      for (auto& [k, v] : pe.attrs) g_->set_attr(e, k, std::move(v));
+      for (ir::Attr& a : pe.attrs) g_->set_attr(e, a.first, std::exchange(a.second, Value()));
     }
-    if (errors.empty()) return;
-    for (size_t i = 1; i < errors.size(); ++i) diags_.error(errors[i].loc().str(), errors[i].message());
-    std::string more = errors.size() > 1 ? " (and " + std::to_string(errors.size() - 1) + " more unresolved edges)" : "";
-    throw ParseError(errors[0].loc(), errors[0].message() + more);
   }
+
+  // Throws the first problem in file order; the others go to diags.
+  void report_problems() {
+    // Duplicate names are described only now, when every op has its name (the owner of a body
+    // is named after its body has been read).
+    for (const Duplicate& d : duplicates_) {
+      std::string name(g_->str(d.name));
+      if (d.port)
+        problem(d.loc, "duplicate " + std::string(d.dir == PortDir::In ? "input" : "output") + " port name '" + name +
+                           "' on '" + g_->path(d.owner) + "' (first at " + line_col(d.first) +
+                           "); port names must be unique on each side of an op");
+      else
+        problem(d.loc, "duplicate op name '" + name + "' in " + scope_text(d.owner) + " (first at " + line_col(d.first) +
+                           "); op names must be unique in a scope");
+    }
+    if (problems_.empty()) return;
+    std::stable_sort(problems_.begin(), problems_.end(), [](const ParseError& a, const ParseError& b) {
+      return std::pair(a.loc().line, a.loc().column) < std::pair(b.loc().line, b.loc().column);
+    });
+    for (size_t i = 1; i < problems_.size(); ++i) diags_.error(problems_[i].loc().str(), problems_[i].message());
+    std::string more = problems_.size() > 1 ? " (and " + std::to_string(problems_.size() - 1) + " more problems)" : "";
+    throw ParseError(problems_[0].loc(), problems_[0].message() + more);
+  }
+
+  static constexpr size_t kExplainedProblems = 16;
 
   EventSource& src_;
   Diagnostics& diags_;
@@ -690,6 +854,15 @@ class Builder {
   Event ev_;
   ir::Graph* g_ = nullptr;
   std::vector<PendingEdge> pending_;
+  std::vector<ParseError> problems_;
+  struct Duplicate {
+    OpId owner;  // the scope (op names) or the op (port names)
+    Symbol name;
+    PortDir dir;
+    bool port;
+    SourceLoc loc, first;
+  };
+  std::vector<Duplicate> duplicates_;
   absl::flat_hash_map<std::string, std::shared_ptr<const Buffer>> side_files_;
 };
 

@@ -115,21 +115,29 @@ class Writer {
     attrs(g_.attrs(n));
     ports(n, PortDir::In);
     ports(n, PortDir::Out);
-    bool body = g_.has_body(n);
-    if (body || g_.first_child(n)) {
+    bool body = written_body(n, is_graph);
+    if (body) {
       em_.key("ops");
       em_.begin_seq();
       for (OpId c = g_.first_child(n); c; c = g_.next_sibling(c)) node(c, false);
       em_.end_seq();
     }
     uint32_t b = start_[n.value], e = start_[n.value + 1];
-    if (body || b != e) {
+    if (body) {
       em_.key("edges");
       em_.begin_seq();
       for (uint32_t i = b; i < e; ++i) edge(edges_[i]);
       em_.end_seq();
     }
     em_.end_map();
+  }
+
+  // Whether a node gets `ops:` and `edges:` keys (empty ones included). The IR marks the root as
+  // having a body even when it is a plain op (an `op:` document like the seed's
+  // `(m, n) = f(x, y)`), so for a root op only a non-empty body is written.
+  bool written_body(OpId n, bool is_graph) const {
+    if (g_.first_child(n) || start_[n.value] != start_[n.value + 1]) return true;
+    return g_.has_body(n) && (is_graph || n != g_.root());
   }
 
   void ports(OpId n, PortDir dir) {

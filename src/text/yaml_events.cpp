@@ -4,6 +4,9 @@
 
 #include <absl/container/flat_hash_map.h>
 
+#include <algorithm>
+#include <cstdio>
+#include <new>
 #include <vector>
 
 #include "amanda/text/events.h"
@@ -14,11 +17,13 @@ namespace {
 
 class YamlSource final : public EventSource {
  public:
-  YamlSource(std::string_view text, std::string file, Limits limits) : file_(std::move(file)), limits_(limits) {
-    yaml_parser_initialize(&parser_);
-    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()), text.size());
+  YamlSource(std::string_view text, std::string file, Limits limits)
+      : text_(text), file_(std::move(file)), limits_(limits) {
+    // Checked before the parser exists: a throwing constructor runs no destructor.
     if (text.find('\0') != std::string_view::npos)
       throw ParseError(loc_of_offset(text, text.find('\0')), "binary data: the file contains a NUL byte, expected YAML text");
+    if (!yaml_parser_initialize(&parser_)) throw std::bad_alloc();
+    yaml_parser_set_input_string(&parser_, reinterpret_cast<const unsigned char*>(text.data()), text.size());
   }
   ~YamlSource() override { yaml_parser_delete(&parser_); }
 
@@ -32,9 +37,6 @@ class YamlSource final : public EventSource {
           replay_.pop_back();
           continue;
         }
-        if (++replayed_ > limits_.max_alias_events)
-          throw ParseError(last_loc(), "YAML aliases expand to more than " + std::to_string(limits_.max_alias_events) +
-                                           " events (an alias bomb?); refusing to expand further");
         ev = (*f.events)[f.pos++];
         deliver(ev, std::string());
         return;
@@ -48,6 +50,11 @@ class YamlSource final : public EventSource {
         SourceLoc loc{file_, static_cast<uint32_t>(parser_.problem_mark.line + 1),
                       static_cast<uint32_t>(parser_.problem_mark.column + 1)};
         std::string msg = parser_.problem ? parser_.problem : "malformed YAML";
+        // Reader errors (bad encoding, control characters) carry a byte offset, not a mark.
+        if (parser_.error == YAML_READER_ERROR) {
+          loc = loc_of_offset(text_, std::min(parser_.problem_offset, text_.size()));
+          if (parser_.problem_value >= 0) msg += " (byte or character " + hex(parser_.problem_value) + ")";
+        }
         if (parser_.context) msg = std::string(parser_.context) + ": " + msg;
         throw ParseError(loc, "malformed YAML: " + msg);
       }
@@ -78,6 +85,15 @@ class YamlSource final : public EventSource {
               if (r.name == name) throw ParseError(loc(ev), "alias *" + name + " refers to its own anchor (a recursive structure)");
             throw ParseError(loc(ev), "alias *" + name + " has no anchor &" + name + " before it");
           }
+          // The recording is already fully expanded, so its size is what this alias replays:
+          // charge the budget before replaying anything, and blame the alias itself.
+          if (!it->second)
+            throw ParseError(loc(ev), "alias *" + name + " refers to an anchor of more than " +
+                                          std::to_string(limits_.max_alias_events) + " events; refusing to replay it");
+          replayed_ += it->second->size();
+          if (replayed_ > limits_.max_alias_events)
+            throw ParseError(loc(ev), "YAML aliases expand to more than " + std::to_string(limits_.max_alias_events) +
+                                          " events in total (an alias bomb?); refusing to expand *" + name);
           replay_.push_back({it->second.get(), 0});
           continue;
         }
@@ -113,7 +129,7 @@ class YamlSource final : public EventSource {
   struct Recorder {
     std::string name;
     int depth;
-    std::unique_ptr<std::vector<Event>> events;
+    std::unique_ptr<std::vector<Event>> events;  // null once it outgrew the alias budget
   };
   struct Frame {
     const std::vector<Event>* events;
@@ -121,7 +137,11 @@ class YamlSource final : public EventSource {
   };
 
   SourceLoc loc(const Event& ev) const { return {file_, ev.line, ev.column}; }
-  SourceLoc last_loc() const { return {file_, last_line_, last_col_}; }
+  static std::string hex(int v) {
+    char buf[16];
+    std::snprintf(buf, sizeof buf, "0x%02x", v);
+    return buf;
+  }
   SourceLoc loc_of_offset(std::string_view text, size_t off) const {
     uint32_t line = 1, col = 1;
     for (size_t i = 0; i < off; ++i) {
@@ -136,8 +156,6 @@ class YamlSource final : public EventSource {
   }
 
   void deliver(const Event& ev, const std::string& anchor) {
-    last_line_ = ev.line;
-    last_col_ = ev.column;
     if (ev.type == Event::MapStart || ev.type == Event::SeqStart) {
       if (++depth_ > limits_.max_depth)
         throw ParseError(loc(ev), "nesting deeper than " + std::to_string(limits_.max_depth) + " levels");
@@ -147,9 +165,12 @@ class YamlSource final : public EventSource {
     if (!anchor.empty()) recorders_.push_back({anchor, 0, std::make_unique<std::vector<Event>>()});
     for (size_t i = 0; i < recorders_.size();) {
       Recorder& r = recorders_[i];
-      r.events->push_back(ev);
-      if (r.events->size() > limits_.max_alias_events)
-        throw ParseError(loc(ev), "anchor &" + r.name + " is larger than " + std::to_string(limits_.max_alias_events) + " events");
+      // An anchor too large to replay is only an error if an alias asks for it; until then it
+      // costs nothing (a large document may carry an unused anchor).
+      if (r.events) {
+        r.events->push_back(ev);
+        if (r.events->size() > limits_.max_alias_events) r.events.reset();
+      }
       if (ev.type == Event::MapStart || ev.type == Event::SeqStart) ++r.depth;
       if (ev.type == Event::MapEnd || ev.type == Event::SeqEnd) --r.depth;
       if (r.depth == 0) {
@@ -164,13 +185,13 @@ class YamlSource final : public EventSource {
   }
 
   yaml_parser_t parser_{};
+  std::string_view text_;
   std::string file_;
   Limits limits_;
   bool finished_ = false;
   int documents_ = 0;
   uint32_t depth_ = 0;
   uint64_t replayed_ = 0;
-  uint32_t last_line_ = 0, last_col_ = 0;
   std::vector<Recorder> recorders_;
   absl::flat_hash_map<std::string, std::unique_ptr<std::vector<Event>>> anchors_;
   std::vector<std::unique_ptr<std::vector<Event>>> retired_;

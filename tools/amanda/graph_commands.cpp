@@ -71,7 +71,8 @@ int run_verify(const std::string& file, const std::string& from) {
     std::cerr << file << ": " << problems.error_count() << " problem" << (problems.error_count() == 1 ? "" : "s") << '\n';
     return kInvalid;
   }
-  std::cout << file << ": ok (" << doc->graph.op_count() << " ops, " << doc->graph.edge_count() << " edges)\n";
+  size_t ops = doc->graph.op_count(), edges = doc->graph.edge_count();
+  std::cout << file << ": ok (" << ops << (ops == 1 ? " op, " : " ops, ") << edges << (edges == 1 ? " edge)\n" : " edges)\n");
   return kOk;
 }
 
