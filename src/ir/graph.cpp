@@ -35,7 +35,8 @@ Graph::Graph(RootKind kind) : symbols_(std::make_unique<SymbolTable>()), root_ki
   ports_.resize(1);
   edges_.resize(1);
   attrs_.resize(1);
-  ops_[1].flags = kAlive | (kind == RootKind::Graph ? kGraphNode : 0) | kHasBody;
+  // A root graph always has a body; a root op has one only when its document gives `ops`/`edges`.
+  ops_[1].flags = kAlive | (kind == RootKind::Graph ? kGraphNode | kHasBody : 0);
   if (kind == RootKind::Op) live_ops_ = 1;
 }
 

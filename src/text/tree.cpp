@@ -9,6 +9,13 @@
 
 namespace amanda::text {
 
+Tree::Tree() = default;
+Tree::Tree(const Tree&) = default;
+Tree::Tree(Tree&&) noexcept = default;
+Tree& Tree::operator=(const Tree&) = default;
+Tree& Tree::operator=(Tree&&) noexcept = default;
+Tree::~Tree() = default;
+
 const Tree* Tree::find(std::string_view key) const {
   for (const auto& [k, v] : entries)
     if (k == key) return &v;

@@ -132,12 +132,9 @@ class Writer {
     em_.end_map();
   }
 
-  // Whether a node gets `ops:` and `edges:` keys (empty ones included). The IR marks the root as
-  // having a body even when it is a plain op (an `op:` document like the seed's
-  // `(m, n) = f(x, y)`), so for a root op only a non-empty body is written.
-  bool written_body(OpId n, bool is_graph) const {
-    if (g_.first_child(n) || start_[n.value] != start_[n.value + 1]) return true;
-    return g_.has_body(n) && (is_graph || n != g_.root());
+  // Whether a node gets `ops:` and `edges:` keys (empty ones included).
+  bool written_body(OpId n, bool) const {
+    return g_.has_body(n) || start_[n.value] != start_[n.value + 1];
   }
 
   void ports(OpId n, PortDir dir) {

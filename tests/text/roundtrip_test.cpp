@@ -159,8 +159,10 @@ TEST(RoundTripGenerated, AttributeGraphsDoNotMakeABody) {
 }
 
 // An `op:` document has no body unless it lists ops or edges (the seed's f and g have none).
-TEST(RoundTripGenerated, RootOpBodyOnlyWhenItHasContent) {
-  EXPECT_EQ(to_text(parse_yaml("op: {name: f, ops: []}\n"), Format::Yaml), "op:\n  name: f\n");
+TEST(RoundTripGenerated, RootOpBodyOnlyWhenItHasOne) {
+  // A plain op has no body; an op written with an empty body keeps it.
+  EXPECT_EQ(to_text(parse_yaml("op: {name: f}\n"), Format::Yaml), "op:\n  name: f\n");
+  EXPECT_EQ(to_text(parse_yaml("op: {name: f, ops: []}\n"), Format::Yaml), "op:\n  name: f\n  ops: []\n  edges: []\n");
   Document id = parse_yaml("op: {name: id, input_ports: [x], output_ports: [y], edges: [{output_port: {op: id, port: x}, "
                            "input_port: {op: id, port: y}}]}\n");
   std::string y = trip(id, Format::Yaml);

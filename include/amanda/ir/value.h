@@ -22,20 +22,26 @@ class Value {
   using List = std::vector<Value>;
   using Map = std::vector<MapEntry>;
 
-  Value() = default;
-  Value(std::nullptr_t) {}
-  Value(bool b) : v_(b) {}
-  Value(int v) : v_(static_cast<int64_t>(v)) {}
-  Value(int64_t v) : v_(v) {}
-  Value(double v) : v_(v) {}
-  Value(const char* s) : v_(std::string(s)) {}
-  Value(std::string s) : v_(std::move(s)) {}
-  Value(std::string_view s) : v_(std::string(s)) {}
-  Value(List l) : v_(std::move(l)) {}
-  Value(Map m) : v_(std::move(m)) {}
-  Value(Tensor t) : v_(std::make_shared<const Tensor>(std::move(t))) {}
-  Value(std::shared_ptr<const Tensor> t) : v_(std::move(t)) {}
-  static Value graph(OpId g) { Value v; v.v_ = g; return v; }
+  // Constructors are defined below MapEntry: the variant needs both list types complete.
+  Value();
+  Value(std::nullptr_t);
+  Value(bool b);
+  Value(int v);
+  Value(int64_t v);
+  Value(double v);
+  Value(const char* s);
+  Value(std::string s);
+  Value(std::string_view s);
+  Value(List l);
+  Value(Map m);
+  Value(Tensor t);
+  Value(std::shared_ptr<const Tensor> t);
+  Value(const Value&);
+  Value(Value&&) noexcept;
+  Value& operator=(const Value&);
+  Value& operator=(Value&&) noexcept;
+  ~Value();
+  static Value graph(OpId g);
 
   Kind kind() const { return static_cast<Kind>(v_.index()); }
   bool is_null() const { return kind() == Kind::Null; }
@@ -74,6 +80,31 @@ struct MapEntry {
   Value value;
   bool operator==(const MapEntry& o) const { return key == o.key && value == o.value; }
 };
+
+// Defined here, once MapEntry is complete (clang with libstdc++ needs it for the variant).
+inline Value::Value() = default;
+inline Value::Value(std::nullptr_t) {}
+inline Value::Value(bool b) : v_(b) {}
+inline Value::Value(int v) : v_(static_cast<int64_t>(v)) {}
+inline Value::Value(int64_t v) : v_(v) {}
+inline Value::Value(double v) : v_(v) {}
+inline Value::Value(const char* s) : v_(std::string(s)) {}
+inline Value::Value(std::string s) : v_(std::move(s)) {}
+inline Value::Value(std::string_view s) : v_(std::string(s)) {}
+inline Value::Value(List l) : v_(std::move(l)) {}
+inline Value::Value(Map m) : v_(std::move(m)) {}
+inline Value::Value(Tensor t) : v_(std::make_shared<const Tensor>(std::move(t))) {}
+inline Value::Value(std::shared_ptr<const Tensor> t) : v_(std::move(t)) {}
+inline Value::Value(const Value&) = default;
+inline Value::Value(Value&&) noexcept = default;
+inline Value& Value::operator=(const Value&) = default;
+inline Value& Value::operator=(Value&&) noexcept = default;
+inline Value::~Value() = default;
+inline Value Value::graph(OpId g) {
+  Value v;
+  v.v_ = g;
+  return v;
+}
 
 std::string_view kind_name(Value::Kind k);
 

@@ -27,6 +27,14 @@ struct Tree {
   std::vector<SourceLoc> key_locs;                    // Map: where each key is
   SourceLoc loc;
 
+  // Out of line: the member vectors hold Tree itself (clang with libstdc++ needs Tree complete).
+  Tree();
+  Tree(const Tree&);
+  Tree(Tree&&) noexcept;
+  Tree& operator=(const Tree&);
+  Tree& operator=(Tree&&) noexcept;
+  ~Tree();
+
   bool is_map() const { return kind == Kind::Map; }
   bool is_seq() const { return kind == Kind::Seq; }
   bool is_scalar() const { return kind == Kind::Scalar; }
