@@ -303,6 +303,9 @@ class Validator {
       size_t i = 0;
       while (i < schema.size() && schema[i].sym != k) ++i;
       if (i == schema.size()) {
+        // Keys starting with '@' are annotations (metadata a frontend keeps, such as an ONNX
+        // value name or doc_string), never attributes a schema declares.
+        if (is_annotation(k)) continue;
         problem(plan, g_.path(e), "unknown attribute '" + std::string(g_.str(k)) + "' on " + what() + " (" + attr_names(schema) + ")");
         continue;
       }
@@ -343,8 +346,23 @@ class Validator {
     if (!value_ok(v, a->type, ts)) problem(plan, where, "name '" + std::string(name) + "': " + check_value(v, a->type, ts));
   }
 
+  bool is_annotation(Symbol k) const {
+    std::string_view s = g_.str(k);
+    return !s.empty() && s[0] == '@';
+  }
+
   void check_ports(OpId op, PortDir dir, const std::vector<PlanPort>& schema, const TypeSystem& ts, Plan& plan) {
-    auto ps = g_.ports(op, dir);
+    std::span<const PortId> ps = g_.ports(op, dir);
+    // Ports named '@...' are annotations too (an ONNX subgraph's explicit captures): the schema
+    // does not count them.
+    bool any_annotation = false;
+    for (PortId p : ps) any_annotation |= is_annotation(g_.port_name(p));
+    if (any_annotation) {
+      annotated_ports_.clear();
+      for (PortId p : ps)
+        if (!is_annotation(g_.port_name(p))) annotated_ports_.push_back(p);
+      ps = annotated_ports_;
+    }
     const char* side = dir == PortDir::In ? "input" : "output";
     size_t i = 0, n = ps.size();
     size_t max_allowed = 0;
@@ -454,6 +472,7 @@ class Validator {
   absl::flat_hash_map<Symbol, bool> known_;
   std::vector<char> seen_;
   std::vector<Symbol> pending_drop_;
+  std::vector<PortId> annotated_ports_;  // the non-annotation ports of the op being checked
   std::vector<std::pair<Symbol, const Value*>> pending_fill_;
 };
 

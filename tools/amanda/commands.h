@@ -14,6 +14,17 @@ inline constexpr int kOk = 0, kInvalid = 1, kUsage = 2;
 // Subcommand groups; each sets exit_code from its callback.
 void register_graph_commands(CLI::App& app, int& exit_code);
 void register_schema_commands(CLI::App& app, int& exit_code);
+void register_onnx_commands(CLI::App& app, int& exit_code);
+
+// Reads a document: ONNX (.onnx) by extension, else YAML or JSON. Throws like text::read_file.
+text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt);
+// Writes a document: ONNX (.onnx) by extension, else text. Returns the side file written, or "".
+struct WriteAnyOptions {
+  text::WriteOptions text;
+  bool external_data = false;
+  size_t threshold = 1024;
+};
+std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteAnyOptions& options);
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

@@ -19,7 +19,7 @@ std::optional<text::Format> parse_format(const std::string& s) {
 // Reads a document; prints warnings; on failure prints the error and returns nullopt.
 std::optional<text::Document> load(const std::string& path, const std::string& from, Diagnostics& diags) {
   try {
-    auto doc = text::read_file(path, diags, parse_format(from));
+    auto doc = read_any(path, diags, parse_format(from));
     return doc;
   } catch (const ParseError& e) {
     std::cerr << e.what() << '\n';
@@ -76,7 +76,8 @@ int run_verify(const std::string& file, const std::string& from) {
   return kOk;
 }
 
-int run_fmt(const std::string& file, const std::string& from, std::string out, std::string to, size_t inline_limit) {
+int run_fmt(const std::string& file, const std::string& from, std::string out, std::string to, size_t inline_limit,
+            bool external_data, size_t threshold) {
   Diagnostics diags;
   auto doc = load(file, from, diags);
   if (!doc) return kInvalid;
@@ -98,8 +99,12 @@ int run_fmt(const std::string& file, const std::string& from, std::string out, s
     if (out.empty() || out == "-") {
       std::cout << text::to_text(*doc, format, opt);
     } else {
-      std::string side = text::write_file(*doc, out, format, opt);
-      if (!side.empty()) std::cerr << "note: tensors over " << inline_limit << " bytes written to " << side << '\n';
+      WriteAnyOptions wo;
+      wo.text = opt;
+      wo.external_data = external_data;
+      wo.threshold = threshold;
+      std::string side = write_any(*doc, out, format, wo);
+      if (!side.empty()) std::cerr << "note: large tensors written to " << side << '\n';
     }
   } catch (const Error& e) {
     std::cerr << e.what() << '\n';
@@ -114,6 +119,8 @@ void register_graph_commands(CLI::App& app, int& exit_code) {
   struct Opts {
     std::string file, from, out, to;
     size_t inline_limit = 4096;
+    bool external_data = false;
+    size_t threshold = 1024;
   };
   auto o = std::make_shared<Opts>();
   auto guard = [&exit_code](auto fn) {
@@ -128,12 +135,12 @@ void register_graph_commands(CLI::App& app, int& exit_code) {
   };
 
   auto* inspect = app.add_subcommand("inspect", "Summarise a document: ops by type, namespaces, nested graphs, edges, problems");
-  inspect->add_option("FILE", o->file, "YAML (.yaml/.yml) or JSON (.json) document")->required();
+  inspect->add_option("FILE", o->file, "YAML (.yaml/.yml), JSON (.json) or ONNX (.onnx) document")->required();
   inspect->add_option("--from", o->from, "Input format when the extension does not tell")->check(CLI::IsMember({"yaml", "json"}));
   inspect->callback(guard([o] { return run_inspect(o->file, o->from); }));
 
   auto* fmt = app.add_subcommand("fmt", "Read a document and write it in canonical form (YAML or JSON)");
-  fmt->add_option("FILE", o->file, "YAML or JSON document")->required();
+  fmt->add_option("FILE", o->file, "YAML, JSON or ONNX (.onnx) document")->required();
   fmt->add_option("-o,--output", o->out, "Output file (written atomically); '-' or none: standard output");
   fmt->add_option("--to", o->to, "Output format (default: from the output's extension, else the input's)")
       ->check(CLI::IsMember({"yaml", "json"}));
@@ -141,10 +148,12 @@ void register_graph_commands(CLI::App& app, int& exit_code) {
   fmt->add_option("--inline-limit", o->inline_limit,
                   "Tensors over this many bytes go to a side file OUTPUT.data when writing a file")
       ->capture_default_str();
-  fmt->callback(guard([o] { return run_fmt(o->file, o->from, o->out, o->to, o->inline_limit); }));
+  fmt->add_flag("--external-data", o->external_data, "Writing .onnx: tensors of at least --threshold bytes go to OUTPUT.data (4 KiB aligned)");
+  fmt->add_option("--threshold", o->threshold, "Bytes from which --external-data moves a tensor out")->capture_default_str();
+  fmt->callback(guard([o] { return run_fmt(o->file, o->from, o->out, o->to, o->inline_limit, o->external_data, o->threshold); }));
 
   auto* verify = app.add_subcommand("verify", "Check a document's structure; report every problem with its path");
-  verify->add_option("FILE", o->file, "YAML or JSON document")->required();
+  verify->add_option("FILE", o->file, "YAML, JSON or ONNX (.onnx) document")->required();
   verify->add_option("--from", o->from, "Input format when the extension does not tell")->check(CLI::IsMember({"yaml", "json"}));
   verify->callback(guard([o] { return run_verify(o->file, o->from); }));
 }

@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   int exit_code = kOk;
   register_graph_commands(app, exit_code);
   register_schema_commands(app, exit_code);
+  register_onnx_commands(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -159,7 +159,7 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
   Diagnostics diags;
   std::optional<text::Document> doc;
   try {
-    doc = text::read_file(file, diags);
+    doc = read_any(file, diags);
   } catch (const std::exception& e) {
     std::cerr << e.what() << '\n';
     for (const auto& d : diags.items()) std::cerr << d.str() << '\n';
@@ -201,7 +201,7 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
     return kInvalid;
   }
   if (!out.empty()) {
-    text::write_file(*doc, out, text::format_for_path(out));
+    write_any(*doc, out, text::format_for_path(out), WriteAnyOptions{});
     std::cerr << "wrote " << out << " (" << r.filled << " defaults filled, " << r.dropped << " dropped)\n";
   }
   std::cout << file << ": valid (" << r.ops_checked << " ops)\n";

@@ -1,0 +1,324 @@
+// Value types, value infos and tensors between onnx.proto and the IR (both directions, so the
+// importer can check that the readable form says everything and keep the proto when it does not).
+#include <cstring>
+#include <filesystem>
+#include <map>
+
+#include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
+#include "proto_util.h"
+
+namespace amanda::onnx_frontend::detail {
+
+using ir::Value;
+
+const Value* map_find(const Value::Map* m, std::string_view key) {
+  if (!m) return nullptr;
+  for (const auto& e : *m)
+    if (e.key == key) return &e.value;
+  return nullptr;
+}
+
+std::optional<std::string> type_string(const onnx::TypeProto& t) {
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType: {
+      if (!t.tensor_type().has_elem_type()) return std::nullopt;
+      const char* e = elem_name(t.tensor_type().elem_type());
+      if (!e) return std::nullopt;
+      return std::string("tensor(") + e + ")";
+    }
+    case onnx::TypeProto::kSparseTensorType: {
+      if (!t.sparse_tensor_type().has_elem_type()) return std::nullopt;
+      const char* e = elem_name(t.sparse_tensor_type().elem_type());
+      if (!e) return std::nullopt;
+      return std::string("sparse_tensor(") + e + ")";
+    }
+    case onnx::TypeProto::kSequenceType: {
+      if (!t.sequence_type().has_elem_type()) return std::nullopt;
+      auto in = type_string(t.sequence_type().elem_type());
+      if (!in) return std::nullopt;
+      return "seq(" + *in + ")";
+    }
+    case onnx::TypeProto::kOptionalType: {
+      if (!t.optional_type().has_elem_type()) return std::nullopt;
+      auto in = type_string(t.optional_type().elem_type());
+      if (!in) return std::nullopt;
+      return "optional(" + *in + ")";
+    }
+    case onnx::TypeProto::kMapType: {
+      if (!t.map_type().has_key_type() || !t.map_type().has_value_type()) return std::nullopt;
+      const char* k = elem_name(t.map_type().key_type());
+      auto in = type_string(t.map_type().value_type());
+      if (!k || !in) return std::nullopt;
+      return std::string("map(") + k + ", " + *in + ")";
+    }
+    default: return std::nullopt;
+  }
+}
+
+namespace {
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+}  // namespace
+
+bool parse_type_string(std::string_view s, onnx::TypeProto& t) {
+  s = trim(s);
+  size_t p = s.find('(');
+  if (p == std::string_view::npos || s.back() != ')') return false;
+  std::string_view head = s.substr(0, p), inner = trim(s.substr(p + 1, s.size() - p - 2));
+  if (head == "tensor" || head == "sparse_tensor") {
+    int e = elem_from_name(inner);
+    if (e < 0) return false;
+    if (head == "tensor") t.mutable_tensor_type()->set_elem_type(e);
+    else t.mutable_sparse_tensor_type()->set_elem_type(e);
+    return true;
+  }
+  if (head == "seq") return parse_type_string(inner, *t.mutable_sequence_type()->mutable_elem_type());
+  if (head == "optional") return parse_type_string(inner, *t.mutable_optional_type()->mutable_elem_type());
+  if (head == "map") {
+    size_t c = inner.find(',');
+    if (c == std::string_view::npos) return false;
+    int k = elem_from_name(trim(inner.substr(0, c)));
+    if (k < 0) return false;
+    t.mutable_map_type()->set_key_type(k);
+    return parse_type_string(inner.substr(c + 1), *t.mutable_map_type()->mutable_value_type());
+  }
+  return false;
+}
+
+void build_type(const Value* type, const Value* shape, onnx::TypeProto& t) {
+  if (!type || !type->is_string() || !parse_type_string(type->as_string(), t)) return;
+  if (!shape || !shape->is_list()) return;
+  onnx::TensorShapeProto* sp = nullptr;
+  if (t.has_tensor_type()) sp = t.mutable_tensor_type()->mutable_shape();
+  else if (t.has_sparse_tensor_type()) sp = t.mutable_sparse_tensor_type()->mutable_shape();
+  if (!sp) return;
+  for (const auto& d : shape->as_list()) {
+    auto* dim = sp->add_dim();
+    if (d.is_int()) dim->set_dim_value(d.as_int());
+    else if (d.is_string()) dim->set_dim_param(d.as_string());
+  }
+}
+
+void value_info_to_attrs(const onnx::ValueInfoProto& vi, const std::string& prefix, Value::Map& out) {
+  Value::Map m;
+  if (vi.has_type()) {
+    const auto& t = vi.type();
+    if (auto s = type_string(t)) {
+      m.push_back({prefix + "type", Value(*s)});
+      const onnx::TensorShapeProto* sp = nullptr;
+      if (t.has_tensor_type() && t.tensor_type().has_shape()) sp = &t.tensor_type().shape();
+      if (t.has_sparse_tensor_type() && t.sparse_tensor_type().has_shape()) sp = &t.sparse_tensor_type().shape();
+      if (sp) {
+        Value::List dims;
+        for (const auto& d : sp->dim()) {
+          if (d.has_dim_value()) dims.push_back(Value(static_cast<int64_t>(d.dim_value())));
+          else if (d.has_dim_param()) dims.push_back(Value(d.dim_param()));
+          else dims.push_back(Value());
+        }
+        m.push_back({prefix + "shape", Value(std::move(dims))});
+      }
+    }
+  }
+  if (vi.has_doc_string()) m.push_back({"@doc_string", Value(vi.doc_string())});
+  // Does the readable form say everything?
+  onnx::ValueInfoProto back;
+  attrs_to_value_info([&](const std::string& k) { return map_find(&m, k); }, prefix, vi.name(), back);
+  if (!vi.has_name()) back.clear_name();
+  if (back.SerializeAsString() != vi.SerializeAsString()) m.push_back({"@value_info", Value(base64_encode(vi.SerializeAsString()))});
+  for (auto& e : m) out.push_back(std::move(e));
+}
+
+// ---- tensors
+
+namespace {
+
+size_t elem_bytes(ir::DType t) { return ir::dtype_size(t); }
+
+template <class T>
+void put(std::string& out, T v, size_t n) {
+  char b[sizeof(T)];
+  std::memcpy(b, &v, sizeof(T));
+  out.append(b, n);  // little-endian host: the low n bytes
+}
+
+std::shared_ptr<const Buffer> map_external(const std::string& base_dir, const std::string& location, const std::string& file) {
+  namespace fs = std::filesystem;
+  if (base_dir.empty()) throw Error(file + ": error: external data '" + location + "' is refused: the model's folder is unknown");
+  fs::path rel(location);
+  if (location.empty() || rel.is_absolute())
+    throw Error(file + ": error: external data location '" + location + "' is refused: it must be a relative path");
+  for (const auto& part : rel)
+    if (part == "..") throw Error(file + ": error: external data location '" + location + "' is refused: it contains '..'");
+  fs::path cur(base_dir);
+  for (const auto& part : rel) {
+    cur /= part;
+    std::error_code ec;
+    if (fs::is_symlink(fs::symlink_status(cur, ec)))
+      throw Error(file + ": error: external data location '" + location + "' is refused: it goes through a symbolic link");
+  }
+  std::error_code ec;
+  auto canon_base = fs::weakly_canonical(base_dir, ec);
+  auto canon = fs::weakly_canonical(cur, ec);
+  auto b = canon_base.string(), c = canon.string();
+  if (c.compare(0, b.size(), b) != 0 || (c.size() > b.size() && c[b.size()] != '/'))
+    throw Error(file + ": error: external data location '" + location + "' is refused: it leaves the model's folder");
+  return map_file(cur.string());
+}
+
+}  // namespace
+
+Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Value::Map& meta) {
+  std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
+  auto dt = dtype_of(t.data_type());
+  if (t.has_name()) meta.push_back({"name", Value(t.name())});
+  if (t.has_doc_string()) meta.push_back({"doc_string", Value(t.doc_string())});
+  ir::Tensor x;
+  bool external = t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
+  if (!dt) {
+    // An element type the IR does not know: keep the proto, hold the raw bytes.
+    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+    return Value(ir::Tensor::from_bytes(ir::DType::UInt8, {static_cast<int64_t>(t.raw_data().size())}, t.raw_data()));
+  }
+  if (*dt == ir::DType::String) {
+    x.dtype = *dt;
+    x.shape = shape;
+    x.strings.assign(t.string_data().begin(), t.string_data().end());
+  } else if (external) {
+    std::string location;
+    uint64_t offset = 0, length = UINT64_MAX;
+    Value::List entries;
+    for (const auto& kv : t.external_data()) {
+      entries.push_back(Value(Value::Map{{"key", Value(kv.key())}, {"value", Value(kv.value())}}));
+      try {
+        if (kv.key() == "location") location = kv.value();
+        else if (kv.key() == "offset") offset = std::stoull(kv.value());
+        else if (kv.key() == "length") length = std::stoull(kv.value());
+      } catch (const std::exception&) {
+        throw Error(ctx.file_name + ": error: tensor '" + t.name() + "': external data " + kv.key() + " '" + kv.value() + "' is not a number");
+      }
+    }
+    auto buf = map_external(ctx.base_dir, location, ctx.file_name);
+    if (offset > buf->size() || (length != UINT64_MAX && length > buf->size() - offset))
+      throw Error(ctx.file_name + ": error: tensor '" + t.name() + "': external data [" + std::to_string(offset) + ", +" +
+                  std::to_string(length) + ") is outside '" + location + "' (" + std::to_string(buf->size()) + " bytes)");
+    if (length == UINT64_MAX) length = buf->size() - offset;
+    x = ir::Tensor::borrow(*dt, shape, buf, buf->data() + offset, length);
+    meta.push_back({"storage", Value("external")});
+    meta.push_back({"external_data", Value(std::move(entries))});
+    return Value(std::move(x));
+  } else if (t.has_raw_data()) {
+    x = ir::Tensor::from_bytes(*dt, shape, t.raw_data());
+  } else {
+    std::string bytes;
+    size_t n = elem_bytes(*dt);
+    bool typed = true;
+    switch (*dt) {
+      case ir::DType::Float32:
+      case ir::DType::Complex64:
+        for (float f : t.float_data()) put(bytes, f, 4);
+        typed = t.float_data_size() > 0;
+        break;
+      case ir::DType::Float64:
+      case ir::DType::Complex128:
+        for (double d : t.double_data()) put(bytes, d, 8);
+        typed = t.double_data_size() > 0;
+        break;
+      case ir::DType::Int64:
+        for (int64_t v : t.int64_data()) put(bytes, v, 8);
+        typed = t.int64_data_size() > 0;
+        break;
+      case ir::DType::UInt32:
+      case ir::DType::UInt64:
+        for (uint64_t v : t.uint64_data()) put(bytes, v, n);
+        typed = t.uint64_data_size() > 0;
+        break;
+      default:
+        for (int32_t v : t.int32_data()) put(bytes, v, n);
+        typed = t.int32_data_size() > 0;
+        break;
+    }
+    x = ir::Tensor::from_bytes(*dt, shape, std::move(bytes));
+    meta.push_back({"storage", Value(typed ? "typed" : "none")});
+  }
+  Value v(std::move(x));
+  onnx::TensorProto back;
+  tensor_to_proto(v, &meta, back);
+  if (back.SerializeAsString() != t.SerializeAsString()) {
+    meta.clear();
+    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+  }
+  return v;
+}
+
+void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& out) {
+  if (const Value* p = map_find(meta, "proto"); p && p->is_string()) {
+    auto bytes = base64_decode(p->as_string());
+    if (!bytes || !out.ParseFromString(*bytes)) throw Error("a tensor's 'proto' annotation is not a TensorProto in base64");
+    return;
+  }
+  if (!v.is_tensor()) throw Error("expected a tensor, found a " + std::string(ir::kind_name(v.kind())));
+  const ir::Tensor& t = v.as_tensor();
+  for (int64_t d : t.shape) out.add_dims(d);
+  out.set_data_type(elem_of(t.dtype));
+  if (const Value* n = map_find(meta, "name"); n && n->is_string()) out.set_name(n->as_string());
+  if (t.dtype == ir::DType::String) {
+    for (const auto& s : t.strings) out.add_string_data(s);
+  } else {
+    const Value* st = map_find(meta, "storage");
+    std::string storage = st && st->is_string() ? st->as_string() : "raw";
+    size_t n = elem_bytes(t.dtype);
+    const uint8_t* d = t.data;
+    auto get = [&](size_t i, auto zero) {
+      decltype(zero) x{};
+      std::memcpy(&x, d + i, sizeof x);
+      return x;
+    };
+    if (storage == "typed") {
+      switch (t.dtype) {
+        case ir::DType::Float32:
+        case ir::DType::Complex64:
+          for (size_t i = 0; i + 4 <= t.size; i += 4) out.add_float_data(get(i, float{}));
+          break;
+        case ir::DType::Float64:
+        case ir::DType::Complex128:
+          for (size_t i = 0; i + 8 <= t.size; i += 8) out.add_double_data(get(i, double{}));
+          break;
+        case ir::DType::Int64:
+          for (size_t i = 0; i + 8 <= t.size; i += 8) out.add_int64_data(get(i, int64_t{}));
+          break;
+        case ir::DType::UInt32:
+          for (size_t i = 0; i + 4 <= t.size; i += 4) out.add_uint64_data(get(i, uint32_t{}));
+          break;
+        case ir::DType::UInt64:
+          for (size_t i = 0; i + 8 <= t.size; i += 8) out.add_uint64_data(get(i, uint64_t{}));
+          break;
+        case ir::DType::Int8:
+          for (size_t i = 0; i < t.size; ++i) out.add_int32_data(get(i, int8_t{}));
+          break;
+        case ir::DType::Int16:
+          for (size_t i = 0; i + 2 <= t.size; i += 2) out.add_int32_data(get(i, int16_t{}));
+          break;
+        case ir::DType::Int32:
+          for (size_t i = 0; i + 4 <= t.size; i += 4) out.add_int32_data(get(i, int32_t{}));
+          break;
+        default:  // uint8, bool, uint16, float16, bfloat16: zero-extended
+          for (size_t i = 0; i + n <= t.size; i += n) {
+            uint32_t x = 0;
+            std::memcpy(&x, d + i, n);
+            out.add_int32_data(static_cast<int32_t>(x));
+          }
+          break;
+      }
+    } else if (storage != "none") {
+      // raw (and external, which the exporter writes inline unless asked otherwise)
+      out.set_raw_data(t.bytes().data(), t.size);
+    }
+  }
+  if (const Value* ds = map_find(meta, "doc_string"); ds && ds->is_string()) out.set_doc_string(ds->as_string());
+}
+
+}  // namespace amanda::onnx_frontend::detail

@@ -1,0 +1,366 @@
+// text::Document -> ONNX ModelProto: the inverse of import.cpp. See docs/onnx.md.
+#include <algorithm>
+#include <filesystem>
+
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/support/file.h"
+#include "proto_util.h"
+
+namespace amanda::onnx_frontend {
+
+using namespace detail;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+
+namespace detail {
+
+void attr_to_proto(const std::string& name, const Value& v, const Value::Map& meta, onnx::AttributeProto& out,
+                   const std::function<void(OpId, onnx::GraphProto&)>& graph) {
+  using A = onnx::AttributeProto;
+  if (const Value* p = map_find(&meta, "proto"); p && p->is_string()) {
+    auto bytes = base64_decode(p->as_string());
+    if (!bytes || !out.ParseFromString(*bytes)) throw Error("attribute '" + name + "': its 'proto' annotation is not an AttributeProto in base64");
+    return;
+  }
+  out.set_name(name);
+  const Value* tmeta = map_find(&meta, "type");
+  A::AttributeType type = A::UNDEFINED;
+  auto infer = [&] {
+    switch (v.kind()) {
+      case Value::Kind::Int: return A::INT;
+      case Value::Kind::Float: return A::FLOAT;
+      case Value::Kind::String: return A::STRING;
+      case Value::Kind::Tensor: return A::TENSOR;
+      case Value::Kind::Graph: return A::GRAPH;
+      case Value::Kind::List:
+        if (v.as_list().empty()) return A::INTS;
+        switch (v.as_list()[0].kind()) {
+          case Value::Kind::Int: return A::INTS;
+          case Value::Kind::Float: return A::FLOATS;
+          case Value::Kind::String: return A::STRINGS;
+          case Value::Kind::Tensor: return A::TENSORS;
+          case Value::Kind::Graph: return A::GRAPHS;
+          default: return A::UNDEFINED;
+        }
+      default: return A::UNDEFINED;
+    }
+  };
+  if (tmeta && tmeta->is_int()) type = static_cast<A::AttributeType>(tmeta->as_int());
+  else type = infer();
+  if (!tmeta || !tmeta->is_null()) out.set_type(type);
+  auto num = [](const Value& x) { return x.is_int() ? static_cast<double>(x.as_int()) : x.is_float() ? x.as_float() : 0.0; };
+  auto str = [](const Value& x) -> std::string { return x.is_string() ? x.as_string() : std::string(); };
+  auto need_graph = [&](const Value& x) {
+    if (!x.is_graph()) throw Error("attribute '" + name + "': expected a graph");
+    if (!graph) throw Error("attribute '" + name + "': graphs cannot be written here");
+  };
+  const Value::List empty;
+  const Value::List& list = v.is_list() ? v.as_list() : empty;
+  switch (type) {
+    case A::FLOAT: out.set_f(static_cast<float>(num(v))); break;
+    case A::INT: out.set_i(v.is_int() ? v.as_int() : static_cast<int64_t>(num(v))); break;
+    case A::STRING: out.set_s(str(v)); break;
+    case A::TENSOR: {
+      const Value* tm = map_find(&meta, "tensor");
+      tensor_to_proto(v, tm && tm->is_map() ? &tm->as_map() : nullptr, *out.mutable_t());
+      break;
+    }
+    case A::GRAPH: need_graph(v); graph(v.as_graph(), *out.mutable_g()); break;
+    case A::SPARSE_TENSOR: {
+      auto bytes = base64_decode(str(v));
+      if (!bytes || !out.mutable_sparse_tensor()->ParseFromString(*bytes)) throw Error("attribute '" + name + "': not a sparse tensor in base64");
+      break;
+    }
+    case A::TYPE_PROTO: parse_type_string(str(v), *out.mutable_tp()); break;
+    case A::FLOATS: for (const auto& x : list) out.add_floats(static_cast<float>(num(x))); break;
+    case A::INTS: for (const auto& x : list) out.add_ints(x.is_int() ? x.as_int() : static_cast<int64_t>(num(x))); break;
+    case A::STRINGS: for (const auto& x : list) out.add_strings(str(x)); break;
+    case A::TENSORS: {
+      const Value* tms = map_find(&meta, "tensors");
+      for (size_t i = 0; i < list.size(); ++i) {
+        const Value* tm = tms && tms->is_list() && i < tms->as_list().size() ? &tms->as_list()[i] : nullptr;
+        tensor_to_proto(list[i], tm && tm->is_map() ? &tm->as_map() : nullptr, *out.add_tensors());
+      }
+      break;
+    }
+    case A::GRAPHS:
+      for (const auto& x : list) {
+        need_graph(x);
+        graph(x.as_graph(), *out.add_graphs());
+      }
+      break;
+    case A::SPARSE_TENSORS:
+      for (const auto& x : list) {
+        auto bytes = base64_decode(str(x));
+        if (!bytes || !out.add_sparse_tensors()->ParseFromString(*bytes)) throw Error("attribute '" + name + "': not a sparse tensor in base64");
+      }
+      break;
+    case A::TYPE_PROTOS: for (const auto& x : list) parse_type_string(str(x), *out.add_type_protos()); break;
+    default: break;
+  }
+  if (const Value* d = map_find(&meta, "doc_string"); d && d->is_string()) out.set_doc_string(d->as_string());
+  if (const Value* r = map_find(&meta, "ref_attr_name"); r && r->is_string()) out.set_ref_attr_name(r->as_string());
+}
+
+}  // namespace detail
+
+namespace {
+
+class Exporter {
+ public:
+  explicit Exporter(const ir::Graph& g) : g_(g) {}
+
+  void run(onnx::ModelProto& m) {
+    OpId root = g_.root();
+    if (g_.root_kind() != ir::Graph::RootKind::Graph) throw Error("only a graph document can be written as an ONNX model");
+    if (const Value* v = get(root, "ir_version"); v && v->is_int()) m.set_ir_version(v->as_int());
+    if (const Value* v = get(root, "opset_import"); v && v->is_list()) {
+      for (const auto& e : v->as_list()) {
+        auto* os = m.add_opset_import();
+        if (const Value* d = e.find("domain"); d && d->is_string()) os->set_domain(d->as_string());
+        if (const Value* x = e.find("version"); x && x->is_int()) os->set_version(x->as_int());
+      }
+    }
+    if (const Value* v = get(root, "producer_name"); v && v->is_string()) m.set_producer_name(v->as_string());
+    if (const Value* v = get(root, "producer_version"); v && v->is_string()) m.set_producer_version(v->as_string());
+    if (const Value* v = get(root, "domain"); v && v->is_string()) m.set_domain(v->as_string());
+    if (const Value* v = get(root, "model_version"); v && v->is_int()) m.set_model_version(v->as_int());
+    if (const Value* v = get(root, "doc_string"); v && v->is_string()) m.set_doc_string(v->as_string());
+    if (const Value* v = get(root, "metadata_props"); v && v->is_list()) {
+      for (const auto& e : v->as_list()) {
+        auto* p = m.add_metadata_props();
+        if (const Value* k = e.find("key"); k && k->is_string()) p->set_key(k->as_string());
+        if (const Value* x = e.find("value"); x && x->is_string()) p->set_value(x->as_string());
+      }
+    }
+    if (const Value* v = get(root, "@functions"); v && v->is_list())
+      for (const auto& e : v->as_list()) parse_b64(e, *m.add_functions(), "@functions");
+    if (const Value* v = get(root, "@training_info"); v && v->is_list())
+      for (const auto& e : v->as_list()) parse_b64(e, *m.add_training_info(), "@training_info");
+    if (!get(root, "@no_graph")) export_graph(root, *m.mutable_graph(), true);
+  }
+
+ private:
+  const ir::Graph& g_;
+
+  const Value* get(OpId o, std::string_view k) const {
+    Symbol s = g_.symbols().find(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(o, s);
+  }
+  const Value* get(PortId p, std::string_view k) const {
+    Symbol s = g_.symbols().find(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(p, s);
+  }
+
+  template <class Msg>
+  static void parse_b64(const Value& v, Msg& out, const char* what) {
+    auto bytes = v.is_string() ? base64_decode(v.as_string()) : std::nullopt;
+    if (!bytes || !out.ParseFromString(*bytes)) throw Error(std::string(what) + ": an entry is not a protobuf in base64");
+  }
+
+  std::string value_name(PortId p) const {
+    if (const Value* v = get(p, "@value"); v && v->is_string()) return v->as_string();
+    return std::string(g_.port_name_str(p));
+  }
+
+  void value_info(PortId p, const std::string& prefix, onnx::ValueInfoProto& vi) const {
+    attrs_to_value_info([&](const std::string& k) { return get(p, k); }, prefix, value_name(p), vi);
+  }
+
+  static const Value::Map* as_map(const Value* v) { return v && v->is_map() ? &v->as_map() : nullptr; }
+
+  void export_graph(OpId gn, onnx::GraphProto& gp, bool is_root) {
+    if (!get(gn, "@no_name")) gp.set_name(g_.name_generated(gn) ? std::string() : std::string(g_.name_str(gn)));
+    if (const Value* d = get(gn, is_root ? "graph_doc_string" : "doc_string"); d && d->is_string()) gp.set_doc_string(d->as_string());
+    std::vector<std::pair<std::string, onnx::TensorProto>> inits;
+    for (PortId p : g_.inputs(gn)) {
+      if (g_.is_control(p)) continue;
+      const Value* gi = get(p, "graph_input");
+      if (!gi || !gi->is_bool() || gi->as_bool()) value_info(p, "", *gp.add_input());
+      if (const Value* t = get(p, "initializer")) {
+        onnx::TensorProto tp;
+        const Value::Map* meta = as_map(get(p, "@initializer"));
+        tensor_to_proto(*t, meta, tp);
+        if (!map_find(meta, "proto") && !map_find(meta, "no_name")) tp.set_name(value_name(p));
+        inits.emplace_back(value_name(p), std::move(tp));
+      }
+      if (const Value* s = get(p, "sparse_initializer"); s && s->is_map()) {
+        auto* sp = gp.add_sparse_initializer();
+        const Value::Map& m = s->as_map();
+        if (const Value* d = map_find(&m, "dims"); d && d->is_list())
+          for (const auto& x : d->as_list()) sp->add_dims(x.is_int() ? x.as_int() : 0);
+        if (const Value* v = map_find(&m, "values")) tensor_to_proto(*v, as_map(map_find(&m, "@values")), *sp->mutable_values());
+        if (const Value* v = map_find(&m, "indices")) tensor_to_proto(*v, as_map(map_find(&m, "@indices")), *sp->mutable_indices());
+      }
+    }
+    if (const Value* order = get(gn, "@initializer_order"); order && order->is_list()) {
+      std::vector<bool> used(inits.size());
+      for (const auto& n : order->as_list()) {
+        for (size_t i = 0; i < inits.size(); ++i)
+          if (!used[i] && n.is_string() && inits[i].first == n.as_string()) {
+            used[i] = true;
+            *gp.add_initializer() = inits[i].second;
+            break;
+          }
+      }
+      for (size_t i = 0; i < inits.size(); ++i)
+        if (!used[i]) *gp.add_initializer() = inits[i].second;
+    } else {
+      for (auto& [n, t] : inits) *gp.add_initializer() = std::move(t);
+    }
+    std::vector<PortId> vi_ports;
+    for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op)) {
+      export_node(op, *gp.add_node());
+      for (PortId p : g_.outputs(op))
+        if (get(p, "@type") || get(p, "@value_info") || get(p, "@doc_string")) vi_ports.push_back(p);
+    }
+    for (PortId p : g_.outputs(gn))
+      if (!g_.is_control(p)) value_info(p, "", *gp.add_output());
+    if (const Value* l = get(gn, "@value_info"); l && l->is_list()) {
+      for (const auto& e : l->as_list()) parse_b64(e, *gp.add_value_info(), "@value_info");
+    } else {
+      if (const Value* order = get(gn, "@value_info_order"); order && order->is_list()) {
+        std::vector<PortId> sorted;
+        for (const auto& n : order->as_list())
+          for (PortId p : vi_ports)
+            if (n.is_string() && value_name(p) == n.as_string() && std::find(sorted.begin(), sorted.end(), p) == sorted.end()) {
+              sorted.push_back(p);
+              break;
+            }
+        for (PortId p : vi_ports)
+          if (std::find(sorted.begin(), sorted.end(), p) == sorted.end()) sorted.push_back(p);
+        vi_ports = std::move(sorted);
+      }
+      for (PortId p : vi_ports) value_info(p, "@", *gp.add_value_info());
+    }
+    if (const Value* q = get(gn, "quantization_annotation"); q && q->is_list()) {
+      for (const auto& e : q->as_list()) {
+        auto* qa = gp.add_quantization_annotation();
+        if (const Value* t = e.find("tensor_name"); t && t->is_string()) qa->set_tensor_name(t->as_string());
+        if (const Value* ps = e.find("quant_parameter_tensor_names"); ps && ps->is_list())
+          for (const auto& kv : ps->as_list()) {
+            auto* x = qa->add_quant_parameter_tensor_names();
+            if (const Value* k = kv.find("key"); k && k->is_string()) x->set_key(k->as_string());
+            if (const Value* v = kv.find("value"); v && v->is_string()) x->set_value(v->as_string());
+          }
+      }
+    }
+  }
+
+  void export_node(OpId op, onnx::NodeProto& n) {
+    for (PortId p : g_.inputs(op)) {
+      if (g_.is_control(p) || g_.port_name_str(p).starts_with(kCapturePrefix)) continue;
+      PortId src = g_.producer(p);
+      if (src) n.add_input(value_name(src));
+      else if (const Value* v = get(p, "@value"); v && v->is_string()) n.add_input(v->as_string());
+      else n.add_input("");
+    }
+    for (PortId p : g_.outputs(op)) {
+      if (g_.is_control(p)) continue;
+      const Value* v = get(p, "@value");
+      n.add_output(v && v->is_string() ? v->as_string() : std::string(g_.port_name_str(p)));
+    }
+    if (const Value* v = get(op, "@name"); v && v->is_string()) n.set_name(v->as_string());
+    else if (!g_.name_generated(op) && !get(op, "@no_name")) n.set_name(std::string(g_.name_str(op)));
+    std::string_view type = g_.type_str(op);
+    size_t sep = type.rfind("::");
+    if (sep != std::string_view::npos) {
+      n.set_domain(std::string(type.substr(0, sep)));
+      n.set_op_type(std::string(type.substr(sep + 2)));
+    } else {
+      n.set_op_type(std::string(type));
+    }
+    if (const Value* v = get(op, "@domain"); v && v->is_string()) n.set_domain(v->as_string());
+    if (const Value* v = get(op, "@doc_string"); v && v->is_string()) n.set_doc_string(v->as_string());
+    std::vector<onnx::AttributeProto> attrs;
+    for (const auto& [k, v] : g_.attrs(op)) {
+      std::string_view key = g_.str(k);
+      if (is_annotation(key)) continue;
+      const Value::Map* meta = as_map(get(op, "@attr." + std::string(key)));
+      static const Value::Map none;
+      attr_to_proto(std::string(key), v, meta ? *meta : none, attrs.emplace_back(),
+                    [this](OpId g, onnx::GraphProto& gp) { export_graph(g, gp, false); });
+    }
+    if (const Value* x = get(op, "@extra_attributes"); x && x->is_list()) {
+      for (const auto& e : x->as_list()) {
+        onnx::AttributeProto a;
+        const Value* idx = e.find("index");
+        const Value* pr = e.find("proto");
+        if (!pr) throw Error("@extra_attributes: an entry has no proto");
+        parse_b64(*pr, a, "@extra_attributes");
+        size_t i = idx && idx->is_int() ? static_cast<size_t>(std::max<int64_t>(0, idx->as_int())) : attrs.size();
+        attrs.insert(attrs.begin() + static_cast<long>(std::min(i, attrs.size())), std::move(a));
+      }
+    }
+    for (auto& a : attrs) *n.add_attribute() = std::move(a);
+  }
+};
+
+}  // namespace
+
+void export_model(const text::Document& doc, onnx::ModelProto& model) {
+  if (doc.kind != text::Document::Kind::Graph) throw Error("only a graph document can be written as an ONNX model");
+  Exporter(doc.graph).run(model);
+}
+
+std::string export_model_bytes(const text::Document& doc) {
+  onnx::ModelProto m;
+  export_model(doc, m);
+  std::string out;
+  if (!m.SerializeToString(&out)) throw Error("the model cannot be serialised (over 2 GiB? use --external-data)");
+  return out;
+}
+
+namespace {
+size_t move_to_external(onnx::GraphProto& gp, AtomicFile& side, const std::string& location, size_t threshold) {
+  size_t moved = 0;
+  auto move = [&](onnx::TensorProto& t) {
+    if (!t.has_raw_data() || t.raw_data().size() < threshold) return;
+    ++moved;
+    uint64_t off = (side.size() + 4095) / 4096 * 4096;
+    if (off > side.size()) side.write(std::string(off - side.size(), '\0'));
+    side.write(t.raw_data());
+    uint64_t len = t.raw_data().size();
+    t.clear_raw_data();
+    t.set_data_location(onnx::TensorProto::EXTERNAL);
+    for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", std::to_string(off)},
+                        {"length", std::to_string(len)}}) {
+      auto* e = t.add_external_data();
+      e->set_key(k);
+      e->set_value(v);
+    }
+  };
+  for (auto& t : *gp.mutable_initializer()) move(t);
+  for (auto& n : *gp.mutable_node())
+    for (auto& a : *n.mutable_attribute()) {
+      if (a.has_g()) moved += move_to_external(*a.mutable_g(), side, location, threshold);
+      for (auto& sg : *a.mutable_graphs()) moved += move_to_external(sg, side, location, threshold);
+    }
+  return moved;
+}
+}  // namespace
+
+std::string write_model(const text::Document& doc, const std::string& path, const ExportOptions& options) {
+  onnx::ModelProto m;
+  export_model(doc, m);
+  std::unique_ptr<AtomicFile> side;
+  std::string side_path;
+  if (options.external_data) {
+    side_path = path + ".data";
+    side = std::make_unique<AtomicFile>(side_path);
+    if (!move_to_external(*m.mutable_graph(), *side, std::filesystem::path(side_path).filename().string(), options.threshold)) {
+      side.reset();  // nothing moved: no side file
+      side_path.clear();
+    }
+  }
+  std::string out;
+  if (!m.SerializeToString(&out)) throw Error(path + ": error: the model cannot be serialised (over 2 GiB? use --external-data)");
+  AtomicFile f(path);
+  f.write(out);
+  if (side) side->commit();
+  f.commit();
+  return side_path;
+}
+
+}  // namespace amanda::onnx_frontend

@@ -1,0 +1,512 @@
+// ONNX ModelProto -> text::Document. See docs/onnx.md for the mapping.
+#include <filesystem>
+#include <fstream>
+#include <memory>
+
+#include <absl/container/flat_hash_map.h>
+#include <onnx/defs/schema.h>
+
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/frontends/onnx/namespaces.h"
+#include "proto_util.h"
+
+namespace amanda::onnx_frontend {
+
+using namespace detail;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+
+namespace {
+
+struct Scope {
+  OpId node;             // the graph node (root or attribute graph)
+  Scope* parent = nullptr;
+  OpId owner;            // the op holding this attribute graph
+  absl::flat_hash_map<std::string, PortId> values;
+};
+
+class Importer {
+ public:
+  Importer(const onnx::ModelProto& m, const ImportOptions& o) : m_(m), opt_(o), doc_(text::Document::Kind::Graph), g_(doc_.graph) {
+    ctx_.base_dir = o.base_dir;
+    ctx_.file_name = o.file_name;
+  }
+
+  text::Document run() {
+    OpId root = g_.root();
+    int default_version = -1;
+    Value::List opsets;
+    Value::Map imports;
+    for (const auto& os : m_.opset_import()) {
+      Value::Map e;
+      if (os.has_domain()) e.push_back({"domain", Value(os.domain())});
+      if (os.has_version()) e.push_back({"version", Value(static_cast<int64_t>(os.version()))});
+      opsets.push_back(Value(std::move(e)));
+      std::string d = os.domain() == "ai.onnx" ? "" : os.domain();
+      if (!versions_.contains(d)) versions_[d] = static_cast<int>(os.version());
+      if (d.empty()) {
+        if (default_version < 0) default_version = static_cast<int>(os.version());
+      } else if (!imports_seen_.contains(d)) {
+        imports_seen_[d] = 1;
+        imports.push_back({d, Value(onnx_namespace(d, static_cast<int>(os.version())))});
+      }
+    }
+    if (default_version >= 0) g_.set_graph_namespace(root, g_.sym(onnx_namespace("", default_version)));
+    auto set = [&](std::string_view k, Value v) { g_.set_attr(root, g_.sym(k), std::move(v)); };
+    if (m_.has_ir_version()) set("ir_version", Value(static_cast<int64_t>(m_.ir_version())));
+    set("opset_import", Value(std::move(opsets)));
+    if (!imports.empty()) set("imports", Value(std::move(imports)));
+    if (m_.has_producer_name()) set("producer_name", Value(m_.producer_name()));
+    if (m_.has_producer_version()) set("producer_version", Value(m_.producer_version()));
+    if (m_.has_domain()) set("domain", Value(m_.domain()));
+    if (m_.has_model_version()) set("model_version", Value(static_cast<int64_t>(m_.model_version())));
+    if (m_.has_doc_string()) set("doc_string", Value(m_.doc_string()));
+    if (m_.metadata_props_size()) {
+      Value::List l;
+      for (const auto& p : m_.metadata_props()) l.push_back(Value(Value::Map{{"key", Value(p.key())}, {"value", Value(p.value())}}));
+      set("metadata_props", Value(std::move(l)));
+    }
+    // Rare parts kept whole (base64 of their protos).
+    if (m_.functions_size()) {
+      Value::List l;
+      for (const auto& f : m_.functions()) l.push_back(Value(base64_encode(f.SerializeAsString())));
+      set("@functions", Value(std::move(l)));
+    }
+    if (m_.training_info_size()) {
+      Value::List l;
+      for (const auto& t : m_.training_info()) l.push_back(Value(base64_encode(t.SerializeAsString())));
+      set("@training_info", Value(std::move(l)));
+    }
+    if (m_.has_graph()) {
+      Scope s;
+      s.node = root;
+      import_graph(m_.graph(), s, true);
+    } else {
+      set("@no_graph", Value(true));
+    }
+    return std::move(doc_);
+  }
+
+ private:
+  const onnx::ModelProto& m_;
+  const ImportOptions& opt_;
+  TensorContext ctx_;
+  text::Document doc_;
+  ir::Graph& g_;
+  absl::flat_hash_map<std::string, int> versions_, imports_seen_;
+
+  void set_attr(PortId p, std::string_view k, Value v) { g_.set_attr(p, g_.sym(k), std::move(v)); }
+  void set_attr(OpId o, std::string_view k, Value v) { g_.set_attr(o, g_.sym(k), std::move(v)); }
+
+  // A port named `name` (or a unique variant of it, keeping the name in @value).
+  PortId add_graph_port(OpId node, ir::PortDir dir, const std::string& name) {
+    std::string pname = name;
+    bool renamed = false;
+    for (int k = 1; pname.empty() || g_.find_port(node, dir, g_.sym(pname)) || pname[0] == '^'; ++k) {
+      pname = name + "." + std::to_string(k);
+      renamed = true;
+    }
+    PortId p = g_.add_port(node, dir, g_.sym(pname));
+    if (renamed) set_attr(p, "@value", Value(name));
+    return p;
+  }
+
+  void put_attrs(PortId p, Value::Map& m) {
+    for (auto& e : m) set_attr(p, e.key, std::move(e.value));
+  }
+
+  PortId resolve(Scope& s, const std::string& name) {
+    if (auto it = s.values.find(name); it != s.values.end()) return it->second;
+    if (!s.parent) return PortId();
+    PortId outer = resolve(*s.parent, name);
+    if (!outer) return PortId();
+    std::string pname = std::string(kCapturePrefix) + name;
+    PortId cap = g_.find_input(s.owner, g_.sym(pname));
+    if (!cap) {
+      cap = g_.add_input(s.owner, g_.sym(pname));
+      set_attr(cap, "@value", Value(name));
+      g_.connect(outer, cap);
+    }
+    s.values[name] = cap;
+    return cap;
+  }
+
+  static std::vector<std::string> port_names(const std::vector<onnx::OpSchema::FormalParameter>* formals, int n,
+                                              const char* generic) {
+    std::vector<std::string> names;
+    if (formals) {
+      int i = 0;
+      for (const auto& f : *formals) {
+        if (f.GetOption() == onnx::OpSchema::Variadic) {
+          for (int k = 0; i < n; ++i, ++k) names.push_back(f.GetName() + "." + std::to_string(k));
+          break;
+        }
+        if (i < n) {
+          names.push_back(f.GetName());
+          ++i;
+        }
+      }
+      if (static_cast<int>(names.size()) == n) return names;
+      names.clear();
+    }
+    for (int k = 0; k < n; ++k) names.push_back(std::string(generic) + "." + std::to_string(k));
+    return names;
+  }
+
+  void import_graph(const onnx::GraphProto& gp, Scope& s, bool is_root) {
+    OpId gn = s.node;
+    g_.mark_has_body(gn);
+    if (is_root && gp.has_name()) g_.set_name(gn, g_.sym(gp.name()));
+    if (!gp.has_name() && !is_root) set_attr(gn, "@no_name", Value(true));
+    if (is_root && !gp.has_name()) set_attr(gn, "@no_name", Value(true));
+    if (gp.has_doc_string()) set_attr(gn, is_root ? "graph_doc_string" : "doc_string", Value(gp.doc_string()));
+    // Inputs, then initializers that are not inputs.
+    for (const auto& vi : gp.input()) {
+      PortId p = add_graph_port(gn, ir::PortDir::In, vi.name());
+      Value::Map m;
+      value_info_to_attrs(vi, "", m);
+      put_attrs(p, m);
+      s.values.try_emplace(vi.name(), p);
+    }
+    std::vector<std::string> init_order;
+    std::vector<PortId> init_ports;
+    auto init_port = [&](const std::string& name) {
+      PortId p;
+      if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
+                                         !g_.attr(it->second, g_.sym("graph_input"))) {
+        p = it->second;
+        set_attr(p, "graph_input", Value(true));
+      } else {
+        p = add_graph_port(gn, ir::PortDir::In, name);
+        set_attr(p, "graph_input", Value(false));
+        s.values.try_emplace(name, p);
+      }
+      return p;
+    };
+    for (const auto& t : gp.initializer()) {
+      PortId p = init_port(t.name());
+      Value::Map meta;
+      Value v = tensor_from_proto(t, ctx_, meta);
+      if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
+      else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
+      set_attr(p, "initializer", std::move(v));
+      if (!meta.empty()) set_attr(p, "@initializer", Value(std::move(meta)));
+      init_order.push_back(t.name());
+      init_ports.push_back(p);
+    }
+    for (const auto& st : gp.sparse_initializer()) {
+      PortId p = init_port(st.values().name());
+      Value::Map m, vm, im;
+      Value::List dims;
+      for (auto d : st.dims()) dims.push_back(Value(static_cast<int64_t>(d)));
+      m.push_back({"dims", Value(std::move(dims))});
+      m.push_back({"values", tensor_from_proto(st.values(), ctx_, vm)});
+      m.push_back({"indices", tensor_from_proto(st.indices(), ctx_, im)});
+      if (!vm.empty()) m.push_back({"@values", Value(std::move(vm))});
+      if (!im.empty()) m.push_back({"@indices", Value(std::move(im))});
+      set_attr(p, "sparse_initializer", Value(std::move(m)));
+    }
+    {
+      // Initializers are written in port order; keep the file's order when it differs.
+      std::vector<std::string> port_order;
+      for (PortId p : g_.inputs(gn))
+        for (size_t i = 0; i < init_ports.size(); ++i)
+          if (init_ports[i] == p) port_order.push_back(init_order[i]);
+      if (port_order != init_order) {
+        Value::List l;
+        for (auto& n : init_order) l.push_back(Value(n));
+        set_attr(gn, "@initializer_order", Value(std::move(l)));
+      }
+    }
+    // Pass 1: ops and their outputs, so any node may read any value of the graph.
+    std::vector<OpId> ops;
+    ops.reserve(gp.node_size());
+    for (const auto& n : gp.node()) {
+      std::string domain = n.domain() == "ai.onnx" ? "" : n.domain();
+      std::string type = domain.empty() ? n.op_type() : domain + "::" + n.op_type();
+      OpId op;
+      std::string name = n.name();
+      bool has_graphs = false;
+      for (const auto& a : n.attribute()) has_graphs |= a.has_g() || a.graphs_size();
+      if (name.empty() && has_graphs) {
+        // Its attribute graphs may capture values through its ports, and the text form names the
+        // op from inside them: a generated "_k" could be taken there too. Give it a name of its own.
+        for (int k = static_cast<int>(ops.size());; ++k) {
+          std::string candidate = "_" + n.op_type() + "_" + std::to_string(k);
+          if (!g_.find_op(gn, g_.sym(candidate))) {
+            op = g_.create_op(gn, g_.sym(type), g_.sym(candidate));
+            break;
+          }
+        }
+        set_attr(op, n.has_name() ? "@name" : "@no_name", n.has_name() ? Value(name) : Value(true));
+      } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
+        op = g_.create_op(gn, g_.sym(type), Symbol(0), /*generate_name=*/false);
+        if (!name.empty() || n.has_name()) set_attr(op, "@name", Value(name));
+      } else {
+        op = g_.create_op(gn, g_.sym(type), g_.sym(name));
+      }
+      if (n.has_domain() && n.domain() != domain) set_attr(op, "@domain", Value(n.domain()));
+      else if (n.has_domain() && domain.empty()) set_attr(op, "@domain", Value(n.domain()));
+      if (n.has_doc_string()) set_attr(op, "@doc_string", Value(n.doc_string()));
+      const onnx::OpSchema* schema = nullptr;
+      if (auto it = versions_.find(domain); it != versions_.end())
+        schema = onnx::OpSchemaRegistry::Schema(n.op_type(), it->second, domain);
+      auto in_names = port_names(schema ? &schema->inputs() : nullptr, n.input_size(), "input");
+      auto out_names = port_names(schema ? &schema->outputs() : nullptr, n.output_size(), "output");
+      for (auto& pn : in_names) g_.add_input(op, g_.sym(pn));
+      for (int i = 0; i < n.output_size(); ++i) {
+        PortId p = g_.add_output(op, g_.sym(out_names[i]));
+        set_attr(p, "@value", Value(n.output(i)));
+        if (!n.output(i).empty()) s.values[n.output(i)] = p;
+      }
+      ops.push_back(op);
+    }
+    // Anonymous ops are named "_k" by position, skipping taken names, exactly as the text reader
+    // does, so that a document written as YAML reads back with the same names.
+    for (size_t i = 0; i < ops.size(); ++i) {
+      if (g_.name(ops[i]) != 0) continue;
+      Symbol nm;
+      for (size_t k = i; g_.find_op(gn, nm = g_.sym("_" + std::to_string(k))); ++k) {
+      }
+      g_.set_name(ops[i], nm);
+      g_.set_name_generated(ops[i], true);
+    }
+    // Pass 2: edges and attributes (attribute graphs may capture any value of this graph).
+    for (int ni = 0; ni < gp.node_size(); ++ni) {
+      const auto& n = gp.node(ni);
+      OpId op = ops[ni];
+      for (int i = 0; i < n.input_size(); ++i) {
+        const std::string& v = n.input(i);
+        PortId p = g_.input(op, i);
+        if (v.empty()) continue;
+        if (PortId src = resolve(s, v)) g_.connect(src, p);
+        else set_attr(p, "@value", Value(v));  // a name nothing defines
+      }
+      for (int ai = 0; ai < n.attribute_size(); ++ai) import_attr(n.attribute(ai), ai, op, s);
+    }
+    for (const auto& vi : gp.output()) {
+      PortId p = add_graph_port(gn, ir::PortDir::Out, vi.name());
+      Value::Map m;
+      value_info_to_attrs(vi, "", m);
+      put_attrs(p, m);
+      if (PortId src = resolve(s, vi.name())) g_.connect(src, p);
+    }
+    import_value_info(gp, s);
+    if (gp.quantization_annotation_size()) {
+      Value::List l;
+      for (const auto& qa : gp.quantization_annotation()) {
+        Value::List params;
+        for (const auto& kv : qa.quant_parameter_tensor_names())
+          params.push_back(Value(Value::Map{{"key", Value(kv.key())}, {"value", Value(kv.value())}}));
+        l.push_back(Value(Value::Map{{"tensor_name", Value(qa.tensor_name())}, {"quant_parameter_tensor_names", Value(std::move(params))}}));
+      }
+      set_attr(gn, "quantization_annotation", Value(std::move(l)));
+    }
+  }
+
+  // value_info goes on the op output port that defines the value; what fits no such port is kept
+  // on the graph.
+  void import_value_info(const onnx::GraphProto& gp, Scope& s) {
+    if (!gp.value_info_size()) return;
+    absl::flat_hash_map<std::string, int> seen;
+    std::vector<PortId> targets;
+    bool ok = true;
+    for (const auto& vi : gp.value_info()) {
+      auto it = s.values.find(vi.name());
+      if (seen[vi.name()]++ || it == s.values.end() || g_.port_op(it->second) == s.node ||
+          g_.port_dir(it->second) != ir::PortDir::Out) {
+        ok = false;
+        break;
+      }
+      targets.push_back(it->second);
+    }
+    if (!ok) {
+      Value::List l;
+      for (const auto& vi : gp.value_info()) l.push_back(Value(base64_encode(vi.SerializeAsString())));
+      set_attr(s.node, "@value_info", Value(std::move(l)));
+      return;
+    }
+    for (int i = 0; i < gp.value_info_size(); ++i) {
+      Value::Map m;
+      value_info_to_attrs(gp.value_info(i), "@", m);
+      if (m.empty()) m.push_back({"@value_info", Value(base64_encode(gp.value_info(i).SerializeAsString()))});
+      put_attrs(targets[i], m);
+    }
+    // The exporter writes value_info in op/port order; keep the file's order when it differs.
+    std::vector<PortId> sorted = targets;
+    std::sort(sorted.begin(), sorted.end(), [&](PortId a, PortId b) {
+      OpId oa = g_.port_op(a), ob = g_.port_op(b);
+      if (oa != ob) return oa.value < ob.value;  // ops were created in node order
+      return g_.port_index(a) < g_.port_index(b);
+    });
+    if (sorted != targets) {
+      Value::List l;
+      for (const auto& vi : gp.value_info()) l.push_back(Value(vi.name()));
+      set_attr(s.node, "@value_info_order", Value(std::move(l)));
+    }
+  }
+
+  static onnx::AttributeProto::AttributeType inferred_type(const Value& v) {
+    using A = onnx::AttributeProto;
+    switch (v.kind()) {
+      case Value::Kind::Int: return A::INT;
+      case Value::Kind::Float: return A::FLOAT;
+      case Value::Kind::String: return A::STRING;
+      case Value::Kind::Tensor: return A::TENSOR;
+      case Value::Kind::Graph: return A::GRAPH;
+      case Value::Kind::List: {
+        const auto& l = v.as_list();
+        if (l.empty()) return A::UNDEFINED;
+        switch (l[0].kind()) {
+          case Value::Kind::Int: return A::INTS;
+          case Value::Kind::Float: return A::FLOATS;
+          case Value::Kind::String: return A::STRINGS;
+          case Value::Kind::Tensor: return A::TENSORS;
+          case Value::Kind::Graph: return A::GRAPHS;
+          default: return A::UNDEFINED;
+        }
+      }
+      default: return A::UNDEFINED;
+    }
+  }
+
+  Value import_graph_value(const onnx::GraphProto& gp, OpId owner, Scope& outer) {
+    OpId gn = g_.create_attr_graph(owner, g_.sym(gp.name()));
+    Scope s;
+    s.node = gn;
+    s.parent = &outer;
+    s.owner = owner;
+    import_graph(gp, s, false);
+    return Value::graph(gn);
+  }
+
+  void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
+    using A = onnx::AttributeProto;
+    Value v;
+    Value::Map meta;
+    switch (a.type()) {
+      case A::FLOAT: v = Value(float32_value(a.f())); break;
+      case A::INT: v = Value(static_cast<int64_t>(a.i())); break;
+      case A::STRING: v = Value(a.s()); break;
+      case A::TENSOR: {
+        Value::Map tm;
+        v = tensor_from_proto(a.t(), ctx_, tm);
+        if (!tm.empty()) meta.push_back({"tensor", Value(std::move(tm))});
+        break;
+      }
+      case A::GRAPH: v = import_graph_value(a.g(), op, s); break;
+      case A::SPARSE_TENSOR: v = Value(base64_encode(a.sparse_tensor().SerializeAsString())); break;
+      case A::TYPE_PROTO: v = Value(type_string(a.tp()).value_or("")); break;
+      case A::FLOATS: {
+        Value::List l;
+        for (float f : a.floats()) l.push_back(Value(float32_value(f)));
+        v = Value(std::move(l));
+        break;
+      }
+      case A::INTS: {
+        Value::List l;
+        for (auto i : a.ints()) l.push_back(Value(static_cast<int64_t>(i)));
+        v = Value(std::move(l));
+        break;
+      }
+      case A::STRINGS: {
+        Value::List l;
+        for (const auto& x : a.strings()) l.push_back(Value(x));
+        v = Value(std::move(l));
+        break;
+      }
+      case A::TENSORS: {
+        Value::List l, ml;
+        bool any = false;
+        for (const auto& t : a.tensors()) {
+          Value::Map tm;
+          l.push_back(tensor_from_proto(t, ctx_, tm));
+          any |= !tm.empty();
+          ml.push_back(Value(std::move(tm)));
+        }
+        v = Value(std::move(l));
+        if (any) meta.push_back({"tensors", Value(std::move(ml))});
+        break;
+      }
+      case A::GRAPHS: {
+        Value::List l;
+        for (const auto& gp : a.graphs()) l.push_back(import_graph_value(gp, op, s));
+        v = Value(std::move(l));
+        break;
+      }
+      case A::SPARSE_TENSORS: {
+        Value::List l;
+        for (const auto& t : a.sparse_tensors()) l.push_back(Value(base64_encode(t.SerializeAsString())));
+        v = Value(std::move(l));
+        break;
+      }
+      case A::TYPE_PROTOS: {
+        Value::List l;
+        for (const auto& t : a.type_protos()) l.push_back(Value(type_string(t).value_or("")));
+        v = Value(std::move(l));
+        break;
+      }
+      default: break;
+    }
+    if (!a.has_type() || inferred_type(v) != a.type())
+      meta.push_back({"type", a.has_type() ? Value(static_cast<int64_t>(a.type())) : Value()});
+    if (a.has_doc_string()) meta.push_back({"doc_string", Value(a.doc_string())});
+    if (a.has_ref_attr_name()) meta.push_back({"ref_attr_name", Value(a.ref_attr_name())});
+    // Does the readable form say everything? (Graphs are checked by their own parts.)
+    if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
+      onnx::AttributeProto back;
+      attr_to_proto(a.name(), v, meta, back);
+      if (back.SerializeAsString() != a.SerializeAsString()) meta.push_back({"proto", Value(base64_encode(a.SerializeAsString()))});
+    } else if (!a.has_name() || a.has_f() || a.has_i() || a.has_s() || a.has_t() || a.has_tp() || a.has_sparse_tensor() ||
+               a.floats_size() || a.ints_size() || a.strings_size() || a.tensors_size() || a.type_protos_size() ||
+               a.sparse_tensors_size() || (a.type() == A::GRAPH && (!a.has_g() || a.graphs_size())) ||
+               (a.type() == A::GRAPHS && a.has_g())) {
+      meta.push_back({"mixed", Value(true)});  // other fields set too: the exporter cannot tell
+    }
+    std::string key = a.name();
+    if (key.empty() || is_annotation(key) || g_.attr(op, g_.sym(key))) {
+      // An attribute the IR cannot hold under its own name: keep it whole, with its position.
+      Value::List l;
+      if (const Value* old = g_.attr(op, g_.sym("@extra_attributes"))) l = old->as_list();
+      l.push_back(Value(Value::Map{{"index", Value(static_cast<int64_t>(index))}, {"proto", Value(base64_encode(a.SerializeAsString()))}}));
+      set_attr(op, "@extra_attributes", Value(std::move(l)));
+      return;
+    }
+    set_attr(op, key, std::move(v));
+    if (!meta.empty()) set_attr(op, "@attr." + key, Value(std::move(meta)));
+  }
+
+};
+
+}  // namespace
+
+text::Document import_model(const onnx::ModelProto& model, const ImportOptions& options) {
+  Importer imp(model, options);
+  return imp.run();
+}
+
+text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
+  if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");
+  onnx::ModelProto m;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
+    throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
+  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: the protobuf does not parse (truncated or another format)");
+  if (!m.has_graph() || !m.has_ir_version())
+    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: no ir_version or no graph");
+  return import_model(m, options);
+}
+
+text::Document read_model(const std::string& path) {
+  auto buf = map_file(path);
+  ImportOptions o;
+  o.file_name = path;
+  std::filesystem::path p(path);
+  o.base_dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  return import_model_bytes(buf->view(), o);
+}
+
+bool is_onnx_path(std::string_view path) { return path.size() > 5 && path.substr(path.size() - 5) == ".onnx"; }
+
+}  // namespace amanda::onnx_frontend
