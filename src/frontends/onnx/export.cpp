@@ -265,7 +265,11 @@ class Exporter {
     else if (!g_.name_generated(op) && !get(op, "@no_name")) n.set_name(std::string(g_.name_str(op)));
     std::string_view type = g_.type_str(op);
     size_t sep = type.rfind("::");
-    if (sep != std::string_view::npos) {
+    if (const Value* raw = get(op, "@op_type"); raw && raw->is_string()) {
+      const std::string& t = raw->as_string();
+      n.set_op_type(t);
+      if (type.size() > t.size() + 2 && type.ends_with("::" + t)) n.set_domain(std::string(type.substr(0, type.size() - t.size() - 2)));
+    } else if (sep != std::string_view::npos) {
       n.set_domain(std::string(type.substr(0, sep)));
       n.set_op_type(std::string(type.substr(sep + 2)));
     } else {

@@ -249,6 +249,8 @@ class Importer {
       if (n.has_domain() && n.domain() != domain) set_attr(op, "@domain", Value(n.domain()));
       else if (n.has_domain() && domain.empty()) set_attr(op, "@domain", Value(n.domain()));
       if (n.has_doc_string()) set_attr(op, "@doc_string", Value(n.doc_string()));
+      // An op_type that itself contains "::" would read back as a domain: keep it.
+      if (n.op_type().find("::") != std::string::npos) set_attr(op, "@op_type", Value(n.op_type()));
       const onnx::OpSchema* schema = nullptr;
       if (auto it = versions_.find(domain); it != versions_.end())
         schema = onnx::OpSchemaRegistry::Schema(n.op_type(), it->second, domain);
