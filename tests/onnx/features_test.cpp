@@ -236,6 +236,13 @@ TEST(OnnxImport, MappingIsReadable) {
   EXPECT_EQ(g.port_name_str(g.input(clip[0], 1)), "min");
   EXPECT_FALSE(g.producer(g.input(clip[0], 1)));  // omitted optional input: a port with no edge
   EXPECT_EQ(g.ops_of_type("ai.onnx.ml::LinearRegressor").size(), 1u);
+  // A sparse tensor attribute is its values tensor (what the schema's sparse_tensor type expects).
+  ir::OpId every = g.find_op(g.root(), "every_attr");
+  ASSERT_TRUE(every);
+  EXPECT_TRUE(g.attr(every, g.sym("st"))->is_tensor());
+  EXPECT_EQ(*g.attr(every, g.sym("tp")), ir::Value("seq(tensor(int64))"));
+  EXPECT_EQ(*g.attr(every, g.sym("f")), ir::Value(0.1));
+  EXPECT_TRUE(g.attr(every, g.sym("g"))->is_graph());
   // The validator knows the '@' annotations and reports only what is really unknown.
   schema::Registry reg;
   reg.add_provider(onnx_frontend::make_onnx_namespace_provider());

@@ -321,4 +321,27 @@ void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& 
   if (const Value* ds = map_find(meta, "doc_string"); ds && ds->is_string()) out.set_doc_string(ds->as_string());
 }
 
+Value sparse_from_proto(const onnx::SparseTensorProto& sp, const TensorContext& ctx, Value::Map& info) {
+  Value::List dims;
+  for (auto d : sp.dims()) dims.push_back(Value(static_cast<int64_t>(d)));
+  info.push_back({"dims", Value(std::move(dims))});
+  Value::Map vm, im;
+  Value values = tensor_from_proto(sp.values(), ctx, vm);
+  info.push_back({"indices", tensor_from_proto(sp.indices(), ctx, im)});
+  if (!vm.empty()) info.push_back({"@values", Value(std::move(vm))});
+  if (!im.empty()) info.push_back({"@indices", Value(std::move(im))});
+  return values;
+}
+
+void sparse_to_proto(const Value& values, const Value::Map* info, onnx::SparseTensorProto& out) {
+  if (const Value* d = map_find(info, "dims"); d && d->is_list())
+    for (const auto& x : d->as_list()) out.add_dims(x.is_int() ? x.as_int() : 0);
+  auto meta = [&](const char* k) -> const Value::Map* {
+    const Value* m = map_find(info, k);
+    return m && m->is_map() ? &m->as_map() : nullptr;
+  };
+  tensor_to_proto(values, meta("@values"), *out.mutable_values());
+  if (const Value* i = map_find(info, "indices")) tensor_to_proto(*i, meta("@indices"), *out.mutable_indices());
+}
+
 }  // namespace amanda::onnx_frontend::detail

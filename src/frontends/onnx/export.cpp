@@ -68,8 +68,8 @@ void attr_to_proto(const std::string& name, const Value& v, const Value::Map& me
     }
     case A::GRAPH: need_graph(v); graph(v.as_graph(), *out.mutable_g()); break;
     case A::SPARSE_TENSOR: {
-      auto bytes = base64_decode(str(v));
-      if (!bytes || !out.mutable_sparse_tensor()->ParseFromString(*bytes)) throw Error("attribute '" + name + "': not a sparse tensor in base64");
+      const Value* info = map_find(&meta, "sparse");
+      sparse_to_proto(v, info && info->is_map() ? &info->as_map() : nullptr, *out.mutable_sparse_tensor());
       break;
     }
     case A::TYPE_PROTO: parse_type_string(str(v), *out.mutable_tp()); break;
@@ -91,11 +91,14 @@ void attr_to_proto(const std::string& name, const Value& v, const Value::Map& me
       }
       break;
     case A::SPARSE_TENSORS:
-      for (const auto& x : list) {
-        auto bytes = base64_decode(str(x));
-        if (!bytes || !out.add_sparse_tensors()->ParseFromString(*bytes)) throw Error("attribute '" + name + "': not a sparse tensor in base64");
+    {
+      const Value* infos = map_find(&meta, "sparse");
+      for (size_t i = 0; i < list.size(); ++i) {
+        const Value* info = infos && infos->is_list() && i < infos->as_list().size() ? &infos->as_list()[i] : nullptr;
+        sparse_to_proto(list[i], info && info->is_map() ? &info->as_map() : nullptr, *out.add_sparse_tensors());
       }
       break;
+    }
     case A::TYPE_PROTOS: for (const auto& x : list) parse_type_string(str(x), *out.add_type_protos()); break;
     default: break;
   }

@@ -398,7 +398,12 @@ class Importer {
         break;
       }
       case A::GRAPH: v = import_graph_value(a.g(), op, s); break;
-      case A::SPARSE_TENSOR: v = Value(base64_encode(a.sparse_tensor().SerializeAsString())); break;
+      case A::SPARSE_TENSOR: {
+        Value::Map info;
+        v = sparse_from_proto(a.sparse_tensor(), ctx_, info);
+        meta.push_back({"sparse", Value(std::move(info))});
+        break;
+      }
       case A::TYPE_PROTO: v = Value(type_string(a.tp()).value_or("")); break;
       case A::FLOATS: {
         Value::List l;
@@ -439,8 +444,14 @@ class Importer {
       }
       case A::SPARSE_TENSORS: {
         Value::List l;
-        for (const auto& t : a.sparse_tensors()) l.push_back(Value(base64_encode(t.SerializeAsString())));
+        Value::List infos;
+        for (const auto& t : a.sparse_tensors()) {
+          Value::Map info;
+          l.push_back(sparse_from_proto(t, ctx_, info));
+          infos.push_back(Value(std::move(info)));
+        }
         v = Value(std::move(l));
+        meta.push_back({"sparse", Value(std::move(infos))});
         break;
       }
       case A::TYPE_PROTOS: {

@@ -95,6 +95,10 @@ ir::Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx
 void tensor_to_proto(const ir::Value& v, const ir::Value::Map* meta, onnx::TensorProto& out);
 
 const ir::Value* map_find(const ir::Value::Map* m, std::string_view key);
+// A sparse tensor as its `values` tensor (what a schema's sparse_tensor type expects) plus
+// `info`: {dims, indices, and the two tensors' metadata}.
+ir::Value sparse_from_proto(const onnx::SparseTensorProto& sp, const TensorContext& ctx, ir::Value::Map& info);
+void sparse_to_proto(const ir::Value& values, const ir::Value::Map* info, onnx::SparseTensorProto& out);
 void build_type(const ir::Value* type, const ir::Value* shape, onnx::TypeProto& t);
 
 template <class Get>
