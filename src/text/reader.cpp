@@ -23,18 +23,27 @@ using ir::Value;
 
 namespace {
 
+// A position in the document: cheap to copy (the file name is shared), made into a SourceLoc only
+// when a problem is reported. Locations are taken for every key, so this is a hot path.
+struct Pos {
+  const std::string* file = nullptr;
+  uint32_t line = 0, column = 0;
+  operator SourceLoc() const { return {file ? *file : std::string(), line, column}; }
+  std::string str() const { return SourceLoc(*this).str(); }
+};
+
 enum class NodeKind { Graph, Op };
 
 struct Endpoint {
   std::string op, port;
-  SourceLoc loc;
+  Pos loc;
   bool present = false;
 };
 
 struct PendingEdge {
   OpId scope;
   Endpoint out, in;
-  SourceLoc loc;
+  Pos loc;
   ir::AttrList attrs;
 };
 
@@ -51,7 +60,7 @@ class Builder {
     next();
     if (ev_.type == Event::MapEnd) throw ParseError(here(), "empty mapping: expected 'graph:', 'op:' or 'edge:'");
     std::string key = key_text();
-    SourceLoc key_loc = here();
+    Pos key_loc = here();
     next();
     Document doc;
     if (key == "graph") {
@@ -86,14 +95,14 @@ class Builder {
  private:
   // ------------------------------------------------------------ event helpers
   void next() { src_.next(ev_); }
-  SourceLoc here() const { return {src_.file(), ev_.line, ev_.column}; }
+  Pos here() const { return {&src_.file(), ev_.line, ev_.column}; }
   // "_0", "_1", ...: the names the seed gives anonymous ops and ports.
   static std::string generated_name(uint32_t k) {
     std::string s = std::to_string(k);
     s.insert(s.begin(), '_');
     return s;
   }
-  static std::string line_col(const SourceLoc& l) {
+  static std::string line_col(const Pos& l) {
     return "line " + std::to_string(l.line) + ", column " + std::to_string(l.column);
   }
   [[noreturn]] void fail(const std::string& msg) const { throw ParseError(here(), msg); }
@@ -133,26 +142,36 @@ class Builder {
     } while (depth > 0);
   }
 
+  // Keys seen in one mapping. Most mappings have a handful of keys: a linear scan of a small
+  // vector beats building a hash set per mapping; large ones switch to a set.
   struct KeySet {
-    absl::flat_hash_set<std::string> seen;
+    std::vector<std::string> few;
+    absl::flat_hash_set<std::string> many;
     void add(const Builder& b, const std::string& k) {
-      if (!seen.insert(k).second) b.fail("duplicate key '" + k + "'");
+      if (many.empty()) {
+        for (const auto& x : few)
+          if (x == k) b.fail("duplicate key '" + k + "'");
+        few.push_back(k);
+        if (few.size() > 16) many.insert(few.begin(), few.end());
+        return;
+      }
+      if (!many.insert(k).second) b.fail("duplicate key '" + k + "'");
     }
   };
 
   // ------------------------------------------------------------ ops and graphs
   // ev_ is at the node's MapStart; leaves ev_ after its MapEnd. Returns where the node is named
   // (its opening when it has no name), for diagnostics about the name.
-  SourceLoc parse_node(OpId node, NodeKind kind) {
+  Pos parse_node(OpId node, NodeKind kind) {
     expect(Event::MapStart, kind == NodeKind::Graph ? "a graph (a mapping)" : "an op (a mapping)");
-    SourceLoc name_loc = here();
+    Pos name_loc = here();
     next();
     KeySet keys;
     std::optional<std::string> name, type, ns;
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
       keys.add(*this, key);
-      SourceLoc key_loc = here();
+      Pos key_loc = here();
       next();
       if (key == "name") {
         name_loc = here();
@@ -184,7 +203,7 @@ class Builder {
     return name_loc;
   }
 
-  void set_builtin(std::optional<std::string>& slot, std::string v, const char* what, const SourceLoc& loc) {
+  void set_builtin(std::optional<std::string>& slot, std::string v, const char* what, const Pos& loc) {
     if (slot && *slot != v)
       throw ParseError(loc, std::string("builtin attribute '") + what + "' given twice with different values ('" +
                                 *slot + "' and '" + v + "')");
@@ -192,14 +211,14 @@ class Builder {
   }
 
   void parse_node_attrs(OpId node, NodeKind kind, std::optional<std::string>& name, std::optional<std::string>& type,
-                        std::optional<std::string>& ns, SourceLoc& name_loc) {
+                        std::optional<std::string>& ns, Pos& name_loc) {
     expect(Event::MapStart, "attrs (a mapping)");
     next();
     KeySet keys;
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
       keys.add(*this, key);
-      SourceLoc loc = here();
+      Pos loc = here();
       next();
       // Builtin attributes may be written inside attrs (the seed's `op: {attrs: {name: g}}`).
       if (key == "name") {
@@ -222,8 +241,8 @@ class Builder {
     expect(Event::SeqStart, "a list of ports");
     next();
     std::vector<PortId> unnamed;
-    absl::flat_hash_map<Symbol, SourceLoc> named;
-    auto name_port = [&](PortId p, const std::string& name, const SourceLoc& loc) {
+    absl::flat_hash_map<Symbol, Pos> named;
+    auto name_port = [&](PortId p, const std::string& name, const Pos& loc) {
       Symbol s = g_->sym(name);
       g_->set_port_name(p, s);
       auto [it, fresh] = named.try_emplace(s, loc);
@@ -231,7 +250,7 @@ class Builder {
     };
     while (ev_.type != Event::SeqEnd) {
       PortId p = g_->add_port(op, dir, 0);
-      SourceLoc port_loc = here();
+      Pos port_loc = here();
       if (ev_.type == Event::Scalar) {  // shorthand: a port given by its name alone
         std::string n = text_value("a port name");
         if (n.empty())
@@ -247,7 +266,7 @@ class Builder {
       while (ev_.type != Event::MapEnd) {
         std::string key = key_text();
         keys.add(*this, key);
-        SourceLoc loc = here();
+        Pos loc = here();
         next();
         if (key == "name") {
           port_loc = loc;
@@ -259,7 +278,7 @@ class Builder {
           while (ev_.type != Event::MapEnd) {
             std::string ak = key_text();
             akeys.add(*this, ak);
-            SourceLoc aloc = here();
+            Pos aloc = here();
             next();
             if (ak == "name") {
               port_loc = aloc;
@@ -300,10 +319,10 @@ class Builder {
     g_->mark_has_body(scope);
     next();
     std::vector<OpId> kids;
-    absl::flat_hash_map<Symbol, SourceLoc> named;
+    absl::flat_hash_map<Symbol, Pos> named;
     while (ev_.type != Event::SeqEnd) {
       OpId op = g_->create_op(scope, 0, 0, /*generate_name=*/false);
-      SourceLoc loc = parse_node(op, NodeKind::Op);
+      Pos loc = parse_node(op, NodeKind::Op);
       kids.push_back(op);
       if (Symbol n = g_->name(op)) {
         auto [it, fresh] = named.try_emplace(n, loc);
@@ -339,7 +358,7 @@ class Builder {
     KeySet keys;
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
-      SourceLoc loc = here();
+      Pos loc = here();
       next();
       std::string canonical = key;
       if (key == "input_ports" || key == "output_ports") {
@@ -383,7 +402,7 @@ class Builder {
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
       keys.add(*this, key);
-      SourceLoc loc = here();
+      Pos loc = here();
       next();
       if (key == "op") {
         ep.op = text_value("an op name");
@@ -513,7 +532,7 @@ class Builder {
   }
 
   Value parse_tensor() {
-    SourceLoc loc = here();
+    Pos loc = here();
     expect(Event::MapStart, "a tensor (a mapping with dtype, shape and data)");
     next();
     KeySet keys;
@@ -522,11 +541,11 @@ class Builder {
     std::optional<Value> data;
     std::optional<std::string> b64, file;
     std::optional<int64_t> offset, length;
-    SourceLoc data_loc;
+    Pos data_loc;
     while (ev_.type != Event::MapEnd) {
       std::string key = key_text();
       keys.add(*this, key);
-      SourceLoc kloc = here();
+      Pos kloc = here();
       next();
       if (key == "dtype") {
         std::string s = text_value("an element type");
@@ -632,7 +651,7 @@ class Builder {
   // Stores element i of a data list as the tensor's element type. A value the type cannot hold
   // exactly (300 in int8, 1.5 in int32, -1 in uint32) is an error, never silently changed; for
   // float32, rounding to the nearest float is what writing a decimal means.
-  static void store_element(ir::DType dt, const Value& x, size_t i, const SourceLoc& loc, char* dst) {
+  static void store_element(ir::DType dt, const Value& x, size_t i, const Pos& loc, char* dst) {
     auto put = [&](auto v) { std::memcpy(dst, &v, sizeof v); };
     auto bad = [&](const std::string& why) -> ParseError {
       return ParseError(loc, "tensor data element " + std::to_string(i) + " " + why);
@@ -682,7 +701,7 @@ class Builder {
     return buf;
   }
 
-  std::shared_ptr<const Buffer> side_file(const std::string& name, const SourceLoc& loc) {
+  std::shared_ptr<const Buffer> side_file(const std::string& name, const Pos& loc) {
     auto it = side_files_.find(name);
     if (it != side_files_.end()) return it->second;
     namespace fs = std::filesystem;
@@ -713,7 +732,7 @@ class Builder {
   }
 
   // A problem that does not stop the reading; all of them are reported at the end.
-  void problem(SourceLoc loc, std::string msg) { problems_.emplace_back(std::move(loc), std::move(msg)); }
+  void problem(Pos loc, std::string msg) { problems_.emplace_back(std::move(loc), std::move(msg)); }
 
   // How an edge endpoint names an op, seen from the body (scope) that holds the edge.
   enum class Reach {
@@ -860,7 +879,7 @@ class Builder {
     Symbol name;
     PortDir dir;
     bool port;
-    SourceLoc loc, first;
+    Pos loc, first;
   };
   std::vector<Duplicate> duplicates_;
   absl::flat_hash_map<std::string, std::shared_ptr<const Buffer>> side_files_;
@@ -899,7 +918,7 @@ Document read_file(const std::string& path, Diagnostics& diags, std::optional<Fo
     options.base_dir = parent.empty() ? "." : parent.string();
   }
   if (buf->size() == 0)
-    throw ParseError(SourceLoc{path, 1, 1}, "empty file: expected a document with a top-level 'graph:', 'op:' or 'edge:'");
+    throw ParseError(amanda::SourceLoc{path, 1, 1}, "empty file: expected a document with a top-level 'graph:', 'op:' or 'edge:'");
   return parse(buf->view(), format.value_or(format_for_path(path)), path, diags, options);
 }
 
