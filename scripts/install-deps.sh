@@ -5,7 +5,7 @@ packages=(
   cmake g++ ninja-build pkg-config
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler
+  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   python3 python3-numpy python3-onnx
 )
 missing=()
