@@ -180,6 +180,9 @@ onnx::ModelProto everything() {
   auto* ss = attr("ss", A::STRINGS);
   ss->add_strings("x");
   *attr("ts", A::TENSORS)->add_tensors() = float_tensor("named", {2}, false);
+  auto* odd = attr("g_and_i", A::GRAPH);  // a graph attribute with another field set too
+  odd->mutable_g()->set_name("odd");
+  odd->set_i(3);
   auto* gs = attr("gs", A::GRAPHS);
   gs->add_graphs()->set_name("g0");
   gs->add_graphs();  // no name at all

@@ -23,6 +23,16 @@ void attr_to_proto(const std::string& name, const Value& v, const Value::Map& me
     if (!bytes || !out.ParseFromString(*bytes)) throw Error("attribute '" + name + "': its 'proto' annotation is not an AttributeProto in base64");
     return;
   }
+  if (const Value* sh = map_find(&meta, "shell"); sh && sh->is_string() && graph) {
+    // A graph attribute with other fields set too: those come from the shell.
+    auto bytes = base64_decode(sh->as_string());
+    if (!bytes || !out.ParseFromString(*bytes)) throw Error("attribute '" + name + "': its 'shell' annotation is not an AttributeProto in base64");
+    if (v.is_graph()) graph(v.as_graph(), *out.mutable_g());
+    if (v.is_list())
+      for (const auto& x : v.as_list())
+        if (x.is_graph()) graph(x.as_graph(), *out.add_graphs());
+    return;
+  }
   out.set_name(name);
   const Value* tmeta = map_find(&meta, "type");
   A::AttributeType type = A::UNDEFINED;

@@ -471,11 +471,17 @@ class Importer {
       onnx::AttributeProto back;
       attr_to_proto(a.name(), v, meta, back);
       if (back.SerializeAsString() != a.SerializeAsString()) meta.push_back({"proto", Value(base64_encode(a.SerializeAsString()))});
-    } else if (!a.has_name() || a.has_f() || a.has_i() || a.has_s() || a.has_t() || a.has_tp() || a.has_sparse_tensor() ||
-               a.floats_size() || a.ints_size() || a.strings_size() || a.tensors_size() || a.type_protos_size() ||
-               a.sparse_tensors_size() || (a.type() == A::GRAPH && (!a.has_g() || a.graphs_size())) ||
-               (a.type() == A::GRAPHS && a.has_g())) {
-      meta.push_back({"mixed", Value(true)});  // other fields set too: the exporter cannot tell
+    } else {
+      // Graph attributes: compare everything but the graphs themselves (checked by their parts);
+      // when that differs (other fields set too), keep the attribute without its graphs.
+      onnx::AttributeProto shell = a, back;
+      attr_to_proto(a.name(), v, meta, back, [](OpId, onnx::GraphProto&) {});
+      for (auto* x : {&shell, &back}) {
+        x->clear_g();
+        x->clear_graphs();
+      }
+      if (back.SerializeAsString() != shell.SerializeAsString())
+        meta.push_back({"shell", Value(base64_encode(shell.SerializeAsString()))});
     }
     std::string key = a.name();
     if (key.empty() || is_annotation(key) || g_.attr(op, g_.sym(key))) {
