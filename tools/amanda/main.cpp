@@ -19,6 +19,16 @@ int main(int argc, char** argv) {
   register_graph_commands(app, exit_code);
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);
+  std::string known;
+  bool found = false;
+  for (const auto* sub : app.get_subcommands({})) {
+    known += (known.empty() ? "" : ", ") + sub->get_name();
+    found = found || (argc > 1 && sub->get_name() == argv[1]);
+  }
+  if (argc > 1 && argv[1][0] != '-' && !found) {
+    std::cerr << "amanda: error: unknown command '" << argv[1] << "' (commands: " << known << "; see amanda --help)\n";
+    return kUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
