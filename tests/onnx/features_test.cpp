@@ -400,6 +400,21 @@ TEST_F(OnnxExternalData, UnsafePathsAreRefused) {
   }
 }
 
+// Value names a port cannot have ("", "^control": the control ports' spelling, duplicates) get
+// unique port names and keep theirs in @value. (Found by the mutation test: "^x" once looped.)
+TEST(OnnxImport, OddValueNames) {
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  m.add_opset_import()->set_version(13);
+  auto& g = *m.mutable_graph();
+  g.set_name("odd");
+  for (const char* n : {"^control", "^x", "", "a", "a"}) *g.add_input() = vi(n, 1, {});
+  node(g, "Relu", {"^x"}, {"^y"});
+  *g.add_output() = vi("^y", 1, {});
+  *g.add_output() = vi("^y", 1, {});
+  expect_round_trip(m);
+}
+
 TEST(OnnxImport, BadInputIsAClearError) {
   onnx::ModelProto good;
   good.set_ir_version(8);

@@ -101,10 +101,11 @@ class Importer {
 
   // A port named `name` (or a unique variant of it, keeping the name in @value).
   PortId add_graph_port(OpId node, ir::PortDir dir, const std::string& name) {
-    std::string pname = name;
-    bool renamed = false;
-    for (int k = 1; pname.empty() || g_.find_port(node, dir, g_.sym(pname)) || pname[0] == '^'; ++k) {
-      pname = name + "." + std::to_string(k);
+    // "" and "^..." (the control ports' spelling) cannot name a port.
+    bool renamed = name.empty() || name[0] == '^';
+    std::string base = renamed ? "_" + name : name, pname = base;
+    for (int k = 1; g_.find_port(node, dir, g_.sym(pname)); ++k) {
+      pname = base + "." + std::to_string(k);
       renamed = true;
     }
     PortId p = g_.add_port(node, dir, g_.sym(pname));
@@ -385,6 +386,20 @@ class Importer {
 
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
     using A = onnx::AttributeProto;
+    if (a.name().empty() || is_annotation(a.name()) || g_.attr(op, g_.sym(a.name()))) {
+      // An attribute the IR cannot hold under its own name: keep it whole, with its position.
+      Value::List l;
+      if (const Value* old = g_.attr(op, g_.sym("@extra_attributes"))) l = old->as_list();
+      l.push_back(Value(Value::Map{{"index", Value(static_cast<int64_t>(index))}, {"proto", Value(base64_encode(a.SerializeAsString()))}}));
+      set_attr(op, "@extra_attributes", Value(std::move(l)));
+      return;
+    }
+    if ((a.type() == A::GRAPH && (!a.has_g() || a.graphs_size())) || (a.type() == A::GRAPHS && a.has_g())) {
+      // A graph attribute without its graph (or with the wrong field): keep it whole.
+      set_attr(op, a.name(), Value());
+      set_attr(op, "@attr." + a.name(), Value(Value::Map{{"proto", Value(base64_encode(a.SerializeAsString()))}}));
+      return;
+    }
     Value v;
     Value::Map meta;
     switch (a.type()) {
@@ -483,15 +498,7 @@ class Importer {
       if (back.SerializeAsString() != shell.SerializeAsString())
         meta.push_back({"shell", Value(base64_encode(shell.SerializeAsString()))});
     }
-    std::string key = a.name();
-    if (key.empty() || is_annotation(key) || g_.attr(op, g_.sym(key))) {
-      // An attribute the IR cannot hold under its own name: keep it whole, with its position.
-      Value::List l;
-      if (const Value* old = g_.attr(op, g_.sym("@extra_attributes"))) l = old->as_list();
-      l.push_back(Value(Value::Map{{"index", Value(static_cast<int64_t>(index))}, {"proto", Value(base64_encode(a.SerializeAsString()))}}));
-      set_attr(op, "@extra_attributes", Value(std::move(l)));
-      return;
-    }
+    const std::string& key = a.name();
     set_attr(op, key, std::move(v));
     if (!meta.empty()) set_attr(op, "@attr." + key, Value(std::move(meta)));
   }
