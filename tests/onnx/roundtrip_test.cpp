@@ -81,7 +81,7 @@ TEST(OnnxRoundTrip, EveryTestDataModel) {
     std::string d = ir::first_difference(doc.graph, again.graph);
     EXPECT_EQ(d, "");
     semantic += same_proto && d.empty();
-    // Through the YAML form too: what `amanda fmt m.onnx -o m.yaml; amanda fmt m.yaml -o m.onnx` does.
+    // Through the YAML and JSON forms too: what `amanda fmt m.onnx -o m.yaml; amanda fmt m.yaml -o m.onnx` does.
     // The text form reads `type`/`name` in an op's attrs as the op's own type/name, so an ONNX
     // attribute of that name (Optional's `type`) cannot go through YAML yet.
     bool text_ok = true;
@@ -97,7 +97,12 @@ TEST(OnnxRoundTrip, EveryTestDataModel) {
         text::Document from_yaml = text::parse(yaml, text::Format::Yaml, path + ".yaml", diags);
         std::string td = ir::first_difference(doc.graph, from_yaml.graph);
         EXPECT_EQ(td, "");
-        text_equal += td.empty() && onnx_frontend::export_model_bytes(from_yaml) == bytes;
+        std::string json = text::to_text(doc, text::Format::Json);
+        text::Document from_json = text::parse(json, text::Format::Json, path + ".json", diags);
+        std::string jd = ir::first_difference(doc.graph, from_json.graph);
+        EXPECT_EQ(jd, "");
+        text_equal += td.empty() && jd.empty() && onnx_frontend::export_model_bytes(from_yaml) == bytes &&
+                      onnx_frontend::export_model_bytes(from_json) == bytes;
       } catch (const std::exception& e) {
         ADD_FAILURE() << "through YAML: " << e.what();
       }
@@ -110,7 +115,7 @@ TEST(OnnxRoundTrip, EveryTestDataModel) {
       valid += !problems.has_errors();
     }
   }
-  std::printf("ONNX round trip: %zu models, %zu semantically equal, %zu byte-identical, %zu equal through YAML (%zu not tried: an attribute named type/name); "
+  std::printf("ONNX round trip: %zu models, %zu semantically equal, %zu byte-identical, %zu equal through YAML and JSON (%zu not tried: an attribute named type/name); "
               "validator: %zu of %zu checker-accepted models without problems\n",
               paths.size(), semantic, identical, text_equal, text_skipped, valid, validated);
   EXPECT_EQ(semantic, paths.size());
