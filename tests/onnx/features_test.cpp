@@ -239,6 +239,17 @@ TEST(OnnxImport, MappingIsReadable) {
   EXPECT_EQ(g.port_name_str(g.input(clip[0], 1)), "min");
   EXPECT_FALSE(g.producer(g.input(clip[0], 1)));  // omitted optional input: a port with no edge
   EXPECT_EQ(g.ops_of_type("ai.onnx.ml::LinearRegressor").size(), 1u);
+  // A model-local function: readable header, its nodes an attribute graph of the root.
+  const ir::Value* fns = g.attr(g.root(), g.sym("functions"));
+  ASSERT_TRUE(fns && fns->is_list() && fns->as_list().size() == 1u);
+  const ir::Value& fn = fns->as_list()[0];
+  ASSERT_TRUE(fn.is_map());
+  EXPECT_EQ(*fn.find("name"), ir::Value("MyRelu"));
+  ASSERT_TRUE(fn.find("body") && fn.find("body")->is_graph());
+  ir::OpId body = fn.find("body")->as_graph();
+  ASSERT_EQ(g.child_count(body), 1u);
+  EXPECT_EQ(g.type_str(g.first_child(body)), "Relu");
+  EXPECT_EQ(g.producer(g.input(g.first_child(body), 0)), g.input(body, 0));
   // A sparse tensor attribute is its values tensor (what the schema's sparse_tensor type expects).
   ir::OpId every = g.find_op(g.root(), "every_attr");
   ASSERT_TRUE(every);

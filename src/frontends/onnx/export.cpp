@@ -147,11 +147,38 @@ class Exporter {
         if (const Value* x = e.find("value"); x && x->is_string()) p->set_value(x->as_string());
       }
     }
-    if (const Value* v = get(root, "@functions"); v && v->is_list())
-      for (const auto& e : v->as_list()) parse_b64(e, *m.add_functions(), "@functions");
+    if (const Value* v = get(root, "functions"); v && v->is_list())
+      for (const auto& e : v->as_list()) export_function(e, *m.add_functions());
     if (const Value* v = get(root, "@training_info"); v && v->is_list())
       for (const auto& e : v->as_list()) parse_b64(e, *m.add_training_info(), "@training_info");
     if (!get(root, "@no_graph")) export_graph(root, *m.mutable_graph(), true);
+  }
+
+  void export_function(const Value& e, onnx::FunctionProto& f) {
+    if (e.is_string()) return parse_b64(e, f, "functions");
+    if (!e.is_map()) throw Error("functions: an entry is neither a map nor a base64 FunctionProto");
+    auto str = [&](const char* k) { const Value* v = e.find(k); return v && v->is_string() ? v : nullptr; };
+    if (const Value* v = str("name")) f.set_name(v->as_string());
+    if (const Value* v = str("domain")) f.set_domain(v->as_string());
+    if (const Value* v = str("doc_string")) f.set_doc_string(v->as_string());
+    auto strings = [&](const char* k, auto* out) {
+      if (const Value* v = e.find(k); v && v->is_list())
+        for (const auto& x : v->as_list()) *out->Add() = x.is_string() ? x.as_string() : std::string();
+    };
+    strings("input", f.mutable_input());
+    strings("output", f.mutable_output());
+    strings("attribute", f.mutable_attribute());
+    if (const Value* v = e.find("opset_import"); v && v->is_list())
+      for (const auto& o : v->as_list()) {
+        auto* os = f.add_opset_import();
+        if (const Value* d = o.find("domain"); d && d->is_string()) os->set_domain(d->as_string());
+        if (const Value* x = o.find("version"); x && x->is_int()) os->set_version(x->as_int());
+      }
+    const Value* body = e.find("body");
+    if (!body || !body->is_graph()) throw Error("functions: an entry has no body graph");
+    onnx::GraphProto gp;
+    export_graph(body->as_graph(), gp, false);
+    *f.mutable_node() = std::move(*gp.mutable_node());
   }
 
  private:
@@ -315,6 +342,10 @@ class Exporter {
 };
 
 }  // namespace
+
+namespace detail {
+void export_function(const ir::Graph& g, const Value& entry, onnx::FunctionProto& out) { Exporter(g).export_function(entry, out); }
+}  // namespace detail
 
 void export_model(const text::Document& doc, onnx::ModelProto& model) {
   if (doc.kind != text::Document::Kind::Graph) throw Error("only a graph document can be written as an ONNX model");

@@ -67,12 +67,12 @@ class Importer {
       for (const auto& p : m_.metadata_props()) l.push_back(Value(Value::Map{{"key", Value(p.key())}, {"value", Value(p.value())}}));
       set("metadata_props", Value(std::move(l)));
     }
-    // Rare parts kept whole (base64 of their protos).
     if (m_.functions_size()) {
       Value::List l;
-      for (const auto& f : m_.functions()) l.push_back(Value(base64_encode(f.SerializeAsString())));
-      set("@functions", Value(std::move(l)));
+      for (const auto& f : m_.functions()) l.push_back(import_function(f));
+      set("functions", Value(std::move(l)));
     }
+    // Rare parts kept whole (base64 of their protos).
     if (m_.training_info_size()) {
       Value::List l;
       for (const auto& t : m_.training_info()) l.push_back(Value(base64_encode(t.SerializeAsString())));
@@ -95,6 +95,56 @@ class Importer {
   text::Document doc_;
   ir::Graph& g_;
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
+
+  // A model-local function: its header readable, its nodes an attribute graph of the root (not
+  // validated: its attributes may refer to the caller's). Kept whole (base64) when the readable
+  // form does not give the same proto back.
+  Value import_function(const onnx::FunctionProto& f) {
+    auto strings = [](const auto& r) {
+      Value::List l;
+      for (const auto& x : r) l.push_back(Value(x));
+      return Value(std::move(l));
+    };
+    Value::Map e;
+    if (f.has_name()) e.push_back({"name", Value(f.name())});
+    if (f.has_domain()) e.push_back({"domain", Value(f.domain())});
+    if (f.has_doc_string()) e.push_back({"doc_string", Value(f.doc_string())});
+    e.push_back({"input", strings(f.input())});
+    e.push_back({"output", strings(f.output())});
+    e.push_back({"attribute", strings(f.attribute())});
+    Value::List opsets;
+    absl::flat_hash_map<std::string, int> versions;
+    for (const auto& os : f.opset_import()) {
+      Value::Map o;
+      if (os.has_domain()) o.push_back({"domain", Value(os.domain())});
+      if (os.has_version()) o.push_back({"version", Value(static_cast<int64_t>(os.version()))});
+      opsets.push_back(Value(std::move(o)));
+      versions.try_emplace(os.domain() == "ai.onnx" ? "" : os.domain(), static_cast<int>(os.version()));
+    }
+    e.push_back({"opset_import", Value(std::move(opsets))});
+    onnx::GraphProto gp;
+    gp.set_name(f.name());
+    for (const auto& i : f.input()) gp.add_input()->set_name(i);
+    for (const auto& o : f.output()) gp.add_output()->set_name(o);
+    *gp.mutable_node() = f.node();
+    OpId body = g_.create_attr_graph(g_.root(), g_.sym(f.name()));
+    Scope s;
+    s.node = body;
+    std::swap(versions, versions_);
+    import_graph(gp, s, false);
+    std::swap(versions, versions_);
+    e.push_back({"body", Value::graph(body)});
+    Value entry(std::move(e));
+    onnx::FunctionProto back;
+    try {
+      export_function(g_, entry, back);
+    } catch (const Error&) {
+      back.Clear();
+    }
+    if (back.SerializeAsString() == f.SerializeAsString()) return entry;
+    g_.erase_op(body);
+    return Value(base64_encode(f.SerializeAsString()));
+  }
 
   void set_attr(PortId p, std::string_view k, Value v) { g_.set_attr(p, g_.sym(k), std::move(v)); }
   void set_attr(OpId o, std::string_view k, Value v) { g_.set_attr(o, g_.sym(k), std::move(v)); }

@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "amanda/ir/graph.h"
 #include "amanda/ir/tensor.h"
 #include "amanda/ir/value.h"
 #include "amanda/support/base64.h"
@@ -119,6 +120,8 @@ namespace amanda::onnx_frontend::detail {
 // `graph` (called with the graph node and the GraphProto to fill).
 void attr_to_proto(const std::string& name, const ir::Value& v, const ir::Value::Map& meta, onnx::AttributeProto& out,
                    const std::function<void(ir::OpId, onnx::GraphProto&)>& graph);
+// A model-local function from its entry in the root's `functions` list.
+void export_function(const ir::Graph& g, const ir::Value& entry, onnx::FunctionProto& out);
 inline void attr_to_proto(const std::string& name, const ir::Value& v, const ir::Value::Map& meta, onnx::AttributeProto& out) {
   attr_to_proto(name, v, meta, out, nullptr);
 }
