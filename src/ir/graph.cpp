@@ -49,7 +49,7 @@ void Graph::reserve(size_t ops, size_t ports, size_t edges) {
   ports_.reserve(ports + 1);
   slots_.reserve(ports);
   edges_.reserve(edges + 1);
-  names_.reserve(ops);
+  names_.reserve(ops, key_of());
   symbols_->reserve(ops + 64, ops * 8);
 }
 
@@ -58,25 +58,23 @@ void Graph::reserve(size_t ops, size_t ports, size_t edges) {
 void Graph::index_name(OpId op) {
   const OpData& d = ops_[op.value];
   if ((d.flags & kGraphNode) || d.name == 0) return;
-  if (!names_.try_emplace(name_key(d.parent, d.name), op).second) ++shadowed_names_;
+  if (!names_.insert(name_key(d.parent, d.name), op, key_of())) ++shadowed_names_;
 }
 
 void Graph::unindex_name(OpId op) {
   const OpData& d = ops_[op.value];
   if ((d.flags & kGraphNode) || d.name == 0) return;
-  auto it = names_.find(name_key(d.parent, d.name));
-  if (it == names_.end() || it->second != op) {
+  if (!names_.erase(name_key(d.parent, d.name), op, key_of())) {
     // A duplicate the index did not point to (its first op may have gone with an erased body).
     --shadowed_names_;
     return;
   }
-  names_.erase(it);
   // Another op of the same scope may carry the same name (an invalid graph the verifier will
   // report); keep it findable. Only scan when duplicates exist, so that erase_op stays O(degree).
   if (shadowed_names_ == 0) return;
   for (OpId c = d.parent ? ops_[d.parent.value].first_child : OpId(); c; c = ops_[c.value].next)
     if (c != op && ops_[c.value].name == d.name && !(ops_[c.value].flags & kGraphNode)) {
-      names_.emplace(name_key(d.parent, d.name), c);
+      names_.insert(name_key(d.parent, d.name), c, key_of());
       --shadowed_names_;
       break;
     }
@@ -90,18 +88,18 @@ void Graph::set_name(OpId op, Symbol name) {
 }
 
 Symbol Graph::unique_name(OpId scope, Symbol wanted) {
-  if (wanted != 0 && !names_.contains(name_key(scope, wanted))) return wanted;
+  if (wanted != 0 && !find_op(scope, wanted)) return wanted;
   if (wanted != 0) {
     std::string base(str(wanted));
     for (uint32_t k = 1;; ++k) {
       Symbol s = sym(base + "_" + std::to_string(k));
-      if (!names_.contains(name_key(scope, s))) return s;
+      if (!find_op(scope, s)) return s;
     }
   }
   uint32_t& k = generated_counter_[scope.value];
   for (;; ++k) {
     Symbol s = sym("_" + std::to_string(k));
-    if (!names_.contains(name_key(scope, s))) {
+    if (!find_op(scope, s)) {
       ++k;
       return s;
     }
@@ -191,8 +189,7 @@ std::vector<OpId> Graph::attr_graphs(OpId owner) const {
 }
 
 OpId Graph::find_op(OpId scope, Symbol name) const {
-  auto it = names_.find(name_key(scope, name));
-  return it == names_.end() ? OpId() : it->second;
+  return names_.find(name_key(scope, name), key_of());
 }
 
 OpId Graph::find_op(OpId scope, std::string_view name) const {
@@ -290,6 +287,13 @@ void Graph::push_slot(PortList& l, PortId p) {
   uint32_t cap = list_capacity(l.size);
   if (l.size == cap) {
     uint32_t ncap = std::max<uint32_t>(1, list_capacity(l.size + 1));
+    if (l.off + l.size == slots_.size()) {
+      // The block ends the pool (the op being built): grow it in place instead of moving it.
+      slots_.resize(slots_.size() + (ncap - cap));
+      slots_[l.off + l.size] = p;
+      ++l.size;
+      return;
+    }
     uint32_t off = static_cast<uint32_t>(slots_.size());
     slots_.resize(slots_.size() + ncap);
     std::copy_n(slots_.begin() + l.off, l.size, slots_.begin() + off);
@@ -990,7 +994,7 @@ size_t Graph::memory_bytes() const {
   size_t n = sizeof(*this) + symbols_->memory_bytes();
   n += ops_.capacity() * sizeof(OpData) + ports_.capacity() * sizeof(PortData) + edges_.capacity() * sizeof(EdgeData);
   n += slots_.capacity() * sizeof(PortId) + attrs_.capacity() * sizeof(AttrList);
-  n += names_.capacity() * (sizeof(std::pair<uint64_t, OpId>) + 1);
+  n += names_.memory_bytes();
   for (const auto& a : attrs_) n += a.capacity() * sizeof(Attr);
   return n;
 }

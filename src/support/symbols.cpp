@@ -1,5 +1,7 @@
 #include "amanda/support/symbols.h"
 
+#include "amanda/support/diagnostics.h"
+
 #include <cstring>
 
 #include <absl/hash/hash.h>
@@ -16,7 +18,7 @@ size_t SymbolTable::Hash::operator()(std::string_view s) const { return absl::Ha
 SymbolTable::SymbolTable() : set_(0, Hash{this}, Eq{this}) {
   chunks_.push_back(std::make_unique<char[]>(kChunk));
   chunk_sizes_.push_back(kChunk);
-  entries_.push_back({0, 0, 0});
+  entries_.push_back({0, 0});
   set_.insert(0);
 }
 
@@ -37,7 +39,8 @@ Symbol SymbolTable::intern(std::string_view s) {
   char* dst = chunks_.back().get() + chunk_used_;
   if (!s.empty()) std::memcpy(dst, s.data(), s.size());
   Symbol id = static_cast<Symbol>(entries_.size());
-  entries_.push_back({static_cast<uint32_t>(chunks_.size() - 1), static_cast<uint32_t>(chunk_used_),
+  if (chunks_.size() > 0xffff) throw Error("symbol table: more than 4 GiB of distinct names");
+  entries_.push_back({static_cast<uint32_t>(((chunks_.size() - 1) << 16) | chunk_used_),
                       static_cast<uint32_t>(s.size())});
   chunk_used_ += s.size();
   set_.insert(id);
@@ -47,10 +50,7 @@ Symbol SymbolTable::intern(std::string_view s) {
 void SymbolTable::reserve(size_t symbols, size_t chars) {
   entries_.reserve(symbols + 1);
   set_.reserve(symbols + 1);
-  if (chars > kChunk && chunk_used_ == 0 && chunks_.size() == 1) {
-    chunks_.back() = std::make_unique<char[]>(chars);
-    chunk_sizes_.back() = chars;
-  }
+  (void)chars;  // names go into 64 KiB chunks as they come
 }
 
 size_t SymbolTable::memory_bytes() const {

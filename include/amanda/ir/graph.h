@@ -21,6 +21,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "amanda/ir/ids.h"
+#include "amanda/ir/name_index.h"
 #include "amanda/ir/value.h"
 #include "amanda/support/symbols.h"
 
@@ -276,6 +277,10 @@ class Graph {
   OpId subgraph_scope(std::span<const OpId> ops) const;
   EdgeId move_edge(EdgeId e, PortId src, PortId dst);
   static uint64_t name_key(OpId scope, Symbol name) { return (uint64_t(scope.value) << 32) | name; }
+  // Reads an indexed op's key back from the op (the index stores ids only).
+  auto key_of() const {
+    return [this](OpId op) { return name_key(ops_[op.value].parent, ops_[op.value].name); };
+  }
   void index_name(OpId op);
   void unindex_name(OpId op);
   Symbol unique_name(OpId scope, Symbol wanted);
@@ -294,7 +299,7 @@ class Graph {
   std::vector<PortId> slots_;
   std::vector<AttrList> attrs_;
   std::vector<uint32_t> free_attrs_;
-  absl::flat_hash_map<uint64_t, OpId> names_;  // (scope, name) -> first op of that name
+  NameIndex names_;  // (scope, name) -> first op of that name
   size_t shadowed_names_ = 0;                   // named ops that names_ does not point to (duplicates)
   size_t live_ops_ = 0;
   size_t live_edges_ = 0;

@@ -31,11 +31,12 @@ class SymbolTable {
  private:
   std::string_view view(Symbol s) const {
     const Entry& e = entries_[s];
-    return {chunks_[e.chunk].get() + e.offset, e.length};
+    return {chunks_[e.loc >> 16].get() + (e.loc & 0xffff), e.length};
   }
+  // 8 bytes a symbol: chunk index (16 bits) and offset in the chunk (16 bits; chunks hold 64 KiB,
+  // and a longer string gets a chunk of its own at offset 0), then the length.
   struct Entry {
-    uint32_t chunk;
-    uint32_t offset;
+    uint32_t loc;
     uint32_t length;
   };
   struct Hash {
