@@ -4,6 +4,7 @@
 #include <memory>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <onnx/defs/schema.h>
 
 #include "amanda/frontends/onnx/model.h"
@@ -95,6 +96,7 @@ class Importer {
   text::Document doc_;
   ir::Graph& g_;
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
+  absl::flat_hash_map<uint64_t, absl::flat_hash_set<Symbol>> graph_port_names_;  // (graph node, side) -> names
 
   // A model-local function: its header readable, its nodes an attribute graph of the root (not
   // validated: its attributes may refer to the caller's). Kept whole (base64) when the readable
@@ -154,11 +156,18 @@ class Importer {
     // "" and "^..." (the control ports' spelling) cannot name a port.
     bool renamed = name.empty() || name[0] == '^';
     std::string base = renamed ? "_" + name : name, pname = base;
-    for (int k = 1; g_.find_port(node, dir, g_.sym(pname)); ++k) {
+    // A graph may have tens of thousands of inputs (initializers): keep each side's names in a
+    // set rather than scanning the ports for every new one.
+    auto& taken = graph_port_names_[(uint64_t(node.value) << 1) | (dir == ir::PortDir::Out ? 1 : 0)];
+    if (taken.empty())
+      for (PortId q : g_.ports(node, dir)) taken.insert(g_.port_name(q));
+    for (int k = 1; taken.contains(g_.sym(pname)); ++k) {
       pname = base + "." + std::to_string(k);
       renamed = true;
     }
-    PortId p = g_.add_port(node, dir, g_.sym(pname));
+    Symbol psym = g_.sym(pname);
+    taken.insert(psym);
+    PortId p = g_.add_port(node, dir, psym);
     if (renamed) set_attr(p, "@value", Value(name));
     return p;
   }
@@ -261,9 +270,10 @@ class Importer {
     {
       // Initializers are written in port order; keep the file's order when it differs.
       std::vector<std::string> port_order;
+      absl::flat_hash_map<uint32_t, size_t> init_index;
+      for (size_t i = 0; i < init_ports.size(); ++i) init_index.emplace(init_ports[i].value, i);
       for (PortId p : g_.inputs(gn))
-        for (size_t i = 0; i < init_ports.size(); ++i)
-          if (init_ports[i] == p) port_order.push_back(init_order[i]);
+        if (auto it = init_index.find(p.value); it != init_index.end()) port_order.push_back(init_order[it->second]);
       if (port_order != init_order) {
         Value::List l;
         for (auto& n : init_order) l.push_back(Value(n));
