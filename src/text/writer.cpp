@@ -4,6 +4,9 @@
 #include <filesystem>
 #include <optional>
 
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
 #include "amanda/support/base64.h"
 #include "amanda/support/file.h"
 #include "amanda/text/document.h"
@@ -98,13 +101,53 @@ class Writer {
       if (g_.valid(EdgeId(i))) edges_[fill[g_.edge_scope(EdgeId(i)).value]++] = EdgeId(i);
   }
 
+  // A generated name ("_k") is left out only when the reader will give the op that same name
+  // again: the reader names an anonymous op by its position, skipping names already taken. After
+  // edits through the API (an op erased, another inserted) positions move, so check, per body,
+  // which generated names the reader would not reproduce, and write those.
+  bool must_name(OpId op) {
+    OpId scope = g_.parent(op);
+    auto it = named_.find(scope.value);
+    if (it == named_.end()) it = named_.emplace(scope.value, generated_to_write(scope)).first;
+    return it->second.contains(op.value);
+  }
+
+  absl::flat_hash_set<uint32_t> generated_to_write(OpId scope) {
+    std::vector<OpId> kids = g_.children(scope);
+    absl::flat_hash_set<uint32_t> write;
+    for (bool changed = true; changed;) {
+      changed = false;
+      absl::flat_hash_set<std::string_view> taken;
+      for (OpId c : kids)
+        if (g_.name(c) && (!g_.name_generated(c) || write.contains(c.value))) taken.insert(g_.name_str(c));
+      for (size_t i = 0; i < kids.size(); ++i) {
+        OpId c = kids[i];
+        if (!g_.name_generated(c) || write.contains(c.value)) continue;
+        // The reader's rule (reader.cpp, parse_ops): "_<position>", bumped past taken names.
+        size_t k = i;
+        std::string cand;
+        for (;; ++k) {
+          cand = "_" + std::to_string(k);
+          if (!taken.contains(cand)) break;
+        }
+        if (cand != g_.name_str(c)) {
+          write.insert(c.value);
+          changed = true;
+          break;  // the taken set changed: simulate again
+        }
+        taken.insert(g_.name_str(c));
+      }
+    }
+    return write;
+  }
+
   void node(OpId n, bool is_graph) {
     em_.begin_map();
     if (!is_graph && g_.type(n)) {
       em_.key("type");
       em_.str(g_.type_str(n));
     }
-    if (g_.name(n) && !g_.name_generated(n)) {
+    if (g_.name(n) && (!g_.name_generated(n) || must_name(n))) {
       em_.key("name");
       em_.str(g_.name_str(n));
     }
@@ -334,6 +377,7 @@ class Writer {
   const WriteOptions& opt_;
   SideSink* side_;
   std::vector<uint32_t> start_;
+  absl::flat_hash_map<uint32_t, absl::flat_hash_set<uint32_t>> named_;  // scope -> generated names to write
   std::vector<EdgeId> edges_;
   std::string tmp_;
 };

@@ -169,5 +169,30 @@ TEST(RoundTripGenerated, RootOpBodyOnlyWhenItHasOne) {
   EXPECT_NE(y.find("  ops: []\n  edges:\n    - output_port: {op: id, port: x}"), std::string::npos) << y;
 }
 
+
+// Ops named by the API's counter ("_0") where the reader would name them by position ("_1"), and
+// positions moved by an erase: the writer names those explicitly so that edges still resolve.
+TEST(RoundTripGenerated, ApiGeneratedNamesThatPositionsWouldNotReproduce) {
+  Document doc;
+  ir::Graph& g = doc.graph;
+  ir::OpId a = g.create_op(g.root(), "A", "a", {}, {"out"});
+  ir::OpId b = g.create_op(g.root(), "B", {}, {"in"}, {"out"});  // "_0" by the counter, position 1
+  ir::OpId c = g.create_op(g.root(), "C", {}, {"in"}, {});       // "_1" by the counter, position 2
+  g.connect(g.output(a, 0), g.input(b, 0));
+  g.connect(g.output(b, 0), g.input(c, 0));
+  ASSERT_EQ(g.name_str(b), "_0");
+  ASSERT_EQ(g.name_str(c), "_1");
+  std::string y = to_text(doc, Format::Yaml);
+  Document back = parse_yaml(y);
+  EXPECT_EQ(ir::first_difference(doc.graph, back.graph), "") << y;
+  // The second round trip is byte-identical.
+  EXPECT_EQ(to_text(back, Format::Yaml), y);
+  // After erasing the named op the anonymous ones sit at positions 0 and 1 again: nothing to write.
+  g.erase_op(a);
+  std::string y2 = to_text(doc, Format::Yaml);
+  EXPECT_EQ(y2.find("name: _0"), std::string::npos) << y2;
+  EXPECT_EQ(ir::first_difference(doc.graph, parse_yaml(y2).graph), "") << y2;
+}
+
 }  // namespace
 }  // namespace amanda::text
