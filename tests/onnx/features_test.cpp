@@ -443,7 +443,7 @@ TEST(OnnxTool, FmtDiffAndBadFiles) {
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string model = "/usr/share/libonnx-testdata/data/node/test_if/model.onnx";
-  if (!fs::exists(model)) GTEST_SKIP();
+  ASSERT_TRUE(fs::exists(model)) << model << " is missing: install libonnx-testdata (scripts/install-deps.sh)";
   std::string a = AMANDA_BINARY;
   auto run = [&](const std::string& args) { return WEXITSTATUS(std::system((a + " " + args + " >/dev/null 2>&1").c_str())); };
   std::string y = (dir / "m.yaml").string(), o = (dir / "m.onnx").string();
