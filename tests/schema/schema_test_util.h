@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "test_files.h"
+
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -25,20 +27,8 @@ namespace amanda::schema::testing {
 
 namespace fs = std::filesystem;
 
-inline std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  if (!in) ADD_FAILURE() << "cannot read " << p;
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-inline void spit(const fs::path& p, std::string_view bytes) {
-  fs::create_directories(p.parent_path());
-  std::ofstream out(p, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-  if (!out) ADD_FAILURE() << "cannot write " << p;
-}
+using test_files::slurp;
+using test_files::spit;
 
 inline fs::path test_data() { return fs::path(AMANDA_TEST_DATA); }
 inline fs::path golden_seed_dir() { return test_data() / "golden" / "seed"; }
