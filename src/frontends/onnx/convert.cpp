@@ -321,6 +321,30 @@ void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& 
   if (const Value* ds = map_find(meta, "doc_string"); ds && ds->is_string()) out.set_doc_string(ds->as_string());
 }
 
+onnx::AttributeProto::AttributeType inferred_attr_type(const Value& v) {
+  using A = onnx::AttributeProto;
+  switch (v.kind()) {
+    case Value::Kind::Int: return A::INT;
+    case Value::Kind::Float: return A::FLOAT;
+    case Value::Kind::String: return A::STRING;
+    case Value::Kind::Tensor: return A::TENSOR;
+    case Value::Kind::Graph: return A::GRAPH;
+    case Value::Kind::List: {
+      const auto& l = v.as_list();
+      if (l.empty()) return A::UNDEFINED;
+      switch (l[0].kind()) {
+        case Value::Kind::Int: return A::INTS;
+        case Value::Kind::Float: return A::FLOATS;
+        case Value::Kind::String: return A::STRINGS;
+        case Value::Kind::Tensor: return A::TENSORS;
+        case Value::Kind::Graph: return A::GRAPHS;
+        default: return A::UNDEFINED;
+      }
+    }
+    default: return A::UNDEFINED;
+  }
+}
+
 Value sparse_from_proto(const onnx::SparseTensorProto& sp, const TensorContext& ctx, Value::Map& info) {
   Value::List dims;
   for (auto d : sp.dims()) dims.push_back(Value(static_cast<int64_t>(d)));

@@ -36,28 +36,8 @@ void attr_to_proto(const std::string& name, const Value& v, const Value::Map& me
   out.set_name(name);
   const Value* tmeta = map_find(&meta, "type");
   A::AttributeType type = A::UNDEFINED;
-  auto infer = [&] {
-    switch (v.kind()) {
-      case Value::Kind::Int: return A::INT;
-      case Value::Kind::Float: return A::FLOAT;
-      case Value::Kind::String: return A::STRING;
-      case Value::Kind::Tensor: return A::TENSOR;
-      case Value::Kind::Graph: return A::GRAPH;
-      case Value::Kind::List:
-        if (v.as_list().empty()) return A::INTS;
-        switch (v.as_list()[0].kind()) {
-          case Value::Kind::Int: return A::INTS;
-          case Value::Kind::Float: return A::FLOATS;
-          case Value::Kind::String: return A::STRINGS;
-          case Value::Kind::Tensor: return A::TENSORS;
-          case Value::Kind::Graph: return A::GRAPHS;
-          default: return A::UNDEFINED;
-        }
-      default: return A::UNDEFINED;
-    }
-  };
   if (tmeta && tmeta->is_int()) type = static_cast<A::AttributeType>(tmeta->as_int());
-  else type = infer();
+  else type = v.is_list() && v.as_list().empty() ? A::INTS : inferred_attr_type(v);  // an empty list: INTS
   if (!tmeta || !tmeta->is_null()) out.set_type(type);
   auto num = [](const Value& x) { return x.is_int() ? static_cast<double>(x.as_int()) : x.is_float() ? x.as_float() : 0.0; };
   auto str = [](const Value& x) -> std::string { return x.is_string() ? x.as_string() : std::string(); };

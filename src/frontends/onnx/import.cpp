@@ -410,30 +410,6 @@ class Importer {
     }
   }
 
-  static onnx::AttributeProto::AttributeType inferred_type(const Value& v) {
-    using A = onnx::AttributeProto;
-    switch (v.kind()) {
-      case Value::Kind::Int: return A::INT;
-      case Value::Kind::Float: return A::FLOAT;
-      case Value::Kind::String: return A::STRING;
-      case Value::Kind::Tensor: return A::TENSOR;
-      case Value::Kind::Graph: return A::GRAPH;
-      case Value::Kind::List: {
-        const auto& l = v.as_list();
-        if (l.empty()) return A::UNDEFINED;
-        switch (l[0].kind()) {
-          case Value::Kind::Int: return A::INTS;
-          case Value::Kind::Float: return A::FLOATS;
-          case Value::Kind::String: return A::STRINGS;
-          case Value::Kind::Tensor: return A::TENSORS;
-          case Value::Kind::Graph: return A::GRAPHS;
-          default: return A::UNDEFINED;
-        }
-      }
-      default: return A::UNDEFINED;
-    }
-  }
-
   Value import_graph_value(const onnx::GraphProto& gp, OpId owner, Scope& outer) {
     OpId gn = g_.create_attr_graph(owner, g_.sym(gp.name()));
     Scope s;
@@ -537,7 +513,7 @@ class Importer {
       }
       default: break;
     }
-    if (!a.has_type() || inferred_type(v) != a.type())
+    if (!a.has_type() || inferred_attr_type(v) != a.type())
       meta.push_back({"type", a.has_type() ? Value(static_cast<int64_t>(a.type())) : Value()});
     if (a.has_doc_string()) meta.push_back({"doc_string", Value(a.doc_string())});
     if (a.has_ref_attr_name()) meta.push_back({"ref_attr_name", Value(a.ref_attr_name())});

@@ -98,6 +98,10 @@ void tensor_to_proto(const ir::Value& v, const ir::Value::Map* meta, onnx::Tenso
 const ir::Value* map_find(const ir::Value::Map* m, std::string_view key);
 // A sparse tensor as its `values` tensor (what a schema's sparse_tensor type expects) plus
 // `info`: {dims, indices, and the two tensors' metadata}.
+// The attribute type a plain value reads as: INT, FLOATS, ...; UNDEFINED for an empty list (it
+// could be any list type) and for kinds ONNX attributes do not have.
+onnx::AttributeProto::AttributeType inferred_attr_type(const ir::Value& v);
+
 ir::Value sparse_from_proto(const onnx::SparseTensorProto& sp, const TensorContext& ctx, ir::Value::Map& info);
 void sparse_to_proto(const ir::Value& values, const ir::Value::Map* info, onnx::SparseTensorProto& out);
 void build_type(const ir::Value* type, const ir::Value* shape, onnx::TypeProto& t);
