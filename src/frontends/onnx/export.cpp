@@ -100,6 +100,15 @@ void attr_to_proto(const std::string& name, const Value& v, const Value::Map& me
 
 namespace {
 
+// "amanda/onnx/13" -> 13
+std::optional<int64_t> default_opset(std::string_view ns) {
+  constexpr std::string_view prefix = "amanda/onnx/";
+  if (!ns.starts_with(prefix)) return std::nullopt;
+  std::string_view v = ns.substr(prefix.size());
+  if (v.empty() || v.size() > 4 || !std::all_of(v.begin(), v.end(), [](char c) { return c >= '0' && c <= '9'; })) return std::nullopt;
+  return std::stoll(std::string(v));
+}
+
 class Exporter {
  public:
   explicit Exporter(const ir::Graph& g) : g_(g) {}
@@ -113,6 +122,17 @@ class Exporter {
         auto* os = m.add_opset_import();
         if (const Value* d = e.find("domain"); d && d->is_string()) os->set_domain(d->as_string());
         if (const Value* x = e.find("version"); x && x->is_int()) os->set_version(x->as_int());
+      }
+    }
+    // The graph's namespace is the truth for the default domain's opset: a conversion
+    // (amanda convert --to amanda/onnx/11) changes the namespace, not this list.
+    if (auto v = default_opset(g_.str(g_.graph_namespace(root)))) {
+      bool found = false;
+      for (auto& os : *m.mutable_opset_import())
+        if (os.domain().empty() || os.domain() == "ai.onnx") os.set_version(*v), found = true;
+      if (!found) {
+        auto* os = m.add_opset_import();
+        os->set_version(*v);
       }
     }
     if (const Value* v = get(root, "producer_name"); v && v->is_string()) m.set_producer_name(v->as_string());
@@ -181,6 +201,9 @@ class Exporter {
 
   std::string value_name(PortId p) const {
     if (const Value* v = get(p, "@value"); v && v->is_string()) return v->as_string();
+    // An output port made by a rewrite (no ONNX value name yet): name it after its op.
+    OpId op = g_.port_op(p);
+    if (!g_.is_graph(op) && g_.port_dir(p) == ir::PortDir::Out) return std::string(g_.name_str(op)) + ":" + std::string(g_.port_name_str(p));
     return std::string(g_.port_name_str(p));
   }
 

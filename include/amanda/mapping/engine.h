@@ -1,0 +1,86 @@
+// Applying mapping tables: rules are compiled once into a matcher that dispatches on op type, then
+// one deterministic pass over each scope (in topological order, nested graphs included) claims
+// matches, biggest patterns first, and rewrites them. Ops no rule maps are reported all at once.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amanda/ir/graph.h"
+#include "amanda/mapping/table.h"
+#include "amanda/schema/registry.h"
+
+namespace amanda::mapping {
+
+struct ConvertOptions {
+  std::vector<std::string> tags;  // optional rules to use
+  bool keep_unmapped = false;     // leave unmapped ops as they are instead of failing
+  std::string explain;            // an op name: record why each candidate rule did or did not match it
+};
+
+struct OpCount {
+  std::string type;
+  std::string reason;  // unsupported: why the rule says it cannot be converted
+  std::string rule;
+  size_t count = 0;
+  std::vector<std::string> names;  // the first few
+};
+
+struct Report {
+  std::vector<std::string> tables;  // the chain applied, "src -> dst" each
+  size_t ops = 0, mapped = 0, passed = 0;
+  std::map<std::string, size_t> by_rule;
+  std::vector<OpCount> unmapped;     // no rule, schema changed (or a foreign namespace)
+  std::vector<OpCount> unsupported;  // a rule says the conversion cannot be done
+  std::vector<std::string> errors;   // a mapper failed on a matched op (with the op's path)
+  std::vector<std::string> explain;  // --explain lines
+  bool ok() const { return unmapped.empty() && unsupported.empty() && errors.empty(); }
+  std::string text() const;
+  std::string json() const;
+};
+
+class CompiledTable {
+ public:
+  // Compiles the rules of `t` (which must outlive this) selecting tagged rules by `tags`.
+  CompiledTable(const Table& t, schema::Registry& reg, const std::vector<std::string>& tags = {});
+  ~CompiledTable();
+  CompiledTable(const CompiledTable&) = delete;
+  CompiledTable& operator=(const CompiledTable&) = delete;
+
+  const Table& table() const;
+  // Converts g (graphs in the table's src namespace) in place. The report says what happened;
+  // on a failure (unmapped ops without keep_unmapped, a mapper error) the graph may be half
+  // converted: callers keep a copy or discard it.
+  void apply(ir::Graph& g, const ConvertOptions& o, Report& report) const;
+
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+// Tables known to the tool: the shipped tables/ folder, $AMANDA_TABLE_PATH, --tables folders.
+class TableSet {
+ public:
+  void add_folder(const std::string& dir);  // every *.yaml/*.yml/*.json table, recursively
+  void add(std::unique_ptr<Table> t);
+  const std::vector<std::unique_ptr<Table>>& tables() const { return tables_; }
+  // The shortest chain of tables from namespace `from` to `to` (reversible tables count both
+  // ways). Throws Error naming both namespaces when there is none.
+  std::vector<const Table*> plan(const std::string& from, const std::string& to);
+
+ private:
+  std::vector<std::unique_ptr<Table>> tables_;
+  std::vector<std::unique_ptr<Table>> reversed_;
+};
+
+std::string shipped_table_dir();
+
+// Converts a graph from its root namespace to `to` along the planned chain, validating the result
+// against `to`'s schemas. Returns the report; the graph is converted in place (on failure it is in
+// an unspecified state).
+Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Registry& reg, const ConvertOptions& o);
+
+}  // namespace amanda::mapping

@@ -1,0 +1,100 @@
+// Mapping tables (amanda-design.md, "Mapping Mechanism"; docs/mapping-tables.md): a table maps
+// graphs of namespace `src` to namespace `dst` with rules; a rule has a matcher (the `src` side),
+// a mapper (the `dst` side), optional tags, a condition and a priority. Both sides are written in
+// one pattern language (OpSpec): a matcher reads it as a pattern that captures refs, a mapper as a
+// template that uses them, so a table can also be run in reverse.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "amanda/mapping/expr.h"
+#include "amanda/schema/registry.h"
+#include "amanda/support/diagnostics.h"
+#include "amanda/text/tree.h"
+
+namespace amanda::mapping {
+
+struct AttrSpec {
+  std::string name;
+  std::unique_ptr<Expr> expr;  // null: `null` was written (matcher: must be absent; mapper: drop it)
+  SourceLoc loc;
+};
+
+struct PortSpec {
+  std::unique_ptr<Expr> name;   // null: by position
+  std::string ref;              // matcher: captures the port; mapper: takes the captured port's edges
+  std::unique_ptr<Expr> value;  // `const:` matcher: the input comes from a constant, matched against this;
+                                // mapper: a new constant op feeds the input
+  bool optional = false;        // matcher: the port may be missing or unconnected
+  std::vector<AttrSpec> attrs;
+  size_t position = 0;
+  SourceLoc loc;
+};
+
+struct OpSpec {
+  std::string type;
+  std::unique_ptr<Expr> name;  // null: any (matcher) / derived from the matched op (mapper)
+  std::string id;              // a label for edges
+  std::vector<AttrSpec> attrs;
+  std::vector<PortSpec> inputs, outputs;
+  bool inputs_given = false, outputs_given = false;
+  bool primary = false;        // mapper: the op that takes over the matched op's name and control edges
+  SourceLoc loc;
+};
+
+struct EdgeSpec {
+  size_t src_op = 0, dst_op = 0;   // indexes into Pattern::ops
+  std::string src_port, dst_port;  // a port name, or "#k": the k-th PortSpec of that op
+  SourceLoc loc;
+};
+
+struct Pattern {
+  std::vector<OpSpec> ops;
+  std::vector<EdgeSpec> edges;
+};
+
+struct Rule {
+  std::string name;
+  std::vector<std::string> tags;  // applies only when one of them is selected; none: always
+  std::unique_ptr<Expr> when;     // a condition on the captures
+  int priority = 0;
+  Pattern src, dst;
+  std::optional<std::string> unsupported;  // the conversion cannot be done: the reason, reported
+  size_t order = 0;
+  SourceLoc loc;
+  text::Tree src_tree, dst_tree;  // the two sides as read (after pushdown splitting), for reversing
+};
+
+struct ConstantSpec {  // how the dst namespace spells a constant: Constant(value=T) -> output
+  std::string type = "Constant", attr = "value", port = "output";
+};
+
+struct Table {
+  std::string src, dst;
+  std::string file;
+  std::vector<Rule> rules;
+  bool reversible = false;
+  bool carry_attrs = true;  // single-op rules carry attributes the mapper does not mention (if dst has them)
+  ConstantSpec constant, reverse_constant;
+  SourceLoc loc;
+  std::string name() const { return src + " -> " + dst; }
+};
+
+// Reads a table file (YAML or JSON). Throws ParseError (file:line:column, rule name) on a malformed
+// table. `check` (below) compares it with the namespaces' schemas.
+std::unique_ptr<Table> read_table(const std::string& path);
+std::unique_ptr<Table> parse_table(const text::Tree& doc);
+// The same table run the other way (dst -> src). Throws Error naming a rule that cannot be reversed
+// (a condition, a function without an inverse, `unsupported`).
+std::unique_ptr<Table> reverse_table(const Table& t);
+
+// Checks a table against both namespaces: matchers mention only ops, attributes and ports that
+// `src` has; mappers make ops of `dst` with attributes and ports it has and every required
+// attribute; templates use only refs the matcher captured. One diagnostic per problem, each
+// naming the rule, file and line.
+void check_table(const Table& t, schema::Registry& reg, Diagnostics& out);
+
+}  // namespace amanda::mapping

@@ -1,0 +1,961 @@
+#include "amanda/mapping/engine.h"
+
+#include <algorithm>
+#include <deque>
+
+#include <absl/container/flat_hash_map.h>
+#include <fmt/format.h>
+
+namespace amanda::mapping {
+
+using ir::EdgeId;
+using ir::OpId;
+using ir::PortDir;
+using ir::PortId;
+using amanda::Symbol;
+using ir::Value;
+
+namespace {
+
+// One step of a match plan: match pattern op `spec` through pattern edge `edge`, from the end that
+// is already matched (`forward`: the edge's source is matched; look among its consumers).
+struct Step {
+  size_t spec, edge;
+  bool forward;
+};
+
+struct CRule {
+  const Rule* rule = nullptr;
+  std::vector<std::vector<Step>> plans;                   // per start op of the pattern
+  std::vector<const schema::OpSchema*> src_schema, dst_schema;
+  std::vector<std::vector<std::string>> inner_outputs;    // per src op: output ports that feed other pattern ops
+  size_t primary = 0;                                     // dst op that takes over (and, for 1-op matchers, reuses) the op
+};
+
+struct Candidate {
+  const CRule* rule;
+  size_t start;
+};
+
+bool pattern_connected_plan(const Pattern& p, size_t start, std::vector<Step>& plan) {
+  std::vector<bool> seen(p.ops.size(), false);
+  seen[start] = true;
+  std::deque<size_t> q{start};
+  while (!q.empty()) {
+    size_t s = q.front();
+    q.pop_front();
+    for (size_t e = 0; e < p.edges.size(); ++e) {
+      const EdgeSpec& es = p.edges[e];
+      if (es.src_op == s && !seen[es.dst_op]) {
+        seen[es.dst_op] = true;
+        plan.push_back({es.dst_op, e, true});
+        q.push_back(es.dst_op);
+      } else if (es.dst_op == s && !seen[es.src_op]) {
+        seen[es.src_op] = true;
+        plan.push_back({es.src_op, e, false});
+        q.push_back(es.src_op);
+      }
+    }
+  }
+  return std::all_of(seen.begin(), seen.end(), [](bool b) { return b; });
+}
+
+std::string json_str(std::string_view s) {
+  std::string o = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') o += '\\', o += c;
+    else if (static_cast<unsigned char>(c) < 0x20) o += fmt::format("\\u{:04x}", int(c));
+    else o += c;
+  }
+  return o + "\"";
+}
+
+}  // namespace
+
+struct CompiledTable::Impl {
+  const Table& table;
+  schema::Registry& reg;
+  std::vector<CRule> rules;
+  absl::flat_hash_map<std::string, std::vector<Candidate>> by_type;
+  Impl(const Table& t, schema::Registry& r) : table(t), reg(r) {}
+};
+
+CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::vector<std::string>& tags)
+    : impl_(std::make_unique<Impl>(t, reg)) {
+  auto& rules = impl_->rules;
+  for (const Rule& r : t.rules) {
+    if (!r.tags.empty() &&
+        std::none_of(r.tags.begin(), r.tags.end(), [&](const std::string& x) { return std::find(tags.begin(), tags.end(), x) != tags.end(); }))
+      continue;
+    CRule c;
+    c.rule = &r;
+    for (size_t s = 0; s < r.src.ops.size(); ++s) {
+      std::vector<Step> plan;
+      if (!pattern_connected_plan(r.src, s, plan))
+        throw ParseError(r.loc, "rule '" + r.name + "': the src ops are not all connected by edges");
+      c.plans.push_back(std::move(plan));
+      c.src_schema.push_back(reg.resolve(t.src, r.src.ops[s].type));
+      std::vector<std::string> inner;
+      for (const EdgeSpec& e : r.src.edges)
+        if (e.src_op == s) inner.push_back(e.src_port);
+      c.inner_outputs.push_back(std::move(inner));
+    }
+    for (const OpSpec& o : r.dst.ops) c.dst_schema.push_back(reg.resolve(t.dst, o.type));
+    if (!r.dst.ops.empty()) {
+      c.primary = r.dst.ops.size() - 1;
+      bool explicit_primary = false;
+      for (size_t i = 0; i < r.dst.ops.size(); ++i)
+        if (r.dst.ops[i].primary) c.primary = i, explicit_primary = true;
+      if (!explicit_primary && r.src.ops.size() == 1)
+        for (size_t i = 0; i < r.dst.ops.size(); ++i)
+          if (r.dst.ops[i].type == r.src.ops[0].type) {
+            c.primary = i;
+            break;
+          }
+    }
+    rules.push_back(std::move(c));
+  }
+  for (const CRule& c : rules)
+    for (size_t s = 0; s < c.rule->src.ops.size(); ++s) impl_->by_type[c.rule->src.ops[s].type].push_back({&c, s});
+  // Bigger patterns first, then priority, then declaration order.
+  for (auto& [type, list] : impl_->by_type)
+    std::stable_sort(list.begin(), list.end(), [](const Candidate& a, const Candidate& b) {
+      const Rule &x = *a.rule->rule, &y = *b.rule->rule;
+      if (x.src.ops.size() != y.src.ops.size()) return x.src.ops.size() > y.src.ops.size();
+      if (x.priority != y.priority) return x.priority > y.priority;
+      return x.order < y.order;
+    });
+}
+
+CompiledTable::~CompiledTable() = default;
+const Table& CompiledTable::table() const { return impl_->table; }
+
+namespace {
+
+struct Match {
+  const CRule* rule = nullptr;
+  std::vector<OpId> ops;
+  Bindings b;
+  std::vector<OpId> const_producers;
+};
+
+class Applier {
+ public:
+  Applier(ir::Graph& g, const CompiledTable::Impl& impl, const ConvertOptions& o, Report& rep)
+      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep) {
+    for (const auto& [type, list] : impl.by_type) dispatch_[g.sym(type)] = &list;
+    src_sym_ = g.sym(t_.src);
+    dst_sym_ = g.sym(t_.dst);
+  }
+
+  void run() {
+    claimed_.assign(g_.id_bound(), 0);
+    if (const Value* imp = g_.attr(g_.root(), g_.sym("imports")); imp && imp->is_map())
+      for (const auto& e : imp->as_map()) foreign_prefixes_.push_back(e.key + "::");
+    scope(g_.root());
+    for (auto& [k, c] : unmapped_) rep_.unmapped.push_back(std::move(c));
+    for (auto& [k, c] : unsupported_) rep_.unsupported.push_back(std::move(c));
+  }
+
+ private:
+  ir::Graph& g_;
+  const CompiledTable::Impl& impl_;
+  const Table& t_;
+  const ConvertOptions& o_;
+  Report& rep_;
+  absl::flat_hash_map<Symbol, const std::vector<Candidate>*> dispatch_;
+  absl::flat_hash_map<Symbol, bool> pass_;
+  std::vector<uint8_t> claimed_;
+  std::vector<uint32_t> pos_;
+  std::map<std::string, OpCount> unmapped_, unsupported_;
+  std::vector<std::string> foreign_prefixes_;
+  Symbol src_sym_, dst_sym_;
+  std::vector<std::string>* why_ = nullptr;  // --explain: reasons for the op being explained
+
+  Symbol sym(std::string_view s) { return g_.sym(s); }
+
+  void note(const std::string& s) {
+    if (why_) why_->push_back(s);
+  }
+
+  bool claimed(OpId op) const { return op.value < claimed_.size() && claimed_[op.value]; }
+  void claim(OpId op) {
+    if (op.value >= claimed_.size()) claimed_.resize(g_.id_bound(), 0);
+    claimed_[op.value] = 1;
+  }
+
+  // ---------------------------------------------------------------- traversal
+
+  void scope(OpId s) {
+    if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) g_.set_graph_namespace(s, dst_sym_);
+    ir::TopoResult topo = g_.topo_order(s);
+    std::vector<OpId> order = topo.ok() ? std::move(topo.order) : g_.children(s);
+    if (pos_.size() < g_.id_bound()) pos_.resize(g_.id_bound(), 0);
+    {
+      uint32_t k = 0;
+      for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c)) pos_[c.value] = k++;
+    }
+    std::vector<Match> matches;
+    for (OpId op : order) {
+      if (claimed(op)) continue;
+      ++rep_.ops;
+      bool explaining = !o_.explain.empty() && g_.name_str(op) == o_.explain;
+      std::vector<std::string> reasons;
+      why_ = explaining ? &reasons : nullptr;
+      Match m;
+      if (find_match(op, m)) {
+        for (OpId x : m.ops) claim(x);
+        if (explaining) reasons.push_back("=> rule '" + m.rule->rule->name + "' applies");
+        matches.push_back(std::move(m));
+      } else if (passes(op)) {
+        ++rep_.passed;
+        note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
+      } else {
+        count(unmapped_, op, "", "");
+        note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
+      }
+      why_ = nullptr;
+      if (explaining) {
+        rep_.explain.push_back(fmt::format("{} ({}), converting {} -> {}:", g_.path(op), g_.type_str(op), t_.src, t_.dst));
+        for (auto& r : reasons) rep_.explain.push_back("  " + r);
+      }
+    }
+    for (Match& m : matches) rewrite(m, s);
+    // Nested graphs: attribute graphs and bodies of the ops now in this scope.
+    std::vector<OpId> nested;
+    for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c)) {
+      for (OpId a : g_.attr_graphs(c)) nested.push_back(a);
+      if (!g_.is_graph(c) && g_.first_child(c)) nested.push_back(c);
+    }
+    for (OpId n : nested) scope(n);
+    fix_order(s);
+  }
+
+  bool passes(OpId op) {
+    Symbol t = g_.type(op);
+    auto it = pass_.find(t);
+    if (it != pass_.end()) return it->second;
+    std::string_view type = g_.type_str(op);
+    bool ok = false;
+    for (const auto& p : foreign_prefixes_)
+      if (type.starts_with(p)) ok = true;  // an op of another imported namespace: not this table's business
+    if (!ok && t_.src == t_.dst) ok = true;
+    if (!ok) {
+      const schema::OpSchema* a = impl_.reg.resolve(t_.src, type);
+      const schema::OpSchema* b = impl_.reg.resolve(t_.dst, type);
+      ok = a && a == b;
+    }
+    pass_[t] = ok;
+    return ok;
+  }
+
+  void count(std::map<std::string, OpCount>& m, OpId op, const std::string& rule, const std::string& reason) {
+    std::string key = std::string(g_.type_str(op)) + "\x1f" + rule;
+    OpCount& c = m[key];
+    c.type = g_.type_str(op);
+    c.rule = rule;
+    c.reason = reason;
+    ++c.count;
+    if (c.names.size() < 5) c.names.push_back(g_.path(op));
+  }
+
+  // ---------------------------------------------------------------- matching
+
+  bool find_match(OpId op, Match& m) {
+    auto it = dispatch_.find(g_.type(op));
+    if (it == dispatch_.end()) {
+      note("no rule matches an op of type '" + std::string(g_.type_str(op)) + "'");
+      return false;
+    }
+    for (const Candidate& c : *it->second) {
+      m = Match();
+      m.rule = c.rule;
+      m.ops.assign(c.rule->rule->src.ops.size(), OpId());
+      m.b.graph = &g_;
+      std::string why;
+      bool ok = false;
+      try {
+        ok = match_op(*c.rule, c.start, op, m, why) && extend(*c.rule, c.rule->plans[c.start], 0, m, why);
+      } catch (const EvalError& e) {
+        why = e.what();
+      }
+      if (ok) {
+        note("rule '" + c.rule->rule->name + "': matches");
+        return true;
+      }
+      note("rule '" + c.rule->rule->name + "': " + why);
+    }
+    return false;
+  }
+
+  bool extend(const CRule& cr, const std::vector<Step>& plan, size_t k, Match& m, std::string& why) {
+    const Rule& r = *cr.rule;
+    if (k == plan.size()) return finish(cr, m, why);
+    const Step& st = plan[k];
+    const EdgeSpec& e = r.src.edges[st.edge];
+    std::vector<OpId> cands;
+    if (st.forward) {
+      PortId out = find_spec_port(cr, e.src_op, m.ops[e.src_op], PortDir::Out, e.src_port, m.b);
+      if (!out) {
+        why = "op '" + std::string(g_.name_str(m.ops[e.src_op])) + "' has no output '" + e.src_port + "'";
+        return false;
+      }
+      for (EdgeId x = g_.first_out_edge(out); x; x = g_.next_out_edge(x)) cands.push_back(g_.port_op(g_.edge_dst(x)));
+    } else {
+      PortId in = find_spec_port(cr, e.dst_op, m.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
+      PortId src = in ? g_.producer(in) : PortId();
+      if (src) cands.push_back(g_.port_op(src));
+    }
+    std::string last = "no op of type '" + r.src.ops[st.spec].type + "' is connected there";
+    for (OpId c : cands) {
+      if (g_.type_str(c) != r.src.ops[st.spec].type || claimed(c) ||
+          std::find(m.ops.begin(), m.ops.end(), c) != m.ops.end() || g_.parent(c) != g_.parent(m.ops[0] ? m.ops[0] : c))
+        continue;
+      Bindings saved = m.b;
+      size_t consts = m.const_producers.size();
+      std::string w;
+      if (match_op(cr, st.spec, c, m, w) && extend(cr, plan, k + 1, m, w)) return true;
+      m.b = std::move(saved);
+      m.const_producers.resize(consts);
+      m.ops[st.spec] = OpId();
+      last = w;
+    }
+    why = last;
+    return false;
+  }
+
+  // All pattern ops are matched: check every pattern edge, refuse inner values used outside,
+  // then the condition.
+  bool finish(const CRule& cr, Match& m, std::string& why) {
+    const Rule& r = *cr.rule;
+    for (const EdgeSpec& e : r.src.edges) {
+      PortId out = find_spec_port(cr, e.src_op, m.ops[e.src_op], PortDir::Out, e.src_port, m.b);
+      PortId in = find_spec_port(cr, e.dst_op, m.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
+      if (!out || !in || g_.producer(in) != out) {
+        why = fmt::format("the edge {}.{} -> {}.{} is not there", r.src.ops[e.src_op].type, e.src_port, r.src.ops[e.dst_op].type, e.dst_port);
+        return false;
+      }
+    }
+    for (size_t s = 0; s < m.ops.size(); ++s)
+      for (const std::string& pn : cr.inner_outputs[s]) {
+        PortId out = find_spec_port(cr, s, m.ops[s], PortDir::Out, pn, m.b);
+        for (EdgeId x = g_.first_out_edge(out); x; x = g_.next_out_edge(x)) {
+          OpId user = g_.port_op(g_.edge_dst(x));
+          if (std::find(m.ops.begin(), m.ops.end(), user) == m.ops.end()) {
+            why = fmt::format("refused: the value {} is used outside the match (by {})", g_.path(out), g_.path(user));
+            return false;
+          }
+        }
+      }
+    if (r.when) {
+      Value v = r.when->eval(m.b);
+      if (!v.is_bool() || !v.as_bool()) {
+        why = "condition '" + r.when->str() + "' does not hold" + describe_refs(*r.when, m.b);
+        return false;
+      }
+    }
+    return true;
+  }
+
+  std::string describe_refs(const Expr& e, const Bindings& b) {
+    std::vector<std::string> refs;
+    e.refs(refs);
+    std::string s;
+    for (const auto& r : refs)
+      if (const Value* v = b.get(r)) s += (s.empty() ? " (" : ", ") + r + " = " + value_str(*v);
+    return s.empty() ? s : s + ")";
+  }
+
+  // The port a pattern names: "#k[io]" = the k-th PortSpec of that op; else a port name.
+  PortId find_spec_port(const CRule& cr, size_t spec, OpId op, PortDir dir, const std::string& name, const Bindings& b) {
+    if (!op) return PortId();
+    if (!name.empty() && name[0] == '#') {
+      size_t k = std::stoul(name.substr(1));
+      bool in = name.back() == 'i';
+      const PortSpec& ps = (in ? cr.rule->src.ops[spec].inputs : cr.rule->src.ops[spec].outputs)[k];
+      if (!ps.ref.empty())
+        if (auto p = b.port(ps.ref)) return *p;
+      return locate(op, in ? PortDir::In : PortDir::Out, ps, b);
+    }
+    return g_.find_port(op, dir, sym(name));
+  }
+
+  std::vector<PortId> data_ports(OpId op, PortDir d) {
+    std::vector<PortId> out;
+    for (PortId p : g_.ports(op, d))
+      if (!g_.is_control(p) && !g_.port_name_str(p).starts_with("@")) out.push_back(p);
+    return out;
+  }
+
+  PortId locate(OpId op, PortDir dir, const PortSpec& ps, const Bindings& b) {
+    if (ps.name && ps.name->kind != Expr::Kind::Ref) {
+      Value n = ps.name->eval(b);
+      if (!n.is_string()) return PortId();
+      return g_.find_port(op, dir, sym(n.as_string()));
+    }
+    std::vector<PortId> ports = data_ports(op, dir);
+    return ps.position < ports.size() ? ports[ps.position] : PortId();
+  }
+
+  const Value* attr_or_default(OpId op, const schema::OpSchema* s, const std::string& name) {
+    if (const Value* v = g_.attr(op, sym(name))) return v;
+    if (s)
+      if (const schema::AttrSchema* a = s->attr(name)) return a->type.default_value();
+    return nullptr;
+  }
+
+  bool match_attrs(const std::vector<AttrSpec>& specs, const std::function<const Value*(const std::string&)>& get, Match& m,
+                   std::string& why, const std::string& where) {
+    for (const AttrSpec& a : specs) {
+      const Value* v = get(a.name);
+      if (!a.expr) {
+        if (v) {
+          why = where + "attribute " + a.name + " is present (" + value_str(*v) + ")";
+          return false;
+        }
+        continue;
+      }
+      if (a.expr->kind == Expr::Kind::Ref) {
+        if (const Value* bound = m.b.get(a.expr->name)) {
+          Value want = bound->is_null() && a.expr->ref_default ? *a.expr->ref_default : *bound;
+          if (!v ? !want.is_null() : *v != want) {
+            why = where + "attribute " + a.name + " differs from " + a.expr->name;
+            return false;
+          }
+        } else {
+          m.b.set(a.expr->name, v ? *v : (a.expr->ref_default ? *a.expr->ref_default : Value()));
+        }
+        continue;
+      }
+      if (!v) {
+        why = where + "attribute " + a.name + " is missing";
+        return false;
+      }
+      if (!a.expr->bind(*v, m.b)) {
+        why = where + "attribute " + a.name + " = " + value_str(*v) + ", not " + a.expr->str();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // The constant an input reads: a constant op's value, or an initializer that is not a graph input.
+  std::optional<Value> constant_of(PortId in, OpId* producer) {
+    PortId src = g_.producer(in);
+    if (!src) return std::nullopt;
+    OpId op = g_.port_op(src);
+    if (op == g_.root() || g_.is_graph(op)) {
+      const Value* init = g_.attr(src, sym("initializer"));
+      const Value* gi = g_.attr(src, sym("graph_input"));
+      if (init && !(gi && gi->is_bool() && gi->as_bool())) return *init;
+      return std::nullopt;
+    }
+    const ConstantSpec& c = t_.reverse_constant;
+    if (g_.type_str(op) != c.type) return std::nullopt;
+    const Value* v = g_.attr(op, sym(c.attr));
+    if (!v) return std::nullopt;
+    *producer = op;
+    return *v;
+  }
+
+  bool match_ports(const CRule& cr, size_t spec, OpId op, PortDir dir, Match& m, std::string& why) {
+    const OpSpec& os = cr.rule->src.ops[spec];
+    const auto& specs = dir == PortDir::In ? os.inputs : os.outputs;
+    const char* side = dir == PortDir::In ? "input" : "output";
+    for (const PortSpec& ps : specs) {
+      PortId p = locate(op, dir, ps, m.b);
+      std::string label = ps.name && ps.name->kind == Expr::Kind::Literal ? ps.name->str() : "#" + std::to_string(ps.position);
+      bool connected = p && (dir == PortDir::Out || g_.producer(p));
+      if (!p || (ps.value && !connected)) {
+        if (!ps.optional) {
+          why = fmt::format("{} {} is {}", side, label, p ? "not connected" : "missing");
+          return false;
+        }
+        if (ps.value && ps.value->kind == Expr::Kind::Ref && !m.b.has(ps.value->name)) m.b.set(ps.value->name, Value());
+        if (!ps.ref.empty()) m.b.set(ps.ref, Value());
+        continue;
+      }
+      if (ps.name && ps.name->kind == Expr::Kind::Ref) m.b.set(ps.name->name, Value(std::string(g_.port_name_str(p))));
+      if (!ps.ref.empty()) m.b.set_port(ps.ref, p);
+      if (ps.value) {
+        OpId producer;
+        std::optional<Value> c = constant_of(p, &producer);
+        if (!c) {
+          why = fmt::format("{} {} does not come from a constant", side, label);
+          return false;
+        }
+        if (!ps.value->bind(*c, m.b)) {
+          why = fmt::format("{} {} = {}, not {}", side, label, value_str(*c), ps.value->str());
+          return false;
+        }
+        if (producer) m.const_producers.push_back(producer);
+      }
+      if (!ps.attrs.empty() &&
+          !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, sym(n)); }, m, why, std::string(side) + " " + label + ": "))
+        return false;
+    }
+    return true;
+  }
+
+  bool match_op(const CRule& cr, size_t spec, OpId op, Match& m, std::string& why) {
+    const OpSpec& os = cr.rule->src.ops[spec];
+    if (g_.type_str(op) != os.type) {
+      why = "type is " + std::string(g_.type_str(op));
+      return false;
+    }
+    if (claimed(op)) {
+      why = "the op is already taken by another match";
+      return false;
+    }
+    m.ops[spec] = op;
+    if (os.name && !os.name->bind(Value(std::string(g_.name_str(op))), m.b)) {
+      why = "name is " + std::string(g_.name_str(op));
+      return false;
+    }
+    const schema::OpSchema* s = cr.src_schema[spec];
+    if (!match_attrs(os.attrs, [&](const std::string& n) { return attr_or_default(op, s, n); }, m, why, "")) return false;
+    return match_ports(cr, spec, op, PortDir::In, m, why) && match_ports(cr, spec, op, PortDir::Out, m, why);
+  }
+
+  // ---------------------------------------------------------------- rewriting
+
+  struct InLink {
+    Symbol name = 0;
+    PortId producer;
+    ir::AttrList attrs;
+    std::optional<Value> constant;
+    bool droppable = false;  // `optional: true`: left out when nothing connects to it and nothing after it does
+  };
+  struct OutLink {
+    Symbol name = 0;
+    std::vector<PortId> consumers;
+    ir::AttrList attrs;
+  };
+  struct Plan {
+    std::vector<InLink> ins;
+    std::vector<OutLink> outs;
+    bool rebuild_in = false, rebuild_out = false;
+  };
+
+  std::string unique_op_name(OpId scope, std::string base) {
+    if (!g_.find_op(scope, sym(base))) return base;
+    for (int k = 1;; ++k) {
+      std::string n = base + "_" + std::to_string(k);
+      if (!g_.find_op(scope, sym(n))) return n;
+    }
+  }
+
+  std::vector<PortId> consumers(PortId out) {
+    std::vector<PortId> c;
+    for (EdgeId x = g_.first_out_edge(out); x; x = g_.next_out_edge(x)) c.push_back(g_.edge_dst(x));
+    return c;
+  }
+
+  // The src port a dst port spec stands for.
+  PortId source_port(const Match& m, const PortSpec& ps, PortDir dir, bool single, const Bindings& b) {
+    if (!ps.ref.empty()) {
+      auto p = b.port(ps.ref);
+      return p ? *p : PortId();
+    }
+    if (!single || ps.value) return PortId();
+    if (ps.name) {
+      Value n = ps.name->eval(b);
+      return n.is_string() ? g_.find_port(m.ops[0], dir, sym(n.as_string())) : PortId();
+    }
+    std::vector<PortId> ports = data_ports(m.ops[0], dir);
+    return ps.position < ports.size() ? ports[ps.position] : PortId();
+  }
+
+  std::string port_name_for(const PortSpec& ps, PortId src, const schema::OpSchema* s, PortDir dir, const Bindings& b) {
+    if (ps.name) {
+      Value n = ps.name->eval(b);
+      if (n.is_string()) return n.as_string();
+      throw EvalError("a port name evaluates to " + value_str(n));
+    }
+    if (src) return std::string(g_.port_name_str(src));
+    if (s) {
+      const auto& list = dir == PortDir::In ? s->inputs : s->outputs;
+      if (ps.position < list.size())
+        if (auto n = list[ps.position].expected_name()) return *n;
+    }
+    return "_" + std::to_string(ps.position);
+  }
+
+  Plan plan_ports(const Match& m, size_t d, bool single, const std::vector<PortId>& bin, const std::vector<PortId>& bout, bool implicit) {
+    const CRule& cr = *m.rule;
+    const OpSpec& os = cr.rule->dst.ops[d];
+    const schema::OpSchema* s = cr.dst_schema[d];
+    Plan p;
+    auto in_link = [&](PortId src, const std::string& name) {
+      InLink l;
+      l.name = sym(name);
+      if (src) {
+        l.producer = g_.producer(src);
+        l.attrs = g_.attrs(src);
+      }
+      return l;
+    };
+    auto out_link = [&](PortId src, const std::string& name) {
+      OutLink l;
+      l.name = sym(name);
+      if (src) {
+        l.consumers = consumers(src);
+        l.attrs = g_.attrs(src);
+      }
+      return l;
+    };
+    if (implicit) {  // several src ops -> one dst op without port lists: the boundary, in order
+      p.rebuild_in = p.rebuild_out = true;
+      for (size_t i = 0; i < bin.size(); ++i) {
+        PortSpec tmp;
+        tmp.position = i;
+        std::string n = s && i < s->inputs.size() && s->inputs[i].expected_name() ? *s->inputs[i].expected_name()
+                                                                                   : std::string(g_.port_name_str(bin[i]));
+        p.ins.push_back(in_link(bin[i], n));
+      }
+      for (size_t i = 0; i < bout.size(); ++i) {
+        std::string n = s && i < s->outputs.size() && s->outputs[i].expected_name() ? *s->outputs[i].expected_name()
+                                                                                     : std::string(g_.port_name_str(bout[i]));
+        p.outs.push_back(out_link(bout[i], n));
+      }
+      return p;
+    }
+    if (os.inputs_given) {
+      p.rebuild_in = true;
+      for (const PortSpec& ps : os.inputs) {
+        PortId src = source_port(m, ps, PortDir::In, single, m.b);
+        InLink l = in_link(src, port_name_for(ps, src, s, PortDir::In, m.b));
+        if (ps.value) {
+          Value v = ps.value->eval(m.b);
+          if (!v.is_null()) l.constant = std::move(v);
+        }
+        l.droppable = ps.optional;
+        p.ins.push_back(std::move(l));
+      }
+    }
+    if (os.outputs_given) {
+      p.rebuild_out = true;
+      for (const PortSpec& ps : os.outputs) {
+        PortId src = source_port(m, ps, PortDir::Out, single, m.b);
+        p.outs.push_back(out_link(src, port_name_for(ps, src, s, PortDir::Out, m.b)));
+      }
+    }
+    return p;
+  }
+
+  OpId make_constant(OpId scope, const std::string& base, const Value& v) {
+    const ConstantSpec& c = t_.constant;
+    if (!v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
+    OpId op = g_.create_op(scope, sym(c.type), sym(unique_op_name(scope, base)));
+    g_.set_attr(op, sym(c.attr), v);
+    g_.add_output(op, sym(c.port));
+    return op;
+  }
+
+  void build_ports(OpId op, Plan& p, OpId scope, const std::string& base) {
+    if (p.rebuild_in) {
+      // trailing ports with nothing to connect are left out (ONNX's omitted optional inputs)
+      while (!p.ins.empty() && p.ins.back().droppable && !p.ins.back().producer && !p.ins.back().constant) p.ins.pop_back();
+      for (PortId old : data_ports(op, PortDir::In)) g_.erase_port(old);
+      for (InLink& l : p.ins) {
+        PortId np = g_.add_input(op, l.name);
+        for (const auto& e : l.attrs) g_.set_attr(np, e.first, e.second);
+        if (l.constant) {
+          OpId c = make_constant(scope, base + "_" + std::string(g_.str(l.name)), *l.constant);
+          g_.move_before(c, op);
+          g_.connect(g_.outputs(c).back(), np);
+        } else if (l.producer) {
+          g_.connect(l.producer, np);
+        }
+      }
+      // move the new data ports before captures (@ ports) and control ports: rebuild order
+      reorder_inputs(op);
+    }
+    if (p.rebuild_out) {
+      for (PortId old : data_ports(op, PortDir::Out)) g_.erase_port(old);
+      for (OutLink& l : p.outs) {
+        PortId np = g_.add_output(op, l.name);
+        for (const auto& e : l.attrs) g_.set_attr(np, e.first, e.second);
+        for (PortId c : l.consumers) g_.connect(np, c);
+      }
+    }
+  }
+
+  // Capture ports ("@capture.x") must stay after the data inputs: re-add them at the end.
+  void reorder_inputs(OpId op) {
+    std::vector<PortId> specials;
+    for (PortId p : g_.inputs(op))
+      if (!g_.is_control(p) && g_.port_name_str(p).starts_with("@")) specials.push_back(p);
+    if (specials.empty()) return;
+    std::vector<PortId> ins(g_.inputs(op).begin(), g_.inputs(op).end());
+    size_t first_special = ins.size();
+    for (size_t i = 0; i < ins.size(); ++i)
+      if (!g_.is_control(ins[i]) && g_.port_name_str(ins[i]).starts_with("@")) {
+        first_special = i;
+        break;
+      }
+    bool ok = true;
+    for (size_t i = first_special; i < ins.size(); ++i)
+      if (!g_.is_control(ins[i]) && !g_.port_name_str(ins[i]).starts_with("@")) ok = false;
+    if (ok) return;
+    for (PortId sp : specials) {
+      PortId np = g_.add_input(op, g_.port_name(sp));
+      ir::AttrList copy = g_.attrs(sp);
+      for (const auto& e : copy) g_.set_attr(np, e.first, e.second);
+      if (PortId src = g_.producer(sp)) g_.connect(src, np);
+      for (EdgeId x = g_.first_out_edge(sp); x; x = g_.next_out_edge(x)) g_.connect(np, g_.edge_dst(x));
+      g_.erase_port(sp);
+    }
+  }
+
+  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, const Bindings& b, bool carried) {
+    if (carried && s) {
+      std::vector<Symbol> drop;
+      for (const auto& e : g_.attrs(op)) {
+        std::string_view k = g_.str(e.first);
+        if (!k.starts_with("@") && !s->attr(k)) drop.push_back(e.first);
+      }
+      for (Symbol k : drop) g_.erase_attr(op, k);
+    }
+    for (const AttrSpec& a : os.attrs) {
+      Symbol k = sym(a.name);
+      if (!a.expr) {
+        g_.erase_attr(op, k);
+        continue;
+      }
+      Value v = a.expr->eval(b);
+      if (v.is_null()) g_.erase_attr(op, k);
+      else g_.set_attr(op, k, std::move(v));
+    }
+  }
+
+  void rewrite(Match& m, OpId scope) {
+    const CRule& cr = *m.rule;
+    const Rule& r = *cr.rule;
+    if (r.unsupported) {
+      for (OpId op : m.ops) count(unsupported_, op, r.name, *r.unsupported);
+      return;
+    }
+    try {
+      rewrite_match(m, scope);
+      rep_.mapped += m.ops.size();
+      ++rep_.by_rule[r.name];
+    } catch (const EvalError& e) {
+      rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
+    } catch (const Error& e) {
+      rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
+    }
+  }
+
+  void rewrite_match(Match& m, OpId scope) {
+    const CRule& cr = *m.rule;
+    const Rule& r = *cr.rule;
+    bool single = r.src.ops.size() == 1;
+    OpId last = m.ops[0];
+    for (OpId op : m.ops)
+      if (pos_[op.value] > pos_[last.value]) last = op;
+    std::string base(g_.name_str(single ? m.ops[0] : last));
+    // Boundary of a several-op match (for implicit wiring and control edges).
+    std::vector<PortId> bin, bout, ctrl_in, ctrl_out;
+    auto in_match = [&](OpId op) { return std::find(m.ops.begin(), m.ops.end(), op) != m.ops.end(); };
+    for (OpId op : m.ops) {
+      for (PortId p : data_ports(op, PortDir::In)) {
+        PortId src = g_.producer(p);
+        if (!src || !in_match(g_.port_op(src))) bin.push_back(p);
+      }
+      for (PortId p : data_ports(op, PortDir::Out)) {
+        bool inner = false;
+        for (EdgeId x = g_.first_out_edge(p); x; x = g_.next_out_edge(x))
+          if (in_match(g_.port_op(g_.edge_dst(x)))) inner = true;
+        if (!inner) bout.push_back(p);
+      }
+      if (!single) {
+        if (PortId c = g_.find_control(op, PortDir::In))
+          for (EdgeId x = g_.first_in_edge(c); x; x = g_.next_in_edge(x))
+            if (!in_match(g_.port_op(g_.edge_src(x)))) ctrl_in.push_back(g_.edge_src(x));
+        if (PortId c = g_.find_control(op, PortDir::Out))
+          for (EdgeId x = g_.first_out_edge(c); x; x = g_.next_out_edge(x))
+            if (!in_match(g_.port_op(g_.edge_dst(x)))) ctrl_out.push_back(g_.edge_dst(x));
+      }
+    }
+    // Plan every dst op's ports while the matched ops still exist.
+    size_t n = r.dst.ops.size();
+    std::vector<Plan> plans(n);
+    bool implicit = !single && n == 1 && !r.dst.ops[0].inputs_given && !r.dst.ops[0].outputs_given;
+    for (size_t d = 0; d < n; ++d) plans[d] = plan_ports(m, d, single, bin, bout, implicit);
+    // Names and attributes are evaluated before anything changes too.
+    std::vector<std::string> names(n);
+    for (size_t d = 0; d < n; ++d) {
+      const OpSpec& os = r.dst.ops[d];
+      if (os.name) {
+        Value v = os.name->eval(m.b);
+        if (!v.is_string()) throw EvalError("the op name evaluates to " + value_str(v));
+        names[d] = v.as_string();
+      }
+    }
+    // Inner links must not point into ops that go away.
+    if (!single)
+      for (const Plan& p : plans)
+        for (const InLink& l : p.ins)
+          if (l.producer && in_match(g_.port_op(l.producer)))
+            throw Error("a dst port is linked to a value made inside the match");
+    OpId after = g_.next_sibling(last);
+    while (after && in_match(after)) after = g_.next_sibling(after);
+    std::vector<OpId> made(n);
+    OpId reuse = single ? m.ops[0] : OpId();
+    Symbol keep_name = single ? 0 : g_.name(last);
+    bool keep_generated = single ? false : g_.name_generated(last);
+    if (!single)
+      for (OpId op : m.ops) g_.erase_op(op);
+    for (size_t d = 0; d < n; ++d) {
+      const OpSpec& os = r.dst.ops[d];
+      OpId op;
+      bool carried = false;
+      if (d == cr.primary && reuse) {
+        op = reuse;
+        g_.set_type(op, sym(os.type));
+        if (!names[d].empty()) g_.set_name(op, sym(unique_op_name(scope, names[d])));
+        carried = t_.carry_attrs;
+        if (!carried) {
+          std::vector<Symbol> all;
+          for (const auto& e : g_.attrs(op))
+            if (!g_.str(e.first).starts_with("@")) all.push_back(e.first);
+          for (Symbol k : all) g_.erase_attr(op, k);
+        }
+      } else {
+        std::string nm = !names[d].empty() ? names[d]
+                         : d == cr.primary && keep_name ? std::string(g_.str(keep_name))
+                                                        : base + "/" + os.type;
+        op = g_.create_op(scope, sym(os.type), sym(unique_op_name(scope, nm)), false);
+        if (d == cr.primary && keep_generated && names[d].empty()) g_.set_name_generated(op, true);
+      }
+      made[d] = op;
+      set_attrs(op, os, cr.dst_schema[d], m.b, carried);
+    }
+    // Order: dst ops in declaration order where the last matched op was.
+    for (size_t d = 0; d < n; ++d) g_.move_before(made[d], after);
+    for (size_t d = 0; d < n; ++d) build_ports(made[d], plans[d], scope, std::string(g_.name_str(made[d])));
+    // Edges between dst ops.
+    for (const EdgeSpec& e : r.dst.edges) {
+      PortId out = dst_port(made[e.src_op], r.dst.ops[e.src_op], PortDir::Out, e.src_port, m.b);
+      PortId in = dst_port(made[e.dst_op], r.dst.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
+      for (EdgeId x = g_.first_in_edge(in); x; x = g_.first_in_edge(in)) g_.disconnect(x);
+      g_.connect(out, in);
+    }
+    if (!single && n) {
+      OpId p = made[cr.primary];
+      for (PortId c : ctrl_in) g_.connect(c, g_.control_in(p));
+      for (PortId c : ctrl_out) g_.connect(g_.control_out(p), c);
+    }
+    // Constants the matcher read that nothing uses any more.
+    for (OpId c : m.const_producers) {
+      if (!g_.valid(c) || g_.parent(c) != scope) continue;
+      bool used = false;
+      for (PortId o : g_.outputs(c))
+        if (g_.first_out_edge(o)) used = true;
+      if (!used) g_.erase_op(c);
+    }
+  }
+
+  PortId dst_port(OpId op, const OpSpec& os, PortDir dir, const std::string& name, const Bindings& b) {
+    std::string n = name;
+    if (!n.empty() && n[0] == '#') {
+      size_t k = std::stoul(n.substr(1));
+      const PortSpec& ps = (n.back() == 'i' ? os.inputs : os.outputs)[k];
+      n = ps.name ? ps.name->eval(b).as_string() : "_" + std::to_string(k);
+    }
+    if (PortId p = g_.find_port(op, dir, sym(n))) return p;
+    return dir == PortDir::In ? g_.add_input(op, sym(n)) : g_.add_output(op, sym(n));
+  }
+
+  // Rewrites may leave a consumer before its producer in sibling order: restore a topological
+  // order (stable: ops keep their relative order where they can).
+  void fix_order(OpId s) {
+    std::vector<OpId> kids;
+    for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c))
+      if (!g_.is_graph(c)) kids.push_back(c);
+    if (pos_.size() < g_.id_bound()) pos_.resize(g_.id_bound(), 0);
+    for (uint32_t k = 0; k < kids.size(); ++k) pos_[kids[k].value] = k;
+    bool ok = true;
+    for (OpId c : kids) {
+      for (PortId p : g_.inputs(c))
+        for (EdgeId x = g_.first_in_edge(p); x; x = g_.next_in_edge(x)) {
+          OpId src = g_.port_op(g_.edge_src(x));
+          if (g_.parent(src) == s && !g_.is_graph(src) && pos_[src.value] > pos_[c.value]) ok = false;
+        }
+      if (!ok) break;
+    }
+    if (ok) return;
+    ir::TopoResult t = g_.topo_order(s);
+    if (!t.ok()) return;
+    for (OpId c : t.order) g_.move_before(c, OpId());
+  }
+};
+
+}  // namespace
+
+void CompiledTable::apply(ir::Graph& g, const ConvertOptions& o, Report& report) const {
+  report.tables.push_back(impl_->table.name());
+  Applier(g, *impl_, o, report).run();
+}
+
+// ---------------------------------------------------------------- report
+
+std::string Report::text() const {
+  std::string s;
+  for (const auto& t : tables) s += "table " + t + "\n";
+  s += fmt::format("{} ops: {} converted by rules, {} unchanged\n", ops, mapped, passed);
+  if (!unmapped.empty()) {
+    size_t total = 0;
+    for (const auto& u : unmapped) total += u.count;
+    s += fmt::format("unmapped: {} ops of {} types have no rule\n", total, unmapped.size());
+    for (const auto& u : unmapped) {
+      s += fmt::format("  {:<24} x{:<5} ", u.type, u.count);
+      for (size_t i = 0; i < u.names.size(); ++i) s += (i ? ", " : "") + u.names[i];
+      s += u.count > u.names.size() ? ", ...\n" : "\n";
+    }
+  }
+  if (!unsupported.empty()) {
+    s += "cannot be converted:\n";
+    for (const auto& u : unsupported) {
+      s += fmt::format("  {:<24} x{:<5} {} (rule {})\n", u.type, u.count, u.reason, u.rule);
+      s += "      at ";
+      for (size_t i = 0; i < u.names.size(); ++i) s += (i ? ", " : "") + u.names[i];
+      s += u.count > u.names.size() ? ", ...\n" : "\n";
+    }
+  }
+  for (const auto& e : errors) s += "error: " + e + "\n";
+  for (const auto& e : explain) s += e + "\n";
+  return s;
+}
+
+std::string Report::json() const {
+  auto counts = [](const std::vector<OpCount>& v) {
+    std::string s = "[";
+    for (size_t i = 0; i < v.size(); ++i) {
+      const OpCount& c = v[i];
+      s += fmt::format("{}{{\"type\": {}, \"count\": {}", i ? ", " : "", json_str(c.type), c.count);
+      if (!c.rule.empty()) s += ", \"rule\": " + json_str(c.rule);
+      if (!c.reason.empty()) s += ", \"reason\": " + json_str(c.reason);
+      s += ", \"examples\": [";
+      for (size_t k = 0; k < c.names.size(); ++k) s += (k ? ", " : "") + json_str(c.names[k]);
+      s += "]}";
+    }
+    return s + "]";
+  };
+  std::string s = "{\"ok\": " + std::string(ok() ? "true" : "false") + ", \"tables\": [";
+  for (size_t i = 0; i < tables.size(); ++i) s += (i ? ", " : "") + json_str(tables[i]);
+  s += fmt::format("], \"ops\": {}, \"converted\": {}, \"unchanged\": {}, \"by_rule\": {{", ops, mapped, passed);
+  bool first = true;
+  for (const auto& [k, v] : by_rule) {
+    s += fmt::format("{}{}: {}", first ? "" : ", ", json_str(k), v);
+    first = false;
+  }
+  s += "}, \"unmapped\": " + counts(unmapped) + ", \"unsupported\": " + counts(unsupported) + ", \"errors\": [";
+  for (size_t i = 0; i < errors.size(); ++i) s += (i ? ", " : "") + json_str(errors[i]);
+  s += "], \"explain\": [";
+  for (size_t i = 0; i < explain.size(); ++i) s += (i ? ", " : "") + json_str(explain[i]);
+  return s + "]}\n";
+}
+
+}  // namespace amanda::mapping

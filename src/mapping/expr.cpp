@@ -1,0 +1,1037 @@
+#include "amanda/mapping/expr.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "amanda/ir/tensor.h"
+
+namespace amanda::mapping {
+
+using ir::Value;
+
+namespace {
+
+// ---------------------------------------------------------------- values
+
+bool is_number(const Value& v) { return v.is_int() || v.is_float() || v.is_bool(); }
+double num(const Value& v) {
+  if (v.is_int()) return double(v.as_int());
+  if (v.is_float()) return v.as_float();
+  if (v.is_bool()) return v.as_bool() ? 1 : 0;
+  throw EvalError("expected a number, got " + value_str(v));
+}
+int64_t to_int(const Value& v) {
+  if (v.is_int()) return v.as_int();
+  if (v.is_bool()) return v.as_bool();
+  if (v.is_float() && std::floor(v.as_float()) == v.as_float()) return int64_t(v.as_float());
+  throw EvalError("expected an integer, got " + value_str(v));
+}
+const Value::List& to_list(const Value& v, const char* what) {
+  if (!v.is_list()) throw EvalError(std::string(what) + ": expected a list, got " + value_str(v));
+  return v.as_list();
+}
+const std::string& to_string(const Value& v, const char* what) {
+  if (!v.is_string()) throw EvalError(std::string(what) + ": expected a string, got " + value_str(v));
+  return v.as_string();
+}
+bool truthy(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Null: return false;
+    case Value::Kind::Bool: return v.as_bool();
+    case Value::Kind::Int: return v.as_int() != 0;
+    case Value::Kind::Float: return v.as_float() != 0;
+    case Value::Kind::String: return !v.as_string().empty();
+    case Value::Kind::List: return !v.as_list().empty();
+    default: return true;
+  }
+}
+// Equality that lets 1 == 1.0 and compares lists element by element the same way.
+bool same(const Value& a, const Value& b) {
+  if (is_number(a) && is_number(b) && !(a.is_bool() && b.is_bool())) return num(a) == num(b);
+  if (a.is_list() && b.is_list()) {
+    const auto &x = a.as_list(), &y = b.as_list();
+    if (x.size() != y.size()) return false;
+    for (size_t i = 0; i < x.size(); ++i)
+      if (!same(x[i], y[i])) return false;
+    return true;
+  }
+  return a == b;
+}
+
+// ---------------------------------------------------------------- tensors
+
+ir::DType dtype_arg(const Value& v) {
+  auto t = ir::dtype_from_name(to_string(v, "dtype"));
+  if (!t || *t == ir::DType::String || *t == ir::DType::Undefined) throw EvalError("unknown element type " + value_str(v));
+  return *t;
+}
+
+template <class T>
+void put(std::string& out, T x) {
+  out.append(reinterpret_cast<const char*>(&x), sizeof x);
+}
+
+uint16_t to_half(float f) {
+  uint32_t x;
+  std::memcpy(&x, &f, 4);
+  uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
+  int exp = int((x >> 23) & 0xff) - 127 + 15;
+  if (exp >= 31) return uint16_t(sign | 0x7c00 | (((x >> 23) & 0xff) == 0xff && mant ? 0x200 : 0));
+  if (exp <= 0) return uint16_t(sign);
+  return uint16_t(sign | (exp << 10) | (mant >> 13));
+}
+
+Value make_tensor(const Value& x, ir::DType dt) {
+  std::vector<int64_t> shape;
+  std::vector<Value> elems;
+  if (x.is_list()) {
+    shape.push_back(int64_t(x.as_list().size()));
+    elems = x.as_list();
+  } else if (x.is_tensor()) {
+    return x;
+  } else {
+    elems.push_back(x);
+  }
+  std::string bytes;
+  for (const Value& e : elems) {
+    switch (dt) {
+      case ir::DType::Bool: put<uint8_t>(bytes, truthy(e)); break;
+      case ir::DType::Int8: put<int8_t>(bytes, int8_t(to_int(e))); break;
+      case ir::DType::Int16: put<int16_t>(bytes, int16_t(to_int(e))); break;
+      case ir::DType::Int32: put<int32_t>(bytes, int32_t(to_int(e))); break;
+      case ir::DType::Int64: put<int64_t>(bytes, to_int(e)); break;
+      case ir::DType::UInt8: put<uint8_t>(bytes, uint8_t(to_int(e))); break;
+      case ir::DType::UInt16: put<uint16_t>(bytes, uint16_t(to_int(e))); break;
+      case ir::DType::UInt32: put<uint32_t>(bytes, uint32_t(to_int(e))); break;
+      case ir::DType::UInt64: put<uint64_t>(bytes, uint64_t(to_int(e))); break;
+      case ir::DType::Float32: put<float>(bytes, float(num(e))); break;
+      case ir::DType::Float64: put<double>(bytes, num(e)); break;
+      case ir::DType::Float16: put<uint16_t>(bytes, to_half(float(num(e)))); break;
+      case ir::DType::BFloat16: {
+        float f = float(num(e));
+        uint32_t u;
+        std::memcpy(&u, &f, 4);
+        put<uint16_t>(bytes, uint16_t(u >> 16));
+        break;
+      }
+      default: throw EvalError("tensor(): element type " + std::string(ir::dtype_name(dt)) + " is not supported");
+    }
+  }
+  return Value(ir::Tensor::from_bytes(dt, std::move(shape), std::move(bytes)));
+}
+
+float from_half(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
+  uint32_t x;
+  if (exp == 0) {
+    float f = std::ldexp(float(mant), -24);
+    return sign ? -f : f;
+  }
+  if (exp == 31) x = sign | 0x7f800000 | (mant << 13);
+  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
+  float f;
+  std::memcpy(&f, &x, 4);
+  return f;
+}
+
+// The elements of a tensor as a list of ints/floats/bools.
+Value::List tensor_elems(const ir::Tensor& t) {
+  Value::List out;
+  if (t.dtype == ir::DType::String) {
+    for (const auto& s : t.strings) out.emplace_back(s);
+    return out;
+  }
+  size_t w = ir::dtype_size(t.dtype);
+  if (!w) throw EvalError("a tensor of " + std::string(ir::dtype_name(t.dtype)) + " has no elements to read");
+  size_t n = t.size / w;
+  const uint8_t* p = t.data;
+  auto rd = [&](auto tag, size_t i) {
+    decltype(tag) x;
+    std::memcpy(&x, p + i * sizeof x, sizeof x);
+    return x;
+  };
+  for (size_t i = 0; i < n; ++i) {
+    switch (t.dtype) {
+      case ir::DType::Bool: out.emplace_back(bool(p[i])); break;
+      case ir::DType::Int8: out.emplace_back(int64_t(rd(int8_t{}, i))); break;
+      case ir::DType::Int16: out.emplace_back(int64_t(rd(int16_t{}, i))); break;
+      case ir::DType::Int32: out.emplace_back(int64_t(rd(int32_t{}, i))); break;
+      case ir::DType::Int64: out.emplace_back(rd(int64_t{}, i)); break;
+      case ir::DType::UInt8: out.emplace_back(int64_t(p[i])); break;
+      case ir::DType::UInt16: out.emplace_back(int64_t(rd(uint16_t{}, i))); break;
+      case ir::DType::UInt32: out.emplace_back(int64_t(rd(uint32_t{}, i))); break;
+      case ir::DType::UInt64: out.emplace_back(int64_t(rd(uint64_t{}, i))); break;
+      case ir::DType::Float32: out.emplace_back(double(rd(float{}, i))); break;
+      case ir::DType::Float64: out.emplace_back(rd(double{}, i)); break;
+      case ir::DType::Float16: out.emplace_back(double(from_half(rd(uint16_t{}, i)))); break;
+      case ir::DType::BFloat16: {
+        uint32_t u = uint32_t(rd(uint16_t{}, i)) << 16;
+        float f;
+        std::memcpy(&f, &u, 4);
+        out.emplace_back(double(f));
+        break;
+      }
+      default: throw EvalError("cannot read the elements of a " + std::string(ir::dtype_name(t.dtype)) + " tensor");
+    }
+  }
+  return out;
+}
+
+const ir::Tensor& to_tensor(const Value& v, const char* what) {
+  if (!v.is_tensor()) throw EvalError(std::string(what) + ": expected a tensor, got " + value_str(v));
+  return v.as_tensor();
+}
+
+// ONNX's TensorProto.DataType numbers <-> element type names.
+const std::vector<std::pair<int, std::string_view>>& onnx_dtypes() {
+  static const std::vector<std::pair<int, std::string_view>> t = {
+      {1, "float32"}, {2, "uint8"},  {3, "int8"},     {4, "uint16"},    {5, "int16"},      {6, "int32"},
+      {7, "int64"},   {8, "string"}, {9, "bool"},     {10, "float16"},  {11, "float64"},   {12, "uint32"},
+      {13, "uint64"}, {14, "complex64"}, {15, "complex128"}, {16, "bfloat16"}};
+  return t;
+}
+// PyTorch's c10::ScalarType numbers <-> element type names.
+const std::vector<std::pair<int, std::string_view>>& torch_dtypes() {
+  static const std::vector<std::pair<int, std::string_view>> t = {
+      {0, "uint8"},   {1, "int8"},       {2, "int16"},      {3, "int32"},  {4, "int64"}, {5, "float16"},
+      {6, "float32"}, {7, "float64"},    {9, "complex64"},  {10, "complex128"}, {11, "bool"}, {15, "bfloat16"}};
+  return t;
+}
+const std::vector<std::pair<int, std::string_view>>& dtype_table(const Value& system) {
+  const std::string& s = to_string(system, "element type system");
+  if (s == "onnx") return onnx_dtypes();
+  if (s == "torch") return torch_dtypes();
+  throw EvalError("unknown element type system '" + s + "' (onnx, torch)");
+}
+
+// ---------------------------------------------------------------- ports
+
+const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
+  if (g.port_dir(p) == ir::PortDir::In && g.port_op(p) != g.root()) {
+    ir::PortId src = g.producer(p);
+    if (!src) return nullptr;
+    p = src;
+  }
+  std::string at = "@" + std::string(key);
+  if (const Value* v = g.attr(p, const_cast<ir::Graph&>(g).sym(at))) return v;
+  return g.attr(p, const_cast<ir::Graph&>(g).sym(key));
+}
+
+ir::PortId port_arg(const Expr& e, const Bindings& b, const char* fn) {
+  if (e.kind != Expr::Kind::Ref) throw EvalError(std::string(fn) + "() takes a port ref");
+  auto p = b.port(e.name);
+  if (!p || !b.graph) throw EvalError(std::string(fn) + "(): '" + e.name + "' is not a captured port");
+  return *p;
+}
+
+// ---------------------------------------------------------------- functions
+
+using Args = std::vector<Value>;
+struct Fn {
+  std::string signature, doc;
+  int min_args, max_args;  // max -1: any
+  std::function<Value(const Args&)> eval;
+  // Given the result and the other (bound) arguments, the value of argument 0; nullopt when no
+  // argument 0 gives this result.
+  std::function<std::optional<Value>(const Value&, const Args&)> inverse;
+  bool takes_ports = false;  // evaluated by special code with the Expr args
+};
+
+Value elementwise(const Value& a, const Value& b, const std::string& op);
+
+Value arith(const Value& a, const Value& b, const std::string& op) {
+  if (a.is_list() || b.is_list()) return elementwise(a, b, op);
+  if (a.is_string() && b.is_string() && op == "+") return Value(a.as_string() + b.as_string());
+  if (a.is_int() && b.is_int()) {
+    int64_t x = a.as_int(), y = b.as_int();
+    if (op == "+") return Value(x + y);
+    if (op == "-") return Value(x - y);
+    if (op == "*") return Value(x * y);
+    if (y == 0) throw EvalError("division by zero");
+    int64_t q = x / y, r = x % y;
+    if (r != 0 && ((r < 0) != (y < 0))) --q, r += y;  // floor division, like Python's //
+    return op == "/" ? Value(q) : Value(r);
+  }
+  double x = num(a), y = num(b);
+  if (op == "+") return Value(x + y);
+  if (op == "-") return Value(x - y);
+  if (op == "*") return Value(x * y);
+  if (op == "/") return Value(x / y);
+  return Value(std::fmod(x, y));
+}
+
+Value elementwise(const Value& a, const Value& b, const std::string& op) {
+  Value::List out;
+  if (a.is_list() && b.is_list()) {
+    if (a.as_list().size() != b.as_list().size())
+      throw EvalError(fmt::format("'{}' of lists of different lengths ({} and {})", op, a.as_list().size(), b.as_list().size()));
+    for (size_t i = 0; i < a.as_list().size(); ++i) out.push_back(arith(a.as_list()[i], b.as_list()[i], op));
+  } else if (a.is_list()) {
+    for (const Value& x : a.as_list()) out.push_back(arith(x, b, op));
+  } else {
+    for (const Value& x : b.as_list()) out.push_back(arith(a, x, op));
+  }
+  return Value(std::move(out));
+}
+
+const std::map<std::string, Fn, std::less<>>& registry() {
+  static const std::map<std::string, Fn, std::less<>> fns = [] {
+    std::map<std::string, Fn, std::less<>> m;
+    m["len"] = {"len(x)", "elements of a list, characters of a string, elements of a tensor", 1, 1, [](const Args& a) {
+                  if (a[0].is_list()) return Value(int64_t(a[0].as_list().size()));
+                  if (a[0].is_string()) return Value(int64_t(a[0].as_string().size()));
+                  if (a[0].is_tensor()) return Value(int64_t(a[0].as_tensor().element_count().value_or(0)));
+                  throw EvalError("len(): expected a list, string or tensor, got " + value_str(a[0]));
+                }};
+    m["default"] = {"default(x, d)", "x, or d when x is missing (null)", 2, 2,
+                    [](const Args& a) { return a[0].is_null() ? a[1] : a[0]; },
+                    [](const Value& r, const Args&) -> std::optional<Value> { return r; }};
+    m["has"] = {"has(x)", "true when x is present (not null)", 1, 1, [](const Args& a) { return Value(!a[0].is_null()); }};
+    m["if"] = {"if(c, a, b)", "a when c holds, else b", 3, 3, [](const Args& a) { return truthy(a[0]) ? a[1] : a[2]; }};
+    m["all"] = {"all(list[, v])", "every element equals v (or, without v, is true); true for an empty or missing list", 1, 2,
+                [](const Args& a) {
+                  if (a[0].is_null()) return Value(true);
+                  for (const Value& x : to_list(a[0], "all()"))
+                    if (a.size() == 2 ? !same(x, a[1]) : !truthy(x)) return Value(false);
+                  return Value(true);
+                }};
+    m["any"] = {"any(list[, v])", "some element equals v (or, without v, is true)", 1, 2, [](const Args& a) {
+                  if (a[0].is_null()) return Value(false);
+                  for (const Value& x : to_list(a[0], "any()"))
+                    if (a.size() == 2 ? same(x, a[1]) : truthy(x)) return Value(true);
+                  return Value(false);
+                }};
+    m["at"] = {"at(list, i[, default])", "element i (negative counts from the end); default when out of range or missing", 2, 3,
+               [](const Args& a) {
+                 if (a[0].is_null() && a.size() == 3) return a[2];
+                 const auto& l = to_list(a[0], "at()");
+                 int64_t i = to_int(a[1]);
+                 if (i < 0) i += int64_t(l.size());
+                 if (i < 0 || i >= int64_t(l.size())) {
+                   if (a.size() == 3) return a[2];
+                   throw EvalError(fmt::format("at(): index {} is out of range for {} elements", to_int(a[1]), l.size()));
+                 }
+                 return l[size_t(i)];
+               }};
+    m["find"] = {"find(s, x)", "the index of x in list or string s, or -1", 2, 2, [](const Args& a) {
+                   if (a[0].is_string()) {
+                     size_t k = a[0].as_string().find(to_string(a[1], "find()"));
+                     return Value(k == std::string::npos ? int64_t(-1) : int64_t(k));
+                   }
+                   const auto& l = to_list(a[0], "find()");
+                   for (size_t i = 0; i < l.size(); ++i)
+                     if (same(l[i], a[1])) return Value(int64_t(i));
+                   return Value(int64_t(-1));
+                 }};
+    m["value_map"] = {"value_map(x, from1, to1, from2, to2, ...[, default])",
+                      "maps x by the pairs; an odd last argument is the default for other values", 3, -1,
+                      [](const Args& a) {
+                        for (size_t i = 1; i + 1 < a.size(); i += 2)
+                          if (same(a[0], a[i])) return a[i + 1];
+                        if (a.size() % 2 == 0) return a.back();
+                        throw EvalError("value_map(): no entry for " + value_str(a[0]));
+                      },
+                      [](const Value& r, const Args& a) -> std::optional<Value> {
+                        for (size_t i = 1; i + 1 < a.size(); i += 2)
+                          if (same(r, a[i + 1])) return a[i];
+                        return std::nullopt;
+                      }};
+    m["permute"] = {"permute(list, perm)", "out[i] = list[perm[i]] (NCHW <-> NHWC orders)", 2, 2,
+                    [](const Args& a) {
+                      const auto &l = to_list(a[0], "permute()"), &p = to_list(a[1], "permute()");
+                      if (l.size() != p.size()) throw EvalError(fmt::format("permute(): {} elements, {} in perm", l.size(), p.size()));
+                      Value::List out;
+                      for (const Value& i : p) {
+                        int64_t k = to_int(i);
+                        if (k < 0 || k >= int64_t(l.size())) throw EvalError("permute(): bad perm index");
+                        out.push_back(l[size_t(k)]);
+                      }
+                      return Value(std::move(out));
+                    },
+                    [](const Value& r, const Args& a) -> std::optional<Value> {
+                      const auto &l = to_list(r, "permute()"), &p = to_list(a[1], "permute()");
+                      if (l.size() != p.size()) return std::nullopt;
+                      Value::List out(l.size());
+                      for (size_t i = 0; i < p.size(); ++i) out[size_t(to_int(p[i]))] = l[i];
+                      return Value(std::move(out));
+                    }};
+    m["concat"] = {"concat(a, b, ...)", "the lists one after another", 1, -1, [](const Args& a) {
+                     Value::List out;
+                     for (const Value& x : a) {
+                       if (x.is_null()) continue;
+                       if (x.is_list()) out.insert(out.end(), x.as_list().begin(), x.as_list().end());
+                       else out.push_back(x);
+                     }
+                     return Value(std::move(out));
+                   }};
+    m["slice"] = {"slice(list, begin[, end])", "elements begin..end-1 (negative counts from the end)", 2, 3, [](const Args& a) {
+                    const auto& l = to_list(a[0], "slice()");
+                    int64_t n = int64_t(l.size()), b = to_int(a[1]), e = a.size() == 3 ? to_int(a[2]) : n;
+                    if (b < 0) b += n;
+                    if (e < 0) e += n;
+                    b = std::clamp<int64_t>(b, 0, n);
+                    e = std::clamp<int64_t>(e, b, n);
+                    return Value(Value::List(l.begin() + b, l.begin() + e));
+                  }};
+    m["repeat"] = {"repeat(x, n)", "a list of n copies of x", 2, 2, [](const Args& a) {
+                     int64_t n = to_int(a[1]);
+                     if (n < 0 || n > (1 << 20)) throw EvalError("repeat(): bad count");
+                     return Value(Value::List(size_t(n), a[0]));
+                   }};
+    m["range"] = {"range(n) | range(a, b)", "the integers 0..n-1 or a..b-1", 1, 2, [](const Args& a) {
+                    int64_t b = a.size() == 2 ? to_int(a[0]) : 0, e = to_int(a.back());
+                    if (e - b > (1 << 20)) throw EvalError("range(): too long");
+                    Value::List out;
+                    for (int64_t i = b; i < e; ++i) out.emplace_back(i);
+                    return Value(std::move(out));
+                  }};
+    m["begin_end"] = {"begin_end(pairs)", "[[b0, e0], [b1, e1], ...] -> [b0, b1, ..., e0, e1, ...] (TF paddings -> ONNX pads)", 1, 1,
+                      [](const Args& a) {
+                        Value::List b, e;
+                        for (const Value& p : to_list(a[0], "begin_end()")) {
+                          const auto& l = to_list(p, "begin_end()");
+                          if (l.size() != 2) throw EvalError("begin_end(): each entry must be a pair");
+                          b.push_back(l[0]);
+                          e.push_back(l[1]);
+                        }
+                        b.insert(b.end(), e.begin(), e.end());
+                        return Value(std::move(b));
+                      },
+                      [](const Value& r, const Args&) -> std::optional<Value> {
+                        const auto& l = to_list(r, "begin_end()");
+                        if (l.size() % 2) return std::nullopt;
+                        Value::List out;
+                        for (size_t i = 0; i < l.size() / 2; ++i) out.emplace_back(Value::List{l[i], l[i + l.size() / 2]});
+                        return Value(std::move(out));
+                      }};
+    m["min"] = {"min(a, b)", "the smaller", 2, 2, [](const Args& a) { return num(a[1]) < num(a[0]) ? a[1] : a[0]; }};
+    m["max"] = {"max(a, b)", "the larger", 2, 2, [](const Args& a) { return num(a[1]) > num(a[0]) ? a[1] : a[0]; }};
+    m["abs"] = {"abs(x)", "absolute value", 1, 1, [](const Args& a) {
+                  return a[0].is_int() ? Value(a[0].as_int() < 0 ? -a[0].as_int() : a[0].as_int()) : Value(std::fabs(num(a[0])));
+                }};
+    m["str"] = {"str(x)", "x as text", 1, 1, [](const Args& a) { return a[0].is_string() ? a[0] : Value(value_str(a[0])); }};
+    m["int"] = {"int(x)", "x as an integer", 1, 1, [](const Args& a) { return Value(int64_t(num(a[0]))); }};
+    m["float"] = {"float(x)", "x as a float", 1, 1, [](const Args& a) { return Value(num(a[0])); }};
+    m["tensor"] = {"tensor(x, dtype)", "a list -> 1-D tensor, a scalar -> 0-D tensor of that element type ('int64', 'float32', ...)", 2, 2,
+                   [](const Args& a) { return a[0].is_null() ? Value() : make_tensor(a[0], dtype_arg(a[1])); },
+                   [](const Value& r, const Args& a) -> std::optional<Value> {
+                     const ir::Tensor& t = to_tensor(r, "tensor()");
+                     if (t.dtype != dtype_arg(a[1]) || t.shape.size() > 1) return std::nullopt;
+                     Value::List l = tensor_elems(t);
+                     if (t.shape.empty()) return l.size() == 1 ? std::optional<Value>(l[0]) : std::nullopt;
+                     return Value(std::move(l));
+                   }};
+    m["list"] = {"list(t)", "the elements of a tensor (any shape, row-major) as a list", 1, 1,
+                 [](const Args& a) {
+                   if (a[0].is_null() || a[0].is_list()) return a[0];
+                   return Value(tensor_elems(to_tensor(a[0], "list()")));
+                 },
+                 [](const Value& r, const Args&) -> std::optional<Value> {  // ints -> int64, else float32
+                   if (r.is_null()) return r;
+                   bool ints = std::all_of(to_list(r, "list()").begin(), r.as_list().end(), [](const Value& x) { return x.is_int(); });
+                   return make_tensor(r, ints ? ir::DType::Int64 : ir::DType::Float32);
+                 }};
+    m["normalize_axes"] = {"normalize_axes(axes, rank)", "negative axes (an int or a list) counted from the end made non-negative; rank may be null when none is negative", 2, 2,
+                           [](const Args& a) {
+                             auto one = [&](const Value& x) {
+                               int64_t v = to_int(x);
+                               if (v >= 0) return Value(v);
+                               if (a[1].is_null()) throw EvalError("a negative axis needs the rank, which is unknown here");
+                               return Value(v + to_int(a[1]));
+                             };
+                             if (a[0].is_null()) return a[0];
+                             if (!a[0].is_list()) return one(a[0]);
+                             Value::List out;
+                             for (const Value& x : a[0].as_list()) out.push_back(one(x));
+                             return Value(std::move(out));
+                           }};
+    m["scalar"] = {"scalar(t)", "the one element of a tensor (0-D or one element)", 1, 1, [](const Args& a) {
+                     if (a[0].is_null() || !a[0].is_tensor()) return a[0];
+                     Value::List l = tensor_elems(a[0].as_tensor());
+                     if (l.size() != 1) throw EvalError(fmt::format("scalar(): the tensor has {} elements", l.size()));
+                     return l[0];
+                   }};
+    m["dtype_of"] = {"dtype_of(t)", "the element type name of a tensor value", 1, 1,
+                     [](const Args& a) { return Value(std::string(ir::dtype_name(to_tensor(a[0], "dtype_of()").dtype))); }};
+    m["shape_of"] = {"shape_of(t)", "the shape of a tensor value", 1, 1, [](const Args& a) {
+                       Value::List l;
+                       for (int64_t d : to_tensor(a[0], "shape_of()").shape) l.emplace_back(d);
+                       return Value(std::move(l));
+                     }};
+    m["dtype_code"] = {"dtype_code(name, system)", "an element type name -> its number in 'onnx' (TensorProto) or 'torch' (ScalarType)",
+                       2, 2,
+                       [](const Args& a) {
+                         const std::string& n = to_string(a[0], "dtype_code()");
+                         auto canon = ir::dtype_from_name(n);
+                         for (auto& [code, name] : dtype_table(a[1]))
+                           if (name == n || (canon && name == ir::dtype_name(*canon))) return Value(int64_t(code));
+                         throw EvalError("dtype_code(): " + n + " has no number in " + value_str(a[1]));
+                       },
+                       [](const Value& r, const Args& a) -> std::optional<Value> {
+                         for (auto& [code, name] : dtype_table(a[1]))
+                           if (r.is_int() && r.as_int() == code) return Value(std::string(name));
+                         return std::nullopt;
+                       }};
+    m["dtype_name"] = {"dtype_name(code, system)", "the inverse of dtype_code", 2, 2,
+                       [](const Args& a) {
+                         for (auto& [code, name] : dtype_table(a[1]))
+                           if (code == to_int(a[0])) return Value(std::string(name));
+                         throw EvalError("dtype_name(): no element type " + value_str(a[0]) + " in " + value_str(a[1]));
+                       },
+                       [](const Value& r, const Args& a) -> std::optional<Value> {
+                         for (auto& [code, name] : dtype_table(a[1]))
+                           if (r.is_string() && r.as_string() == name) return Value(int64_t(code));
+                         return std::nullopt;
+                       }};
+    // Port predicates: evaluated with the Expr (they read the graph), see Expr::eval.
+    m["rank"] = {"rank(port)", "the rank of the value at a captured port, or null when unknown", 1, 1, nullptr, nullptr, true};
+    m["shape"] = {"shape(port)", "the shape of the value at a captured port (ints, strings for symbolic dims), or null", 1, 1,
+                  nullptr, nullptr, true};
+    m["dtype"] = {"dtype(port)", "the element type at a captured port ('float32', ...), or null when unknown", 1, 1, nullptr,
+                  nullptr, true};
+    m["is_const"] = {"is_const(port)", "the input at a captured port comes from a constant", 1, 1, nullptr, nullptr, true};
+    return m;
+  }();
+  return fns;
+}
+
+Value port_fn(const Expr& e, const Bindings& b) {
+  ir::PortId p = port_arg(*e.args[0], b, e.name.c_str());
+  const ir::Graph& g = *b.graph;
+  if (e.name == "is_const") {
+    ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
+    if (!src) return Value(false);
+    ir::OpId op = g.port_op(src);
+    if (op == g.root() || g.is_graph(op)) {
+      const Value* gi = g.attr(src, const_cast<ir::Graph&>(g).sym("graph_input"));
+      return Value(g.attr(src, const_cast<ir::Graph&>(g).sym("initializer")) != nullptr && !(gi && gi->is_bool() && gi->as_bool()));
+    }
+    return Value(g.type_str(op) == "Constant" || g.type_str(op) == "prim::Constant");
+  }
+  if (e.name == "dtype") {
+    const Value* t = port_info(g, p, "type");
+    if (!t || !t->is_string()) return Value();
+    std::string s = t->as_string();
+    if (s.starts_with("tensor(") && s.ends_with(")")) s = s.substr(7, s.size() - 8);
+    if (auto d = ir::dtype_from_name(s)) return Value(std::string(ir::dtype_name(*d)));
+    return Value(s);
+  }
+  const Value* s = port_info(g, p, "shape");
+  if (!s || !s->is_list()) return Value();
+  if (e.name == "rank") return Value(int64_t(s->as_list().size()));
+  return *s;
+}
+
+}  // namespace
+
+std::string value_str(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Null: return "null";
+    case Value::Kind::Bool: return v.as_bool() ? "true" : "false";
+    case Value::Kind::Int: return std::to_string(v.as_int());
+    case Value::Kind::Float: return fmt::format("{}", v.as_float());
+    case Value::Kind::String: return "'" + v.as_string() + "'";
+    case Value::Kind::List: {
+      std::string s = "[";
+      for (size_t i = 0; i < v.as_list().size(); ++i) s += (i ? ", " : "") + value_str(v.as_list()[i]);
+      return s + "]";
+    }
+    case Value::Kind::Tensor: {
+      const ir::Tensor& t = v.as_tensor();
+      std::string s = fmt::format("tensor({}, [", ir::dtype_name(t.dtype));
+      for (size_t i = 0; i < t.shape.size(); ++i) s += (i ? ", " : "") + std::to_string(t.shape[i]);
+      s += "]";
+      if (t.element_count().value_or(100) <= 8 && t.dtype != ir::DType::String) {
+        try {
+          s += ": " + value_str(Value(tensor_elems(t)));
+        } catch (const EvalError&) {
+        }
+      }
+      return s + ")";
+    }
+    case Value::Kind::Map: return "{...}";
+    case Value::Kind::Graph: return "graph";
+  }
+  return "?";
+}
+
+std::vector<FunctionInfo> functions() {
+  std::vector<FunctionInfo> out;
+  for (const auto& [name, f] : registry()) out.push_back({name, f.signature, f.doc, bool(f.inverse)});
+  return out;
+}
+bool is_function(std::string_view name) { return registry().contains(name); }
+
+// ---------------------------------------------------------------- evaluation
+
+Value Expr::eval(const Bindings& b) const {
+  switch (kind) {
+    case Kind::Literal: return literal;
+    case Kind::Ref: {
+      if (const Value* v = b.get(name)) {
+        if (v->is_null() && ref_default) return *ref_default;
+        return *v;
+      }
+      if (ref_default) return *ref_default;
+      if (b.port(name)) throw EvalError("'" + name + "' is a port; use rank(), shape(), dtype() or is_const() on it");
+      throw EvalError("'" + name + "' was not captured");
+    }
+    case Kind::List: {
+      Value::List l;
+      for (const auto& a : args) l.push_back(a->eval(b));
+      return Value(std::move(l));
+    }
+    case Kind::Index: {
+      Value base = args[0]->eval(b), idx = args[1]->eval(b);
+      if (base.is_string()) {
+        int64_t i = to_int(idx), n = int64_t(base.as_string().size());
+        if (i < 0) i += n;
+        if (i < 0 || i >= n) throw EvalError("index out of range");
+        return Value(std::string(1, base.as_string()[size_t(i)]));
+      }
+      const auto& l = to_list(base, "[]");
+      int64_t i = to_int(idx), n = int64_t(l.size());
+      if (i < 0) i += n;
+      if (i < 0 || i >= n) throw EvalError(fmt::format("index {} is out of range for {} elements", to_int(idx), n));
+      return l[size_t(i)];
+    }
+    case Kind::Interp: {
+      std::string s = parts[0];
+      for (size_t i = 0; i < args.size(); ++i) {
+        Value v = args[i]->eval(b);
+        s += v.is_string() ? v.as_string() : value_str(v);
+        s += parts[i + 1];
+      }
+      return Value(std::move(s));
+    }
+    case Kind::Unary: {
+      Value v = args[0]->eval(b);
+      if (name == "not") return Value(!truthy(v));
+      if (v.is_list()) return elementwise(Value(int64_t(0)), v, "-");
+      return v.is_int() ? Value(-v.as_int()) : Value(-num(v));
+    }
+    case Kind::Binary: {
+      if (name == "and") return truthy(args[0]->eval(b)) ? Value(truthy(args[1]->eval(b))) : Value(false);
+      if (name == "or") return truthy(args[0]->eval(b)) ? Value(true) : Value(truthy(args[1]->eval(b)));
+      Value x = args[0]->eval(b), y = args[1]->eval(b);
+      if (name == "==") return Value(same(x, y));
+      if (name == "!=") return Value(!same(x, y));
+      if (name == "in") {
+        if (y.is_null()) return Value(false);
+        if (y.is_string()) return Value(y.as_string().find(to_string(x, "in")) != std::string::npos);
+        for (const Value& e : to_list(y, "in"))
+          if (same(x, e)) return Value(true);
+        return Value(false);
+      }
+      if (name == "<" || name == "<=" || name == ">" || name == ">=") {
+        if (x.is_null() || y.is_null()) return Value(false);
+        double p = num(x), q = num(y);
+        return Value(name == "<" ? p < q : name == "<=" ? p <= q : name == ">" ? p > q : p >= q);
+      }
+      if (x.is_null() || y.is_null()) throw EvalError("'" + name + "' of a missing value");
+      return arith(x, y, name);
+    }
+    case Kind::Call: {
+      const Fn& f = registry().find(name)->second;
+      if (f.takes_ports) return port_fn(*this, b);
+      if (name == "if") return truthy(args[0]->eval(b)) ? args[1]->eval(b) : args[2]->eval(b);  // lazy
+      Args a;
+      a.reserve(args.size());
+      for (const auto& x : args) a.push_back(x->eval(b));
+      return f.eval(a);
+    }
+  }
+  return Value();
+}
+
+void Expr::refs(std::vector<std::string>& out) const {
+  if (kind == Kind::Ref && std::find(out.begin(), out.end(), name) == out.end()) out.push_back(name);
+  for (const auto& a : args) a->refs(out);
+}
+
+bool Expr::invertible() const {
+  switch (kind) {
+    case Kind::Ref: return true;
+    case Kind::Literal: return true;
+    case Kind::Call: {
+      auto it = registry().find(name);
+      return it != registry().end() && it->second.inverse && !args.empty() && args[0]->invertible();
+    }
+    case Kind::Binary: return (name == "+" || name == "-" || name == "*") && (args[0]->invertible() || args[1]->invertible());
+    case Kind::Unary: return name == "-" && args[0]->invertible();
+    case Kind::List: return std::all_of(args.begin(), args.end(), [](const auto& a) { return a->invertible(); });
+    default: return false;
+  }
+}
+
+bool Expr::bind(const Value& v, Bindings& b) const {
+  std::vector<std::string> free;
+  refs(free);
+  std::erase_if(free, [&](const std::string& r) { return b.has(r); });
+  if (free.empty()) return same(eval(b), v);  // everything is known: compare
+  switch (kind) {
+    case Kind::Ref:
+      b.set(name, v);
+      return true;
+    case Kind::List: {
+      if (!v.is_list() || v.as_list().size() != args.size()) return false;
+      for (size_t i = 0; i < args.size(); ++i)
+        if (!args[i]->bind(v.as_list()[i], b)) return false;
+      return true;
+    }
+    case Kind::Unary:
+      if (name == "-" && !v.is_null()) return args[0]->bind(v.is_list() ? elementwise(Value(int64_t(0)), v, "-") : arith(Value(int64_t(0)), v, "-"), b);
+      break;
+    case Kind::Binary: {
+      if (v.is_null() || (name != "+" && name != "-" && name != "*")) break;
+      std::vector<std::string> left;
+      args[0]->refs(left);
+      bool left_free = std::any_of(left.begin(), left.end(), [&](const std::string& r) { return !b.has(r); });
+      const Expr& unknown = left_free ? *args[0] : *args[1];
+      Value known = (left_free ? args[1] : args[0])->eval(b);
+      Value x;
+      if (name == "+") x = arith(v, known, "-");
+      else if (name == "-") x = left_free ? arith(v, known, "+") : arith(known, v, "-");
+      else {
+        x = arith(v, known, "/");
+        if (!same(arith(x, known, "*"), v)) return false;
+      }
+      return unknown.bind(x, b);
+    }
+    case Kind::Call: {
+      auto it = registry().find(name);
+      if (it == registry().end() || !it->second.inverse) break;
+      Args rest(args.size());
+      for (size_t i = 1; i < args.size(); ++i) rest[i] = args[i]->eval(b);  // the others must be known
+      std::optional<Value> x = it->second.inverse(v, rest);
+      if (!x) return false;
+      return args[0]->bind(*x, b);
+    }
+    default: break;
+  }
+  throw EvalError("'" + str() + "' cannot be matched against a value (no inverse); capture with {ref: x} and test it in `when`");
+}
+
+std::string Expr::str() const {
+  switch (kind) {
+    case Kind::Literal: return value_str(literal);
+    case Kind::Ref: return name;
+    case Kind::List: {
+      std::string s = "[";
+      for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->str();
+      return s + "]";
+    }
+    case Kind::Index: return args[0]->str() + "[" + args[1]->str() + "]";
+    case Kind::Interp: {
+      std::string s = parts[0];
+      for (size_t i = 0; i < args.size(); ++i) s += "{" + args[i]->str() + "}" + parts[i + 1];
+      return s;
+    }
+    case Kind::Unary: return name == "not" ? "not " + args[0]->str() : "-" + args[0]->str();
+    case Kind::Binary: return "(" + args[0]->str() + " " + name + " " + args[1]->str() + ")";
+    case Kind::Call: {
+      std::string s = name + "(";
+      for (size_t i = 0; i < args.size(); ++i) s += (i ? ", " : "") + args[i]->str();
+      return s + ")";
+    }
+  }
+  return "?";
+}
+
+// ---------------------------------------------------------------- parsing
+
+namespace {
+
+class Parser {
+ public:
+  Parser(std::string_view s, const SourceLoc& loc) : s_(s), loc_(loc) {}
+
+  std::unique_ptr<Expr> parse() {
+    auto e = parse_or();
+    skip();
+    if (i_ != s_.size()) fail("unexpected '" + std::string(s_.substr(i_, 1)) + "'");
+    return e;
+  }
+
+ private:
+  std::string_view s_;
+  size_t i_ = 0;
+  SourceLoc loc_;
+
+  [[noreturn]] void fail(const std::string& msg) const {
+    SourceLoc l = loc_;
+    if (l.column) l.column += uint32_t(i_);
+    throw ParseError(l, "in expression '" + std::string(s_) + "': " + msg);
+  }
+  void skip() {
+    while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n')) ++i_;
+  }
+  bool eat(std::string_view tok) {
+    skip();
+    if (s_.substr(i_, tok.size()) != tok) return false;
+    if (std::isalpha(static_cast<unsigned char>(tok[0]))) {  // a keyword must end there
+      size_t e = i_ + tok.size();
+      if (e < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[e])) || s_[e] == '_')) return false;
+    }
+    i_ += tok.size();
+    return true;
+  }
+  void expect(std::string_view tok) {
+    if (!eat(tok)) fail("expected '" + std::string(tok) + "'");
+  }
+  static std::unique_ptr<Expr> node(Expr::Kind k, std::string name = {}) {
+    auto e = std::make_unique<Expr>();
+    e->kind = k;
+    e->name = std::move(name);
+    return e;
+  }
+  std::unique_ptr<Expr> binary(std::string op, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) {
+    auto e = node(Expr::Kind::Binary, std::move(op));
+    e->args.push_back(std::move(a));
+    e->args.push_back(std::move(b));
+    return e;
+  }
+  std::unique_ptr<Expr> parse_or() {
+    auto e = parse_and();
+    while (eat("or")) e = binary("or", std::move(e), parse_and());
+    return e;
+  }
+  std::unique_ptr<Expr> parse_and() {
+    auto e = parse_not();
+    while (eat("and")) e = binary("and", std::move(e), parse_not());
+    return e;
+  }
+  std::unique_ptr<Expr> parse_not() {
+    if (eat("not")) {
+      auto e = node(Expr::Kind::Unary, "not");
+      e->args.push_back(parse_not());
+      return e;
+    }
+    return parse_cmp();
+  }
+  std::unique_ptr<Expr> parse_cmp() {
+    auto e = parse_sum();
+    for (const char* op : {"==", "!=", "<=", ">=", "<", ">"})
+      if (eat(op)) return binary(op, std::move(e), parse_sum());
+    if (eat("in")) return binary("in", std::move(e), parse_sum());
+    if (eat("not")) {
+      expect("in");
+      auto n = node(Expr::Kind::Unary, "not");
+      n->args.push_back(binary("in", std::move(e), parse_sum()));
+      return n;
+    }
+    return e;
+  }
+  std::unique_ptr<Expr> parse_sum() {
+    auto e = parse_prod();
+    for (;;) {
+      if (eat("+")) e = binary("+", std::move(e), parse_prod());
+      else if (eat("-")) e = binary("-", std::move(e), parse_prod());
+      else return e;
+    }
+  }
+  std::unique_ptr<Expr> parse_prod() {
+    auto e = parse_unary();
+    for (;;) {
+      if (eat("*")) e = binary("*", std::move(e), parse_unary());
+      else if (eat("/")) e = binary("/", std::move(e), parse_unary());
+      else if (eat("%")) e = binary("%", std::move(e), parse_unary());
+      else return e;
+    }
+  }
+  std::unique_ptr<Expr> parse_unary() {
+    if (eat("-")) {
+      auto inner = parse_unary();
+      if (inner->kind == Expr::Kind::Literal && inner->literal.is_int()) {
+        inner->literal = Value(-inner->literal.as_int());
+        return inner;
+      }
+      if (inner->kind == Expr::Kind::Literal && inner->literal.is_float()) {
+        inner->literal = Value(-inner->literal.as_float());
+        return inner;
+      }
+      auto e = node(Expr::Kind::Unary, "-");
+      e->args.push_back(std::move(inner));
+      return e;
+    }
+    auto e = parse_primary();
+    while (eat("[")) {
+      auto idx = node(Expr::Kind::Index);
+      idx->args.push_back(std::move(e));
+      idx->args.push_back(parse_or());
+      expect("]");
+      e = std::move(idx);
+    }
+    return e;
+  }
+  std::unique_ptr<Expr> parse_primary() {
+    skip();
+    if (i_ >= s_.size()) fail("unexpected end");
+    char c = s_[i_];
+    if (eat("(")) {
+      auto e = parse_or();
+      expect(")");
+      return e;
+    }
+    if (eat("[")) {
+      auto e = node(Expr::Kind::List);
+      if (!eat("]")) {
+        do e->args.push_back(parse_or());
+        while (eat(","));
+        expect("]");
+      }
+      // A list of literals is a literal.
+      if (std::all_of(e->args.begin(), e->args.end(), [](const auto& a) { return a->kind == Expr::Kind::Literal; })) {
+        Value::List l;
+        for (auto& a : e->args) l.push_back(a->literal);
+        auto lit = node(Expr::Kind::Literal);
+        lit->literal = Value(std::move(l));
+        return lit;
+      }
+      return e;
+    }
+    if (c == '\'' || c == '"') {
+      size_t j = i_ + 1;
+      std::string text;
+      while (j < s_.size() && s_[j] != c) text += s_[j++];
+      if (j >= s_.size()) fail("unterminated string");
+      i_ = j + 1;
+      auto e = node(Expr::Kind::Literal);
+      e->literal = Value(std::move(text));
+      return e;
+    }
+    if (std::isdigit(static_cast<unsigned char>(c)) || (c == '.' && i_ + 1 < s_.size() && std::isdigit(static_cast<unsigned char>(s_[i_ + 1])))) {
+      size_t j = i_;
+      bool is_float = false;
+      while (j < s_.size() && (std::isdigit(static_cast<unsigned char>(s_[j])) || s_[j] == '.' || s_[j] == 'e' || s_[j] == 'E' ||
+                               ((s_[j] == '-' || s_[j] == '+') && j > i_ && (s_[j - 1] == 'e' || s_[j - 1] == 'E')))) {
+        if (s_[j] == '.' || s_[j] == 'e' || s_[j] == 'E') is_float = true;
+        ++j;
+      }
+      std::string t(s_.substr(i_, j - i_));
+      auto e = node(Expr::Kind::Literal);
+      try {
+        size_t used = 0;
+        if (is_float) e->literal = Value(std::stod(t, &used));
+        else e->literal = Value(int64_t(std::stoll(t, &used)));
+        if (used != t.size()) fail("bad number '" + t + "'");
+      } catch (const std::logic_error&) {
+        fail("bad number '" + t + "'");
+      }
+      i_ = j;
+      return e;
+    }
+    if (std::isalpha(static_cast<unsigned char>(c)) || c == '_' || c == '@') {
+      size_t j = i_;
+      while (j < s_.size() && (std::isalnum(static_cast<unsigned char>(s_[j])) || s_[j] == '_' || s_[j] == '@')) ++j;
+      std::string id(s_.substr(i_, j - i_));
+      i_ = j;
+      if (id == "true" || id == "false") {
+        auto e = node(Expr::Kind::Literal);
+        e->literal = Value(id == "true");
+        return e;
+      }
+      if (id == "null") return node(Expr::Kind::Literal);
+      if (id == "and" || id == "or" || id == "not" || id == "in") fail("unexpected '" + id + "'");
+      if (eat("(")) {
+        auto it = registry().find(id);
+        if (it == registry().end()) fail("unknown function '" + id + "' (`amanda table functions` lists them)");
+        auto e = node(Expr::Kind::Call, id);
+        if (!eat(")")) {
+          do e->args.push_back(parse_or());
+          while (eat(","));
+          expect(")");
+        }
+        int n = int(e->args.size());
+        if (n < it->second.min_args || (it->second.max_args >= 0 && n > it->second.max_args))
+          fail(fmt::format("{} takes {} arguments, not {}", it->second.signature,
+                           it->second.max_args < 0 ? fmt::format("at least {}", it->second.min_args)
+                           : it->second.min_args == it->second.max_args ? std::to_string(it->second.min_args)
+                                                                        : fmt::format("{} to {}", it->second.min_args, it->second.max_args),
+                           n));
+        return e;
+      }
+      return node(Expr::Kind::Ref, id);
+    }
+    fail("unexpected '" + std::string(1, c) + "'");
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<Expr> parse_expr(std::string_view text, const SourceLoc& loc) { return Parser(text, loc).parse(); }
+
+bool is_template(std::string_view text) {
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '{') {
+      if (i + 1 < text.size() && text[i + 1] == '{') {
+        ++i;
+        continue;
+      }
+      return true;
+    }
+  }
+  return false;
+}
+
+std::unique_ptr<Expr> parse_template(std::string_view text, const SourceLoc& loc) {
+  auto lit = [](std::string s) {
+    auto e = std::make_unique<Expr>();
+    e->literal = Value(std::move(s));
+    return e;
+  };
+  if (!is_template(text)) {
+    std::string s;
+    for (size_t i = 0; i < text.size(); ++i) {
+      s += text[i];
+      if ((text[i] == '{' || text[i] == '}') && i + 1 < text.size() && text[i + 1] == text[i]) ++i;
+    }
+    return lit(std::move(s));
+  }
+  auto interp = std::make_unique<Expr>();
+  interp->kind = Expr::Kind::Interp;
+  std::string piece;
+  for (size_t i = 0; i < text.size(); ++i) {
+    char c = text[i];
+    if ((c == '{' || c == '}') && i + 1 < text.size() && text[i + 1] == c) {
+      piece += c;
+      ++i;
+      continue;
+    }
+    if (c == '}') throw ParseError(loc, "in '" + std::string(text) + "': a '}' without its '{' (write '}}' for a brace)");
+    if (c != '{') {
+      piece += c;
+      continue;
+    }
+    int depth = 1;
+    size_t j = i + 1;
+    char quote = 0;
+    for (; j < text.size() && depth; ++j) {
+      if (quote) {
+        if (text[j] == quote) quote = 0;
+      } else if (text[j] == '\'' || text[j] == '"') {
+        quote = text[j];
+      } else if (text[j] == '{') {
+        ++depth;
+      } else if (text[j] == '}') {
+        --depth;
+      }
+    }
+    if (depth) throw ParseError(loc, "in '" + std::string(text) + "': a '{' without its '}'");
+    SourceLoc l = loc;
+    if (l.column) l.column += uint32_t(i + 1);
+    interp->parts.push_back(std::move(piece));
+    piece.clear();
+    interp->args.push_back(parse_expr(text.substr(i + 1, j - i - 2), l));
+    i = j - 1;
+  }
+  interp->parts.push_back(std::move(piece));
+  if (interp->args.size() == 1 && interp->parts[0].empty() && interp->parts[1].empty()) return std::move(interp->args[0]);
+  return interp;
+}
+
+}  // namespace amanda::mapping

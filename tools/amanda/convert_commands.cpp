@@ -1,0 +1,197 @@
+// `amanda convert` (mapping tables chained by the planner) and `amanda table check|list|plan|functions`.
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/mapping/engine.h"
+#include "amanda/schema/registry.h"
+#include "commands.h"
+
+namespace amanda::tool {
+
+namespace {
+
+std::unique_ptr<schema::Registry> registry() {
+  auto r = schema::make_default_registry();
+  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
+  return r;
+}
+
+std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
+
+void load_tables(mapping::TableSet& set, const std::vector<std::string>& dirs) {
+  set.add_folder(mapping::shipped_table_dir());
+  if (const char* p = std::getenv("AMANDA_TABLE_PATH")) {
+    std::string s = p;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t e = s.find(':', start);
+      if (e == std::string::npos) e = s.size();
+      if (e > start) set.add_folder(s.substr(start, e - start));
+      start = e + 1;
+    }
+  }
+  for (const auto& d : dirs) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec)) set.add_folder(d);
+    else set.add(mapping::read_table(d));
+  }
+}
+
+struct ConvertOpts {
+  std::string in, out, to, report = "text", explain, format;
+  std::vector<std::string> tables, tags;
+  bool keep_unmapped = false, external_data = false, quiet = false;
+};
+
+int run_convert(const ConvertOpts& o) {
+  auto reg = registry();
+  mapping::TableSet tables;
+  load_tables(tables, o.tables);
+  Diagnostics diags;
+  auto t0 = std::chrono::steady_clock::now();
+  text::Document doc = read_any(o.in, diags);
+  auto t1 = std::chrono::steady_clock::now();
+  mapping::ConvertOptions co;
+  co.tags = o.tags;
+  co.keep_unmapped = o.keep_unmapped;
+  co.explain = o.explain;
+  mapping::Report rep = mapping::convert(doc.graph, full_namespace(o.to), tables, *reg, co);
+  auto t2 = std::chrono::steady_clock::now();
+  bool ok = rep.ok() || o.keep_unmapped;
+  if (o.report == "json") std::cout << rep.json();
+  else if (!o.quiet || !rep.ok()) std::cout << rep.text();
+  if (!ok) {
+    std::cerr << "amanda: conversion failed; no output written\n";
+    return kInvalid;
+  }
+  if (!o.explain.empty() && rep.explain.empty()) std::cerr << "amanda: note: no op is named '" << o.explain << "'\n";
+  if (o.out.empty()) return kOk;
+  WriteAnyOptions wo;
+  wo.external_data = o.external_data;
+  text::Format f = o.format == "json" ? text::Format::Json : text::Format::Yaml;
+  if (o.format.empty() && (o.out.ends_with(".json"))) f = text::Format::Json;
+  write_any(doc, o.out, f, wo);
+  auto t3 = std::chrono::steady_clock::now();
+  if (o.report != "json" && !o.quiet)
+    std::cout << fmt::format("wrote {} (read {:.3f} s, convert {:.3f} s, write {:.3f} s)\n", o.out,
+                             std::chrono::duration<double>(t1 - t0).count(), std::chrono::duration<double>(t2 - t1).count(),
+                             std::chrono::duration<double>(t3 - t2).count());
+  return kOk;
+}
+
+int run_table_check(const std::vector<std::string>& files) {
+  auto reg = registry();
+  int rc = kOk;
+  for (const auto& f : files) {
+    try {
+      auto t = mapping::read_table(f);
+      Diagnostics d;
+      mapping::check_table(*t, *reg, d);
+      if (t->reversible) {
+        auto r = mapping::reverse_table(*t);
+        mapping::check_table(*r, *reg, d);
+      }
+      for (const auto& x : d.items()) std::cerr << x.str() << '\n';
+      if (d.has_errors()) {
+        rc = kInvalid;
+        std::cout << f << ": " << d.error_count() << " problems\n";
+      } else {
+        std::cout << f << ": ok (" << t->src << " -> " << t->dst << ", " << t->rules.size() << " rules"
+                  << (t->reversible ? ", reversible" : "") << ")\n";
+      }
+    } catch (const ParseError& e) {
+      std::cerr << e.what() << '\n';
+      rc = kInvalid;
+    } catch (const Error& e) {
+      std::cerr << f << ": " << e.what() << '\n';
+      rc = kInvalid;
+    }
+  }
+  return rc;
+}
+
+}  // namespace
+
+void register_convert_commands(CLI::App& app, int& exit_code) {
+  auto o = std::make_shared<ConvertOpts>();
+  auto* c = app.add_subcommand("convert",
+                               "Convert a graph to another namespace with mapping tables (the planner picks the chain, e.g. "
+                               "amanda/onnx/13 -> 12 -> 11). Ops no rule maps are reported all at once; then nothing is written "
+                               "and the exit code is 1");
+  c->add_option("IN", o->in, "Input document (ONNX, YAML or JSON)")->required();
+  c->add_option("-o,--output", o->out, "Output document (.onnx, .yaml, .json); none: only report");
+  c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out)")->required();
+  c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
+  c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
+  c->add_flag("--keep-unmapped", o->keep_unmapped, "Keep ops no rule maps as they are and write the output anyway");
+  c->add_option("--report", o->report, "Report format: text or json")->check(CLI::IsMember({"text", "json"}));
+  c->add_option("--explain", o->explain, "Tell why each candidate rule did or did not match the op of this name");
+  c->add_option("--format", o->format, "Text output format: yaml or json (default: by extension)")->check(CLI::IsMember({"yaml", "json"}));
+  c->add_flag("--external-data", o->external_data, "ONNX output: big tensors in OUT.data");
+  c->add_flag("-q,--quiet", o->quiet, "Print the report only when something is wrong");
+  c->callback([o, &exit_code] {
+    try {
+      exit_code = run_convert(*o);
+    } catch (const ParseError& e) {
+      std::cerr << e.what() << '\n';
+      exit_code = kInvalid;
+    } catch (const std::exception& e) {
+      std::cerr << "amanda: error: " << e.what() << '\n';
+      exit_code = kInvalid;
+    }
+  });
+
+  auto* table = app.add_subcommand("table", "Mapping tables: check, list, plan, functions");
+  table->require_subcommand(1);
+  auto files = std::make_shared<std::vector<std::string>>();
+  auto* check = table->add_subcommand("check", "Check table files against both namespaces' schemas (exit 1 on a problem)");
+  check->add_option("FILE", *files, "Table files")->required();
+  check->callback([files, &exit_code] { exit_code = run_table_check(*files); });
+
+  auto dirs = std::make_shared<std::vector<std::string>>();
+  auto* list = table->add_subcommand("list", "List the known tables");
+  list->add_option("--tables", *dirs, "More table files or folders");
+  list->callback([dirs, &exit_code] {
+    try {
+      mapping::TableSet set;
+      load_tables(set, *dirs);
+      for (const auto& t : set.tables())
+        std::cout << fmt::format("{:<22} -> {:<22} {:>4} rules{}  {}\n", t->src, t->dst, t->rules.size(), t->reversible ? " (reversible)" : "", t->file);
+      exit_code = kOk;
+    } catch (const std::exception& e) {
+      std::cerr << e.what() << '\n';
+      exit_code = kInvalid;
+    }
+  });
+
+  auto ends = std::make_shared<std::pair<std::string, std::string>>();
+  auto* plan = table->add_subcommand("plan", "Show the chain of tables from one namespace to another");
+  plan->add_option("FROM", ends->first, "Source namespace")->required();
+  plan->add_option("TO", ends->second, "Target namespace")->required();
+  plan->add_option("--tables", *dirs, "More table files or folders");
+  plan->callback([ends, dirs, &exit_code] {
+    try {
+      mapping::TableSet set;
+      load_tables(set, *dirs);
+      for (const mapping::Table* t : set.plan(full_namespace(ends->first), full_namespace(ends->second)))
+        std::cout << t->src << " -> " << t->dst << "  (" << t->file << ")\n";
+      exit_code = kOk;
+    } catch (const std::exception& e) {
+      std::cerr << "amanda: error: " << e.what() << '\n';
+      exit_code = kInvalid;
+    }
+  });
+
+  auto* fns = table->add_subcommand("functions", "List the functions of the table expression language");
+  fns->callback([&exit_code] {
+    for (const auto& f : mapping::functions())
+      std::cout << fmt::format("{:<48} {}{}\n", f.signature, f.doc, f.invertible ? "  [invertible]" : "");
+    exit_code = kOk;
+  });
+}
+
+}  // namespace amanda::tool
