@@ -94,7 +94,7 @@ struct Checker {
       if (!is_src && s) {
         bool carry = t.carry_attrs && src && src->ops.size() == 1 && src_schemas && (*src_schemas)[0];
         for (const auto& as : s->attrs) {
-          if (!as.type.required()) continue;
+          if (!as.type.required() || as.name == "name") continue;  // the op's name (builtin)
           bool given = false;
           for (const AttrSpec& a : o.attrs)
             if (a.name == as.name && a.expr) given = true;

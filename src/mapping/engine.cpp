@@ -620,10 +620,23 @@ class Applier {
       }
       return p;
     }
+    bool primary = d == cr.primary;
+    if (!os.inputs_given && single && primary) {
+      // Inputs whose constant value the matcher took (`const:`) go away unless the mapper lists ports.
+      std::vector<PortId> taken;
+      for (const PortSpec& ps : cr.rule->src.ops[0].inputs)
+        if (ps.value)
+          if (PortId q = locate(m.ops[0], PortDir::In, ps, m.b)) taken.push_back(q);
+      if (!taken.empty()) {
+        p.rebuild_in = true;
+        for (PortId q : data_ports(m.ops[0], PortDir::In))
+          if (std::find(taken.begin(), taken.end(), q) == taken.end()) p.ins.push_back(in_link(q, std::string(g_.port_name_str(q))));
+      }
+    }
     if (os.inputs_given) {
       p.rebuild_in = true;
       for (const PortSpec& ps : os.inputs) {
-        PortId src = source_port(m, ps, PortDir::In, single, m.b);
+        PortId src = source_port(m, ps, PortDir::In, single && primary, m.b);
         InLink l = in_link(src, port_name_for(ps, src, s, PortDir::In, m.b));
         if (ps.value) {
           Value v = ps.value->eval(m.b);
@@ -636,7 +649,7 @@ class Applier {
     if (os.outputs_given) {
       p.rebuild_out = true;
       for (const PortSpec& ps : os.outputs) {
-        PortId src = source_port(m, ps, PortDir::Out, single, m.b);
+        PortId src = source_port(m, ps, PortDir::Out, single && primary, m.b);
         p.outs.push_back(out_link(src, port_name_for(ps, src, s, PortDir::Out, m.b)));
       }
     }
