@@ -6,7 +6,8 @@ packages=(
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  python3 python3-numpy python3-onnx
+  python3 python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
+  nodejs npm
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -18,4 +19,9 @@ if ((${#missing[@]})); then
   if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+# onnxruntime for Node.js (CPU), for the numeric comparisons of converted models. --ignore-scripts
+# skips its post-install download; the CPU library ships in the package.
+if [ ! -d "$(dirname "$0")/../tests/js/node_modules/onnxruntime-node" ]; then
+  (cd "$(dirname "$0")/../tests/js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi

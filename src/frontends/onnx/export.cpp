@@ -301,8 +301,7 @@ class Exporter {
     }
     for (PortId p : g_.outputs(op)) {
       if (g_.is_control(p)) continue;
-      const Value* v = get(p, "@value");
-      n.add_output(v && v->is_string() ? v->as_string() : std::string(g_.port_name_str(p)));
+      n.add_output(value_name(p));
     }
     if (const Value* v = get(op, "@name"); v && v->is_string()) n.set_name(v->as_string());
     else if (!g_.name_generated(op) && !get(op, "@no_name")) n.set_name(std::string(g_.name_str(op)));
