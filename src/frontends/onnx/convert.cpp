@@ -7,6 +7,7 @@
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
 #include "proto_util.h"
+#include "wire.h"
 
 namespace amanda::onnx_frontend::detail {
 
@@ -171,7 +172,20 @@ std::shared_ptr<const Buffer> map_external(const std::string& base_dir, const st
 
 }  // namespace
 
-Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Value::Map& meta) {
+Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Value::Map& meta, const RawSpan* raw) {
+  if (raw && !raw->present) raw = nullptr;
+  // The whole proto, canonical, for the rare tensor the readable form cannot rebuild.
+  auto whole = [&]() {
+    if (!raw) return t.SerializeAsString();
+    onnx::TensorProto full;
+    full.ParseFromArray(raw->tensor, static_cast<int>(raw->tensor_size));
+    return full.SerializeAsString();
+  };
+  auto borrowed = [&](ir::DType d, std::vector<int64_t> s) {
+    ir::Tensor b = ir::Tensor::borrow(d, std::move(s), ctx.input, raw->data, raw->size);
+    b.borrowed_from_file = ctx.input_is_file;
+    return b;
+  };
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
   auto dt = dtype_of(t.data_type());
   if (t.has_name()) meta.push_back({"name", Value(t.name())});
@@ -180,7 +194,8 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
   bool external = t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
   if (!dt) {
     // An element type the IR does not know: keep the proto, hold the raw bytes.
-    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+    meta.push_back({"proto", Value(base64_encode(whole()))});
+    if (raw) return Value(borrowed(ir::DType::UInt8, {static_cast<int64_t>(raw->size)}));
     return Value(ir::Tensor::from_bytes(ir::DType::UInt8, {static_cast<int64_t>(t.raw_data().size())}, t.raw_data()));
   }
   if (*dt == ir::DType::String) {
@@ -210,6 +225,8 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     meta.push_back({"storage", Value("external")});
     meta.push_back({"external_data", Value(std::move(entries))});
     return Value(std::move(x));
+  } else if (raw) {
+    x = borrowed(*dt, shape);
   } else if (t.has_raw_data()) {
     x = ir::Tensor::from_bytes(*dt, shape, t.raw_data());
   } else {
@@ -246,15 +263,19 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
   }
   Value v(std::move(x));
   onnx::TensorProto back;
-  tensor_to_proto(v, &meta, back);
-  if (back.SerializeAsString() != t.SerializeAsString()) {
+  // With borrowed bytes neither proto holds them: the readable form is exact when it writes them
+  // as raw_data (deferred) and everything else serialises the same.
+  const ir::Tensor* deferred = nullptr;
+  tensor_to_proto(v, &meta, back, raw ? &deferred : nullptr);
+  if ((raw && !deferred) || back.SerializeAsString() != t.SerializeAsString()) {
     meta.clear();
-    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+    meta.push_back({"proto", Value(base64_encode(whole()))});
   }
   return v;
 }
 
-void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& out) {
+void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& out, const ir::Tensor** defer_raw) {
+  if (defer_raw) *defer_raw = nullptr;
   if (const Value* p = map_find(meta, "proto"); p && p->is_string()) {
     auto bytes = base64_decode(p->as_string());
     if (!bytes || !out.ParseFromString(*bytes)) throw Error("a tensor's 'proto' annotation is not a TensorProto in base64");
@@ -315,7 +336,8 @@ void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& 
       }
     } else if (storage != "none") {
       // raw (and external, which the exporter writes inline unless asked otherwise)
-      out.set_raw_data(t.bytes().data(), t.size);
+      if (defer_raw) *defer_raw = &t;
+      else out.set_raw_data(t.bytes().data(), t.size);
     }
   }
   if (const Value* ds = map_find(meta, "doc_string"); ds && ds->is_string()) out.set_doc_string(ds->as_string());

@@ -10,6 +10,7 @@
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
 #include "proto_util.h"
+#include "wire.h"
 
 namespace amanda::onnx_frontend {
 
@@ -32,6 +33,12 @@ class Importer {
   Importer(const onnx::ModelProto& m, const ImportOptions& o) : m_(m), opt_(o), doc_(text::Document::Kind::Graph), g_(doc_.graph) {
     ctx_.base_dir = o.base_dir;
     ctx_.file_name = o.file_name;
+  }
+  // The root graph's initializer i borrows raw[i] (see wire.h) from `input`.
+  void borrow_from(std::shared_ptr<const Buffer> input, bool is_file, const std::vector<RawSpan>* raw) {
+    ctx_.input = std::move(input);
+    ctx_.input_is_file = is_file;
+    root_raw_ = raw;
   }
 
   text::Document run() {
@@ -97,6 +104,7 @@ class Importer {
   ir::Graph& g_;
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<Symbol>> graph_port_names_;  // (graph node, side) -> names
+  const std::vector<RawSpan>* root_raw_ = nullptr;
 
   // A model-local function: its header readable, its nodes an attribute graph of the root (not
   // validated: its attributes may refer to the caller's). Kept whole (base64) when the readable
@@ -244,10 +252,13 @@ class Importer {
       }
       return p;
     };
-    for (const auto& t : gp.initializer()) {
+    const std::vector<RawSpan>* raws = is_root ? root_raw_ : nullptr;
+    for (int ti = 0; ti < gp.initializer_size(); ++ti) {
+      const auto& t = gp.initializer(ti);
       PortId p = init_port(t.name());
       Value::Map meta;
-      Value v = tensor_from_proto(t, ctx_, meta);
+      const RawSpan* raw = raws && static_cast<size_t>(ti) < raws->size() ? &(*raws)[static_cast<size_t>(ti)] : nullptr;
+      Value v = tensor_from_proto(t, ctx_, meta, raw);
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
       set_attr(p, "initializer", std::move(v));
@@ -548,16 +559,37 @@ text::Document import_model(const onnx::ModelProto& model, const ImportOptions& 
   return imp.run();
 }
 
-text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
+namespace {
+// Parses with the root initializers' raw_data borrowed from `buf` (see wire.h), or with protobuf
+// alone when that fast path does not apply; the error checks are the same either way.
+text::Document import_buffer(const std::shared_ptr<const Buffer>& buf, bool is_file, const ImportOptions& options) {
+  std::string_view bytes = buf->view();
   if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");
   onnx::ModelProto m;
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
-  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: the protobuf does not parse (truncated or another format)");
+  std::vector<RawSpan> raw;
+  if (!parse_model_borrowing(buf->data(), buf->size(), m, raw)) {
+    raw.clear();
+    m.Clear();
+    if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: the protobuf does not parse (truncated or another format)");
+  }
   if (!m.has_graph() || !m.has_ir_version())
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: no ir_version or no graph");
-  return import_model(m, options);
+  Importer imp(m, options);
+  imp.borrow_from(buf, is_file, &raw);
+  return imp.run();
+}
+}  // namespace
+
+text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
+  // One copy of the input, which the tensors then borrow (protobuf would copy them as well).
+  return import_buffer(make_buffer(std::string(bytes)), false, options);
+}
+
+text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const ImportOptions& options) {
+  return import_buffer(bytes, false, options);
 }
 
 text::Document read_model(const std::string& path) {
@@ -566,7 +598,7 @@ text::Document read_model(const std::string& path) {
   o.file_name = path;
   std::filesystem::path p(path);
   o.base_dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  return import_model_bytes(buf->view(), o);
+  return import_buffer(buf, true, o);
 }
 
 bool is_onnx_path(std::string_view path) { return path.size() > 5 && path.substr(path.size() - 5) == ".onnx"; }
