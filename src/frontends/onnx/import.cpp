@@ -561,15 +561,16 @@ text::Document import_model(const onnx::ModelProto& model, const ImportOptions& 
 
 namespace {
 // Parses with the root initializers' raw_data borrowed from `buf` (see wire.h), or with protobuf
-// alone when that fast path does not apply; the error checks are the same either way.
-text::Document import_buffer(const std::shared_ptr<const Buffer>& buf, bool is_file, const ImportOptions& options) {
-  std::string_view bytes = buf->view();
+// alone when that fast path does not apply; the error checks are the same either way. Without
+// `buf`, each tensor gets a copy of its bytes (as protobuf would make): `bytes` is the caller's.
+text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const Buffer>& buf, bool is_file,
+                             const ImportOptions& options) {
   if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");
   onnx::ModelProto m;
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
   std::vector<RawSpan> raw;
-  if (!parse_model_borrowing(buf->data(), buf->size(), m, raw)) {
+  if (!parse_model_borrowing(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), m, raw)) {
     raw.clear();
     m.Clear();
     if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
@@ -577,6 +578,12 @@ text::Document import_buffer(const std::shared_ptr<const Buffer>& buf, bool is_f
   }
   if (!m.has_graph() || !m.has_ir_version())
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: no ir_version or no graph");
+  if (!buf)
+    for (auto& r : raw)
+      if (r.present) {
+        r.owner = make_buffer(std::string(reinterpret_cast<const char*>(r.data), r.size));
+        r.data = r.owner->data();
+      }
   Importer imp(m, options);
   imp.borrow_from(buf, is_file, &raw);
   return imp.run();
@@ -584,12 +591,11 @@ text::Document import_buffer(const std::shared_ptr<const Buffer>& buf, bool is_f
 }  // namespace
 
 text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
-  // One copy of the input, which the tensors then borrow (protobuf would copy them as well).
-  return import_buffer(make_buffer(std::string(bytes)), false, options);
+  return import_buffer(bytes, nullptr, false, options);
 }
 
 text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const ImportOptions& options) {
-  return import_buffer(bytes, false, options);
+  return import_buffer(bytes->view(), bytes, false, options);
 }
 
 text::Document read_model(const std::string& path) {
@@ -598,7 +604,7 @@ text::Document read_model(const std::string& path) {
   o.file_name = path;
   std::filesystem::path p(path);
   o.base_dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  return import_buffer(buf, true, o);
+  return import_buffer(buf->view(), buf, true, o);
 }
 
 bool is_onnx_path(std::string_view path) { return path.size() > 5 && path.substr(path.size() - 5) == ".onnx"; }

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct RawSpan {
   bool present = false;           // the tensor had (exactly one) raw_data field, left out of its proto
   const uint8_t* tensor = nullptr;  // the whole TensorProto's bytes (for the rare proto fallback)
   size_t tensor_size = 0;
+  std::shared_ptr<const Buffer> owner;  // holds `data` when it is not the input (a copy of it)
 };
 
 // Parses `bytes` into `m`, leaving out the raw_data of the root graph's initializers, whose spans
