@@ -262,6 +262,12 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     meta.push_back({"storage", Value(typed ? "typed" : "none")});
   }
   Value v(std::move(x));
+  // The common case needs no check: borrowed raw_data with only dims, data_type, name and
+  // doc_string beside it is exactly what tensor_to_proto writes back from (dtype, shape, meta).
+  if (raw && *dt != ir::DType::String && t.has_data_type() && !t.has_segment() && !t.float_data_size() &&
+      !t.int32_data_size() && !t.string_data_size() && !t.int64_data_size() && !t.double_data_size() &&
+      !t.uint64_data_size() && !t.external_data_size() && !t.has_data_location() && t.unknown_fields().empty())
+    return v;
   onnx::TensorProto back;
   // With borrowed bytes neither proto holds them: the readable form is exact when it writes them
   // as raw_data (deferred) and everything else serialises the same.

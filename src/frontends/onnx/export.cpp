@@ -179,6 +179,31 @@ class Exporter {
     Symbol s = g_.symbols().find(k);
     return s == SymbolTable::kNone ? nullptr : g_.attr(p, s);
   }
+  // String-literal keys are looked up once per exporter, by the literal's address (the graph is
+  // const here, so a key it lacks stays missing), instead of hashing the string for every port.
+  mutable absl::flat_hash_map<const char*, Symbol> literal_keys_;
+  mutable absl::flat_hash_map<Symbol, Symbol> attr_meta_keys_;  // NAME -> @attr.NAME
+  template <size_t N>
+  Symbol key(const char (&k)[N]) const {
+    auto [it, fresh] = literal_keys_.try_emplace(k, SymbolTable::kNone);
+    if (fresh) it->second = g_.symbols().find(std::string_view(k, N - 1));
+    return it->second;
+  }
+  template <size_t N>
+  const Value* get(OpId o, const char (&k)[N]) const {
+    Symbol s = key(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(o, s);
+  }
+  template <size_t N>
+  const Value* get(PortId p, const char (&k)[N]) const {
+    Symbol s = key(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(p, s);
+  }
+  const Value* attr_meta(OpId op, Symbol k) const {
+    auto [it, fresh] = attr_meta_keys_.try_emplace(k, SymbolTable::kNone);
+    if (fresh) it->second = g_.symbols().find("@attr." + std::string(g_.str(k)));
+    return it->second == SymbolTable::kNone ? nullptr : g_.attr(op, it->second);
+  }
 
   template <class Msg>
   static void parse_b64(const Value& v, Msg& out, const char* what) {
@@ -321,7 +346,7 @@ class Exporter {
     for (const auto& [k, v] : g_.attrs(op)) {
       std::string_view key = g_.str(k);
       if (is_annotation(key)) continue;
-      const Value::Map* meta = as_map(get(op, "@attr." + std::string(key)));
+      const Value::Map* meta = as_map(attr_meta(op, k));
       static const Value::Map none;
       attr_to_proto(std::string(key), v, meta ? *meta : none, attrs.emplace_back(),
                     [this](OpId g, onnx::GraphProto& gp) { export_graph(g, gp, false); });

@@ -5,6 +5,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <google/protobuf/arena.h>
 #include <onnx/defs/schema.h>
 
 #include "amanda/frontends/onnx/model.h"
@@ -31,6 +32,11 @@ struct Scope {
 class Importer {
  public:
   Importer(const onnx::ModelProto& m, const ImportOptions& o) : m_(m), opt_(o), doc_(text::Document::Kind::Graph), g_(doc_.graph) {
+    // Keys set on most ports: interned once, not hashed again per port.
+    s_value_ = g_.sym("@value");
+    s_graph_input_ = g_.sym("graph_input");
+    s_initializer_ = g_.sym("initializer");
+    s_at_initializer_ = g_.sym("@initializer");
     ctx_.base_dir = o.base_dir;
     ctx_.file_name = o.file_name;
   }
@@ -105,6 +111,7 @@ class Importer {
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<Symbol>> graph_port_names_;  // (graph node, side) -> names
   const std::vector<RawSpan>* root_raw_ = nullptr;
+  Symbol s_value_, s_graph_input_, s_initializer_, s_at_initializer_;
 
   // A model-local function: its header readable, its nodes an attribute graph of the root (not
   // validated: its attributes may refer to the caller's). Kept whole (base64) when the readable
@@ -176,7 +183,7 @@ class Importer {
     Symbol psym = g_.sym(pname);
     taken.insert(psym);
     PortId p = g_.add_port(node, dir, psym);
-    if (renamed) set_attr(p, "@value", Value(name));
+    if (renamed) g_.set_attr(p, s_value_, Value(name));
     return p;
   }
 
@@ -242,12 +249,12 @@ class Importer {
     auto init_port = [&](const std::string& name) {
       PortId p;
       if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
-                                         !g_.attr(it->second, g_.sym("graph_input"))) {
+                                         !g_.attr(it->second, s_graph_input_)) {
         p = it->second;
-        set_attr(p, "graph_input", Value(true));
+        g_.set_attr(p, s_graph_input_, Value(true));
       } else {
         p = add_graph_port(gn, ir::PortDir::In, name);
-        set_attr(p, "graph_input", Value(false));
+        g_.set_attr(p, s_graph_input_, Value(false));
         s.values.try_emplace(name, p);
       }
       return p;
@@ -261,8 +268,8 @@ class Importer {
       Value v = tensor_from_proto(t, ctx_, meta, raw);
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
-      set_attr(p, "initializer", std::move(v));
-      if (!meta.empty()) set_attr(p, "@initializer", Value(std::move(meta)));
+      g_.set_attr(p, s_initializer_, std::move(v));
+      if (!meta.empty()) g_.set_attr(p, s_at_initializer_, Value(std::move(meta)));
       init_order.push_back(t.name());
       init_ports.push_back(p);
     }
@@ -331,7 +338,7 @@ class Importer {
       for (auto& pn : in_names) g_.add_input(op, g_.sym(pn));
       for (int i = 0; i < n.output_size(); ++i) {
         PortId p = g_.add_output(op, g_.sym(out_names[i]));
-        set_attr(p, "@value", Value(n.output(i)));
+        g_.set_attr(p, s_value_, Value(n.output(i)));
         if (!n.output(i).empty()) s.values[n.output(i)] = p;
       }
       ops.push_back(op);
@@ -355,7 +362,7 @@ class Importer {
         PortId p = g_.input(op, i);
         if (v.empty()) continue;
         if (PortId src = resolve(s, v)) g_.connect(src, p);
-        else set_attr(p, "@value", Value(v));  // a name nothing defines
+        else g_.set_attr(p, s_value_, Value(v));  // a name nothing defines
       }
       for (int ai = 0; ai < n.attribute_size(); ++ai) import_attr(n.attribute(ai), ai, op, s);
     }
@@ -429,6 +436,24 @@ class Importer {
     s.owner = owner;
     import_graph(gp, s, false);
     return Value::graph(gn);
+  }
+
+  // An INT(S)/STRING(S) attribute with its name, its type and only that value field set.
+  static bool plain_attr(const onnx::AttributeProto& a) {
+    using A = onnx::AttributeProto;
+    int fields = a.has_f() + a.has_i() + a.has_s() + a.has_t() + a.has_g() + a.has_sparse_tensor() + a.has_tp() +
+                 (a.floats_size() > 0) + (a.ints_size() > 0) + (a.strings_size() > 0) + (a.tensors_size() > 0) +
+                 (a.graphs_size() > 0) + (a.sparse_tensors_size() > 0) + (a.type_protos_size() > 0);
+    if (fields != 1 || !a.has_name() || !a.has_type() || a.has_doc_string() || a.has_ref_attr_name() ||
+        !a.unknown_fields().empty())
+      return false;
+    switch (a.type()) {
+      case A::INT: return a.has_i();
+      case A::INTS: return a.ints_size() > 0;
+      case A::STRING: return a.has_s();
+      case A::STRINGS: return a.strings_size() > 0;
+      default: return false;
+    }
   }
 
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
@@ -529,7 +554,9 @@ class Importer {
     if (a.has_doc_string()) meta.push_back({"doc_string", Value(a.doc_string())});
     if (a.has_ref_attr_name()) meta.push_back({"ref_attr_name", Value(a.ref_attr_name())});
     // Does the readable form say everything? (Graphs are checked by their own parts.)
-    if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
+    if (meta.empty() && plain_attr(a)) {
+      // name, type and one int(s)/string(s) field: exactly what attr_to_proto writes back.
+    } else if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
       onnx::AttributeProto back;
       attr_to_proto(a.name(), v, meta, back);
       if (back.SerializeAsString() != a.SerializeAsString()) meta.push_back({"proto", Value(base64_encode(a.SerializeAsString()))});
@@ -566,7 +593,13 @@ namespace {
 text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const Buffer>& buf, bool is_file,
                              const ImportOptions& options) {
   if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");
-  onnx::ModelProto m;
+  // The parsed proto lives only during the import: an arena makes its many small allocations
+  // (a 100,000-node model has about a million) one bump each and its destruction one free per block.
+  google::protobuf::ArenaOptions ao;
+  ao.start_block_size = 64 << 10;
+  ao.max_block_size = 4 << 20;
+  google::protobuf::Arena arena(ao);
+  onnx::ModelProto& m = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
   std::vector<RawSpan> raw;
