@@ -1,5 +1,6 @@
 #include "amanda/support/file.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
@@ -21,6 +22,17 @@ class MappedBuffer final : public Buffer {
   }
   const uint8_t* data() const override { return static_cast<const uint8_t*>(p_); }
   size_t size() const override { return n_; }
+  void release(const uint8_t* p, size_t n) const override {
+    // Whole pages inside [p, p + n) only. The mapping is read-only and private, so its pages are
+    // clean: MADV_DONTNEED drops them and a later read faults them back in from the file.
+    static const uintptr_t page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+    uintptr_t b = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+    uintptr_t e = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
+    uintptr_t lo = reinterpret_cast<uintptr_t>(p_), hi = lo + n_;
+    if (b < lo) b = lo;
+    if (e > hi) e = hi;
+    if (b < e) madvise(reinterpret_cast<void*>(b), e - b, MADV_DONTNEED);
+  }
 
  private:
   void* p_;
@@ -91,6 +103,18 @@ void AtomicFile::write(std::string_view bytes) {
     left -= static_cast<size_t>(w);
   }
   written_ += bytes.size();
+}
+
+void AtomicFile::write_paged(const Buffer* owner, const void* data, size_t n) {
+  constexpr size_t kChunk = size_t(32) << 20;
+  const auto* p = static_cast<const uint8_t*>(data);
+  while (n) {
+    size_t k = std::min(n, kChunk);
+    write(p, k);
+    if (owner) owner->release(p, k);
+    p += k;
+    n -= k;
+  }
 }
 
 void AtomicFile::commit() {

@@ -29,12 +29,12 @@ constexpr size_t kMaxListedElements = 64;
 class SideSink {
  public:
   SideSink(std::string path, std::string name) : path_(std::move(path)), name_(std::move(name)) {}
-  uint64_t add(std::string_view bytes) {
+  uint64_t add(const ir::Tensor& t) {
     if (!file_) file_.emplace(path_);
     static const char zeros[64] = {};
     if (uint64_t pad = (64 - file_->size() % 64) % 64) file_->write(zeros, pad);
     uint64_t off = file_->size();
-    file_->write(bytes);
+    file_->write_paged(t.owner.get(), t.data, t.size);  // a mapped tensor does not stay resident
     return off;
   }
   const std::string& name() const { return name_; }
@@ -303,7 +303,7 @@ class Writer {
       for (const auto& s : t.strings) em_.str(s);
       em_.end_seq();
     } else if (side_ && t.size > opt_.inline_limit) {
-      uint64_t off = side_->add(t.bytes());
+      uint64_t off = side_->add(t);
       em_.key("file");
       em_.str(side_->name());
       em_.key("offset");

@@ -19,6 +19,9 @@ class Buffer {
   virtual const uint8_t* data() const = 0;
   virtual size_t size() const = 0;
   std::string_view view() const { return {reinterpret_cast<const char*>(data()), size()}; }
+  // Tells the owner that [p, p + n) will not be read soon: a mapped file drops those pages from
+  // the process (they stay in the page cache and come back on the next read). Heap bytes: nothing.
+  virtual void release(const uint8_t* p, size_t n) const {}
 };
 
 // A read-only mapping of a whole file. Throws amanda::Error with the path when it cannot be read.
@@ -37,6 +40,9 @@ class AtomicFile {
 
   void write(std::string_view bytes);
   void write(const void* data, size_t n) { write(std::string_view(static_cast<const char*>(data), n)); }
+  // Writes bytes that `owner` (may be null) holds, in chunks, releasing each chunk after writing
+  // it: copying a tensor out of a mapped file does not leave the file resident in memory.
+  void write_paged(const Buffer* owner, const void* data, size_t n);
   uint64_t size() const { return written_; }
   void commit();  // flush, fsync-less close, rename over the target
   const std::string& path() const { return path_; }

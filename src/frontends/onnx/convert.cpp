@@ -7,6 +7,7 @@
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
 #include "proto_util.h"
+#include "wire.h"
 
 namespace amanda::onnx_frontend::detail {
 
@@ -171,7 +172,20 @@ std::shared_ptr<const Buffer> map_external(const std::string& base_dir, const st
 
 }  // namespace
 
-Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Value::Map& meta) {
+Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Value::Map& meta, const RawSpan* raw) {
+  if (raw && !raw->present) raw = nullptr;
+  // The whole proto, canonical, for the rare tensor the readable form cannot rebuild.
+  auto whole = [&]() {
+    if (!raw) return t.SerializeAsString();
+    onnx::TensorProto full;
+    full.ParseFromArray(raw->tensor, static_cast<int>(raw->tensor_size));
+    return full.SerializeAsString();
+  };
+  auto borrowed = [&](ir::DType d, std::vector<int64_t> s) {
+    ir::Tensor b = ir::Tensor::borrow(d, std::move(s), raw->owner ? raw->owner : ctx.input, raw->data, raw->size);
+    b.borrowed_from_file = !raw->owner && ctx.input_is_file;
+    return b;
+  };
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());
   auto dt = dtype_of(t.data_type());
   if (t.has_name()) meta.push_back({"name", Value(t.name())});
@@ -180,7 +194,8 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
   bool external = t.has_data_location() && t.data_location() == onnx::TensorProto::EXTERNAL;
   if (!dt) {
     // An element type the IR does not know: keep the proto, hold the raw bytes.
-    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+    meta.push_back({"proto", Value(base64_encode(whole()))});
+    if (raw) return Value(borrowed(ir::DType::UInt8, {static_cast<int64_t>(raw->size)}));
     return Value(ir::Tensor::from_bytes(ir::DType::UInt8, {static_cast<int64_t>(t.raw_data().size())}, t.raw_data()));
   }
   if (*dt == ir::DType::String) {
@@ -210,6 +225,8 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     meta.push_back({"storage", Value("external")});
     meta.push_back({"external_data", Value(std::move(entries))});
     return Value(std::move(x));
+  } else if (raw) {
+    x = borrowed(*dt, shape);
   } else if (t.has_raw_data()) {
     x = ir::Tensor::from_bytes(*dt, shape, t.raw_data());
   } else {
@@ -245,16 +262,26 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     meta.push_back({"storage", Value(typed ? "typed" : "none")});
   }
   Value v(std::move(x));
+  // The common case needs no check: borrowed raw_data with only dims, data_type, name and
+  // doc_string beside it is exactly what tensor_to_proto writes back from (dtype, shape, meta).
+  if (raw && *dt != ir::DType::String && t.has_data_type() && !t.has_segment() && !t.float_data_size() &&
+      !t.int32_data_size() && !t.string_data_size() && !t.int64_data_size() && !t.double_data_size() &&
+      !t.uint64_data_size() && !t.external_data_size() && !t.has_data_location() && t.unknown_fields().empty())
+    return v;
   onnx::TensorProto back;
-  tensor_to_proto(v, &meta, back);
-  if (back.SerializeAsString() != t.SerializeAsString()) {
+  // With borrowed bytes neither proto holds them: the readable form is exact when it writes them
+  // as raw_data (deferred) and everything else serialises the same.
+  const ir::Tensor* deferred = nullptr;
+  tensor_to_proto(v, &meta, back, raw ? &deferred : nullptr);
+  if ((raw && !deferred) || back.SerializeAsString() != t.SerializeAsString()) {
     meta.clear();
-    meta.push_back({"proto", Value(base64_encode(t.SerializeAsString()))});
+    meta.push_back({"proto", Value(base64_encode(whole()))});
   }
   return v;
 }
 
-void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& out) {
+void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& out, const ir::Tensor** defer_raw) {
+  if (defer_raw) *defer_raw = nullptr;
   if (const Value* p = map_find(meta, "proto"); p && p->is_string()) {
     auto bytes = base64_decode(p->as_string());
     if (!bytes || !out.ParseFromString(*bytes)) throw Error("a tensor's 'proto' annotation is not a TensorProto in base64");
@@ -315,7 +342,8 @@ void tensor_to_proto(const Value& v, const Value::Map* meta, onnx::TensorProto& 
       }
     } else if (storage != "none") {
       // raw (and external, which the exporter writes inline unless asked otherwise)
-      out.set_raw_data(t.bytes().data(), t.size);
+      if (defer_raw) *defer_raw = &t;
+      else out.set_raw_data(t.bytes().data(), t.size);
     }
   }
   if (const Value* ds = map_find(meta, "doc_string"); ds && ds->is_string()) out.set_doc_string(ds->as_string());

@@ -1,10 +1,15 @@
 // text::Document -> ONNX ModelProto: the inverse of import.cpp. See docs/onnx.md.
 #include <algorithm>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <absl/container/flat_hash_map.h>
 #include <filesystem>
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/support/file.h"
 #include "proto_util.h"
+#include "wire.h"
 
 namespace amanda::onnx_frontend {
 
@@ -113,7 +118,9 @@ class Exporter {
  public:
   explicit Exporter(const ir::Graph& g) : g_(g) {}
 
-  void run(onnx::ModelProto& m) {
+  // With `deferred`, the root graph's raw_data tensors are not copied into the proto: deferred[i]
+  // holds initializer i's bytes (see wire.h).
+  void run(onnx::ModelProto& m, std::vector<const ir::Tensor*>* deferred = nullptr) {
     OpId root = g_.root();
     if (g_.root_kind() != ir::Graph::RootKind::Graph) throw Error("only a graph document can be written as an ONNX model");
     if (const Value* v = get(root, "ir_version"); v && v->is_int()) m.set_ir_version(v->as_int());
@@ -151,7 +158,7 @@ class Exporter {
       for (const auto& e : v->as_list()) export_function(e, *m.add_functions());
     if (const Value* v = get(root, "@training_info"); v && v->is_list())
       for (const auto& e : v->as_list()) parse_b64(e, *m.add_training_info(), "@training_info");
-    if (!get(root, "@no_graph")) export_graph(root, *m.mutable_graph(), true);
+    if (!get(root, "@no_graph")) export_graph(root, *m.mutable_graph(), true, deferred);
   }
 
   void export_function(const Value& e, onnx::FunctionProto& f) {
@@ -192,6 +199,31 @@ class Exporter {
     Symbol s = g_.symbols().find(k);
     return s == SymbolTable::kNone ? nullptr : g_.attr(p, s);
   }
+  // String-literal keys are looked up once per exporter, by the literal's address (the graph is
+  // const here, so a key it lacks stays missing), instead of hashing the string for every port.
+  mutable absl::flat_hash_map<const char*, Symbol> literal_keys_;
+  mutable absl::flat_hash_map<Symbol, Symbol> attr_meta_keys_;  // NAME -> @attr.NAME
+  template <size_t N>
+  Symbol key(const char (&k)[N]) const {
+    auto [it, fresh] = literal_keys_.try_emplace(k, SymbolTable::kNone);
+    if (fresh) it->second = g_.symbols().find(std::string_view(k, N - 1));
+    return it->second;
+  }
+  template <size_t N>
+  const Value* get(OpId o, const char (&k)[N]) const {
+    Symbol s = key(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(o, s);
+  }
+  template <size_t N>
+  const Value* get(PortId p, const char (&k)[N]) const {
+    Symbol s = key(k);
+    return s == SymbolTable::kNone ? nullptr : g_.attr(p, s);
+  }
+  const Value* attr_meta(OpId op, Symbol k) const {
+    auto [it, fresh] = attr_meta_keys_.try_emplace(k, SymbolTable::kNone);
+    if (fresh) it->second = g_.symbols().find("@attr." + std::string(g_.str(k)));
+    return it->second == SymbolTable::kNone ? nullptr : g_.attr(op, it->second);
+  }
 
   template <class Msg>
   static void parse_b64(const Value& v, Msg& out, const char* what) {
@@ -213,20 +245,25 @@ class Exporter {
 
   static const Value::Map* as_map(const Value* v) { return v && v->is_map() ? &v->as_map() : nullptr; }
 
-  void export_graph(OpId gn, onnx::GraphProto& gp, bool is_root) {
+  void export_graph(OpId gn, onnx::GraphProto& gp, bool is_root, std::vector<const ir::Tensor*>* deferred = nullptr) {
     if (!get(gn, "@no_name")) gp.set_name(g_.name_generated(gn) ? std::string() : std::string(g_.name_str(gn)));
     if (const Value* d = get(gn, is_root ? "graph_doc_string" : "doc_string"); d && d->is_string()) gp.set_doc_string(d->as_string());
-    std::vector<std::pair<std::string, onnx::TensorProto>> inits;
+    struct Init {
+      std::string name;
+      onnx::TensorProto proto;
+      const ir::Tensor* raw = nullptr;  // deferred raw_data
+    };
+    std::vector<Init> inits;
     for (PortId p : g_.inputs(gn)) {
       if (g_.is_control(p)) continue;
       const Value* gi = get(p, "graph_input");
       if (!gi || !gi->is_bool() || gi->as_bool()) value_info(p, "", *gp.add_input());
       if (const Value* t = get(p, "initializer")) {
-        onnx::TensorProto tp;
+        Init& in = inits.emplace_back();
         const Value::Map* meta = as_map(get(p, "@initializer"));
-        tensor_to_proto(*t, meta, tp);
-        if (!map_find(meta, "proto") && !map_find(meta, "no_name")) tp.set_name(value_name(p));
-        inits.emplace_back(value_name(p), std::move(tp));
+        tensor_to_proto(*t, meta, in.proto, deferred ? &in.raw : nullptr);
+        in.name = value_name(p);
+        if (!map_find(meta, "proto") && !map_find(meta, "no_name")) in.proto.set_name(in.name);
       }
       if (const Value* s = get(p, "sparse_initializer"); s && s->is_map()) {
         auto* sp = gp.add_sparse_initializer();
@@ -237,20 +274,28 @@ class Exporter {
         if (const Value* v = map_find(&m, "indices")) tensor_to_proto(*v, as_map(map_find(&m, "@indices")), *sp->mutable_indices());
       }
     }
+    auto add_init = [&](Init& in) {
+      gp.add_initializer()->Swap(&in.proto);
+      if (deferred) deferred->push_back(in.raw);
+    };
     if (const Value* order = get(gn, "@initializer_order"); order && order->is_list()) {
+      // Each name takes the first unused initializer of that name.
+      absl::flat_hash_map<std::string_view, std::vector<size_t>> by_name;
+      for (size_t i = inits.size(); i-- > 0;) by_name[inits[i].name].push_back(i);
       std::vector<bool> used(inits.size());
       for (const auto& n : order->as_list()) {
-        for (size_t i = 0; i < inits.size(); ++i)
-          if (!used[i] && n.is_string() && inits[i].first == n.as_string()) {
-            used[i] = true;
-            *gp.add_initializer() = inits[i].second;
-            break;
-          }
+        if (!n.is_string()) continue;
+        auto it = by_name.find(n.as_string());
+        if (it == by_name.end() || it->second.empty()) continue;
+        size_t i = it->second.back();
+        it->second.pop_back();
+        used[i] = true;
+        add_init(inits[i]);
       }
       for (size_t i = 0; i < inits.size(); ++i)
-        if (!used[i]) *gp.add_initializer() = inits[i].second;
+        if (!used[i]) add_init(inits[i]);
     } else {
-      for (auto& [n, t] : inits) *gp.add_initializer() = std::move(t);
+      for (auto& in : inits) add_init(in);
     }
     std::vector<PortId> vi_ports;
     for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op)) {
@@ -323,7 +368,7 @@ class Exporter {
     for (const auto& [k, v] : g_.attrs(op)) {
       std::string_view key = g_.str(k);
       if (is_annotation(key)) continue;
-      const Value::Map* meta = as_map(get(op, "@attr." + std::string(key)));
+      const Value::Map* meta = as_map(attr_meta(op, k));
       static const Value::Map none;
       attr_to_proto(std::string(key), v, meta ? *meta : none, attrs.emplace_back(),
                     [this](OpId g, onnx::GraphProto& gp) { export_graph(g, gp, false); });
@@ -354,61 +399,146 @@ void export_model(const text::Document& doc, onnx::ModelProto& model) {
   Exporter(doc.graph).run(model);
 }
 
-std::string export_model_bytes(const text::Document& doc) {
-  onnx::ModelProto m;
-  export_model(doc, m);
-  std::string out;
-  if (!m.SerializeToString(&out)) throw Error("the model cannot be serialised (over 2 GiB? use --external-data)");
-  return out;
+namespace {
+
+void export_deferred(const text::Document& doc, onnx::ModelProto& m, std::vector<const ir::Tensor*>& deferred) {
+  if (doc.kind != text::Document::Kind::Graph) throw Error("only a graph document can be written as an ONNX model");
+  Exporter(doc.graph).run(m, &deferred);
 }
 
-namespace {
-size_t move_to_external(onnx::GraphProto& gp, AtomicFile& side, const std::string& location, size_t threshold) {
+class StringSink final : public Sink {
+ public:
+  explicit StringSink(std::string& s) : s_(s) {}
+  void write(const void* p, size_t n) override { s_.append(static_cast<const char*>(p), n); }
+  void reserve(uint64_t n) override { s_.reserve(n); }
+
+ private:
+  std::string& s_;
+};
+
+// Buffers small writes; tensor bytes go straight from their memory, without staying resident.
+class FileSink final : public Sink {
+ public:
+  explicit FileSink(AtomicFile& f) : f_(f) {}
+  ~FileSink() override = default;
+  void write(const void* p, size_t n) override {
+    if (buf_.size() + n > kBuf) flush();
+    if (n >= kBuf) f_.write(p, n);
+    else buf_.append(static_cast<const char*>(p), n);
+  }
+  void write_tensor(const ir::Tensor& t) override {
+    flush();
+    f_.write_paged(t.owner.get(), t.data, t.size);
+  }
+  void flush() {
+    if (!buf_.empty()) f_.write(buf_);
+    buf_.clear();
+  }
+
+ private:
+  static constexpr size_t kBuf = 1 << 20;
+  AtomicFile& f_;
+  std::string buf_;
+};
+
+struct SideFile {
+  AtomicFile file;
+  std::string location;
+  explicit SideFile(const std::string& path, std::string loc) : file(path), location(std::move(loc)) {}
+  uint64_t align() {
+    uint64_t off = (file.size() + 4095) / 4096 * 4096;
+    if (off > file.size()) file.write(std::string(off - file.size(), '\0'));
+    return off;
+  }
+};
+
+void mark_external(onnx::TensorProto& t, const std::string& location, uint64_t off, uint64_t len) {
+  t.clear_raw_data();
+  t.set_data_location(onnx::TensorProto::EXTERNAL);
+  for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", std::to_string(off)},
+                      {"length", std::to_string(len)}}) {
+    auto* e = t.add_external_data();
+    e->set_key(k);
+    e->set_value(v);
+  }
+}
+
+// A tensor proto holding its raw_data moves it to the side file.
+size_t move_to_external(onnx::TensorProto& t, SideFile& side, size_t threshold) {
+  if (!t.has_raw_data() || t.raw_data().size() < threshold) return 0;
+  uint64_t off = side.align();
+  side.file.write(t.raw_data());
+  mark_external(t, side.location, off, t.raw_data().size());
+  return 1;
+}
+
+size_t move_nodes_to_external(onnx::GraphProto& gp, SideFile& side, size_t threshold);
+
+size_t move_graph_to_external(onnx::GraphProto& gp, SideFile& side, size_t threshold) {
   size_t moved = 0;
-  auto move = [&](onnx::TensorProto& t) {
-    if (!t.has_raw_data() || t.raw_data().size() < threshold) return;
-    ++moved;
-    uint64_t off = (side.size() + 4095) / 4096 * 4096;
-    if (off > side.size()) side.write(std::string(off - side.size(), '\0'));
-    side.write(t.raw_data());
-    uint64_t len = t.raw_data().size();
-    t.clear_raw_data();
-    t.set_data_location(onnx::TensorProto::EXTERNAL);
-    for (auto [k, v] : {std::pair<std::string, std::string>{"location", location}, {"offset", std::to_string(off)},
-                        {"length", std::to_string(len)}}) {
-      auto* e = t.add_external_data();
-      e->set_key(k);
-      e->set_value(v);
-    }
-  };
-  for (auto& t : *gp.mutable_initializer()) move(t);
+  for (auto& t : *gp.mutable_initializer()) moved += move_to_external(t, side, threshold);
+  return moved + move_nodes_to_external(gp, side, threshold);
+}
+
+size_t move_nodes_to_external(onnx::GraphProto& gp, SideFile& side, size_t threshold) {
+  size_t moved = 0;
   for (auto& n : *gp.mutable_node())
     for (auto& a : *n.mutable_attribute()) {
-      if (a.has_g()) moved += move_to_external(*a.mutable_g(), side, location, threshold);
-      for (auto& sg : *a.mutable_graphs()) moved += move_to_external(sg, side, location, threshold);
+      if (a.has_g()) moved += move_graph_to_external(*a.mutable_g(), side, threshold);
+      for (auto& sg : *a.mutable_graphs()) moved += move_graph_to_external(sg, side, threshold);
     }
   return moved;
 }
+
 }  // namespace
+
+std::string export_model_bytes(const text::Document& doc) {
+  onnx::ModelProto m;
+  std::vector<const ir::Tensor*> deferred;
+  export_deferred(doc, m, deferred);
+  std::string out;
+  StringSink sink(out);
+  serialize_model_spliced(m, deferred, sink, "");
+  return out;
+}
 
 std::string write_model(const text::Document& doc, const std::string& path, const ExportOptions& options) {
   onnx::ModelProto m;
-  export_model(doc, m);
-  std::unique_ptr<AtomicFile> side;
+  std::vector<const ir::Tensor*> deferred;
+  export_deferred(doc, m, deferred);
+  std::unique_ptr<SideFile> side;
   std::string side_path;
   if (options.external_data) {
     side_path = path + ".data";
-    side = std::make_unique<AtomicFile>(side_path);
-    if (!move_to_external(*m.mutable_graph(), *side, std::filesystem::path(side_path).filename().string(), options.threshold)) {
+    side = std::make_unique<SideFile>(side_path, std::filesystem::path(side_path).filename().string());
+    size_t moved = 0;
+    if (m.has_graph()) {
+      // Root initializers in file order (their bytes straight from the IR), then subgraphs.
+      auto& inits = *m.mutable_graph()->mutable_initializer();
+      for (int i = 0; i < inits.size(); ++i) {
+        const ir::Tensor* t = static_cast<size_t>(i) < deferred.size() ? deferred[static_cast<size_t>(i)] : nullptr;
+        if (!t) {
+          moved += move_to_external(inits[i], *side, options.threshold);
+        } else if (t->size >= options.threshold) {
+          uint64_t off = side->align();
+          side->file.write_paged(t->owner.get(), t->data, t->size);
+          mark_external(inits[i], side->location, off, t->size);
+          deferred[static_cast<size_t>(i)] = nullptr;
+          ++moved;
+        }
+      }
+      moved += move_nodes_to_external(*m.mutable_graph(), *side, options.threshold);
+    }
+    if (!moved) {
       side.reset();  // nothing moved: no side file
       side_path.clear();
     }
   }
-  std::string out;
-  if (!m.SerializeToString(&out)) throw Error(path + ": error: the model cannot be serialised (over 2 GiB? use --external-data)");
   AtomicFile f(path);
-  f.write(out);
-  if (side) side->commit();
+  FileSink sink(f);
+  serialize_model_spliced(m, deferred, sink, path + ": error: ");
+  sink.flush();
+  if (side) side->file.commit();
   f.commit();
   return side_path;
 }

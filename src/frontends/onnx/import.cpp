@@ -5,11 +5,13 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
+#include <google/protobuf/arena.h>
 #include <onnx/defs/schema.h>
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
 #include "proto_util.h"
+#include "wire.h"
 
 namespace amanda::onnx_frontend {
 
@@ -30,8 +32,19 @@ struct Scope {
 class Importer {
  public:
   Importer(const onnx::ModelProto& m, const ImportOptions& o) : m_(m), opt_(o), doc_(text::Document::Kind::Graph), g_(doc_.graph) {
+    // Keys set on most ports: interned once, not hashed again per port.
+    s_value_ = g_.sym("@value");
+    s_graph_input_ = g_.sym("graph_input");
+    s_initializer_ = g_.sym("initializer");
+    s_at_initializer_ = g_.sym("@initializer");
     ctx_.base_dir = o.base_dir;
     ctx_.file_name = o.file_name;
+  }
+  // The root graph's initializer i borrows raw[i] (see wire.h) from `input`.
+  void borrow_from(std::shared_ptr<const Buffer> input, bool is_file, const std::vector<RawSpan>* raw) {
+    ctx_.input = std::move(input);
+    ctx_.input_is_file = is_file;
+    root_raw_ = raw;
   }
 
   text::Document run() {
@@ -97,6 +110,8 @@ class Importer {
   ir::Graph& g_;
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<Symbol>> graph_port_names_;  // (graph node, side) -> names
+  const std::vector<RawSpan>* root_raw_ = nullptr;
+  Symbol s_value_, s_graph_input_, s_initializer_, s_at_initializer_;
 
   // A model-local function: its header readable, its nodes an attribute graph of the root (not
   // validated: its attributes may refer to the caller's). Kept whole (base64) when the readable
@@ -168,7 +183,7 @@ class Importer {
     Symbol psym = g_.sym(pname);
     taken.insert(psym);
     PortId p = g_.add_port(node, dir, psym);
-    if (renamed) set_attr(p, "@value", Value(name));
+    if (renamed) g_.set_attr(p, s_value_, Value(name));
     return p;
   }
 
@@ -234,24 +249,27 @@ class Importer {
     auto init_port = [&](const std::string& name) {
       PortId p;
       if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
-                                         !g_.attr(it->second, g_.sym("graph_input"))) {
+                                         !g_.attr(it->second, s_graph_input_)) {
         p = it->second;
-        set_attr(p, "graph_input", Value(true));
+        g_.set_attr(p, s_graph_input_, Value(true));
       } else {
         p = add_graph_port(gn, ir::PortDir::In, name);
-        set_attr(p, "graph_input", Value(false));
+        g_.set_attr(p, s_graph_input_, Value(false));
         s.values.try_emplace(name, p);
       }
       return p;
     };
-    for (const auto& t : gp.initializer()) {
+    const std::vector<RawSpan>* raws = is_root ? root_raw_ : nullptr;
+    for (int ti = 0; ti < gp.initializer_size(); ++ti) {
+      const auto& t = gp.initializer(ti);
       PortId p = init_port(t.name());
       Value::Map meta;
-      Value v = tensor_from_proto(t, ctx_, meta);
+      const RawSpan* raw = raws && static_cast<size_t>(ti) < raws->size() ? &(*raws)[static_cast<size_t>(ti)] : nullptr;
+      Value v = tensor_from_proto(t, ctx_, meta, raw);
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
-      set_attr(p, "initializer", std::move(v));
-      if (!meta.empty()) set_attr(p, "@initializer", Value(std::move(meta)));
+      g_.set_attr(p, s_initializer_, std::move(v));
+      if (!meta.empty()) g_.set_attr(p, s_at_initializer_, Value(std::move(meta)));
       init_order.push_back(t.name());
       init_ports.push_back(p);
     }
@@ -320,7 +338,7 @@ class Importer {
       for (auto& pn : in_names) g_.add_input(op, g_.sym(pn));
       for (int i = 0; i < n.output_size(); ++i) {
         PortId p = g_.add_output(op, g_.sym(out_names[i]));
-        set_attr(p, "@value", Value(n.output(i)));
+        g_.set_attr(p, s_value_, Value(n.output(i)));
         if (!n.output(i).empty()) s.values[n.output(i)] = p;
       }
       ops.push_back(op);
@@ -344,7 +362,7 @@ class Importer {
         PortId p = g_.input(op, i);
         if (v.empty()) continue;
         if (PortId src = resolve(s, v)) g_.connect(src, p);
-        else set_attr(p, "@value", Value(v));  // a name nothing defines
+        else g_.set_attr(p, s_value_, Value(v));  // a name nothing defines
       }
       for (int ai = 0; ai < n.attribute_size(); ++ai) import_attr(n.attribute(ai), ai, op, s);
     }
@@ -418,6 +436,24 @@ class Importer {
     s.owner = owner;
     import_graph(gp, s, false);
     return Value::graph(gn);
+  }
+
+  // An INT(S)/STRING(S) attribute with its name, its type and only that value field set.
+  static bool plain_attr(const onnx::AttributeProto& a) {
+    using A = onnx::AttributeProto;
+    int fields = a.has_f() + a.has_i() + a.has_s() + a.has_t() + a.has_g() + a.has_sparse_tensor() + a.has_tp() +
+                 (a.floats_size() > 0) + (a.ints_size() > 0) + (a.strings_size() > 0) + (a.tensors_size() > 0) +
+                 (a.graphs_size() > 0) + (a.sparse_tensors_size() > 0) + (a.type_protos_size() > 0);
+    if (fields != 1 || !a.has_name() || !a.has_type() || a.has_doc_string() || a.has_ref_attr_name() ||
+        !a.unknown_fields().empty())
+      return false;
+    switch (a.type()) {
+      case A::INT: return a.has_i();
+      case A::INTS: return a.ints_size() > 0;
+      case A::STRING: return a.has_s();
+      case A::STRINGS: return a.strings_size() > 0;
+      default: return false;
+    }
   }
 
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
@@ -518,7 +554,9 @@ class Importer {
     if (a.has_doc_string()) meta.push_back({"doc_string", Value(a.doc_string())});
     if (a.has_ref_attr_name()) meta.push_back({"ref_attr_name", Value(a.ref_attr_name())});
     // Does the readable form say everything? (Graphs are checked by their own parts.)
-    if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
+    if (meta.empty() && plain_attr(a)) {
+      // name, type and one int(s)/string(s) field: exactly what attr_to_proto writes back.
+    } else if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
       onnx::AttributeProto back;
       attr_to_proto(a.name(), v, meta, back);
       if (back.SerializeAsString() != a.SerializeAsString()) meta.push_back({"proto", Value(base64_encode(a.SerializeAsString()))});
@@ -548,16 +586,49 @@ text::Document import_model(const onnx::ModelProto& model, const ImportOptions& 
   return imp.run();
 }
 
-text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
+namespace {
+// Parses with the root initializers' raw_data borrowed from `buf` (see wire.h), or with protobuf
+// alone when that fast path does not apply; the error checks are the same either way. Without
+// `buf`, each tensor gets a copy of its bytes (as protobuf would make): `bytes` is the caller's.
+text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const Buffer>& buf, bool is_file,
+                             const ImportOptions& options) {
   if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");
-  onnx::ModelProto m;
+  // The parsed proto lives only during the import: an arena makes its many small allocations
+  // (a 100,000-node model has about a million) one bump each and its destruction one free per block.
+  google::protobuf::ArenaOptions ao;
+  ao.start_block_size = 64 << 10;
+  ao.max_block_size = 4 << 20;
+  google::protobuf::Arena arena(ao);
+  onnx::ModelProto& m = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
-  if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
-    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: the protobuf does not parse (truncated or another format)");
+  std::vector<RawSpan> raw;
+  if (!parse_model_borrowing(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), m, raw)) {
+    raw.clear();
+    m.Clear();
+    if (!m.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+      throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: the protobuf does not parse (truncated or another format)");
+  }
   if (!m.has_graph() || !m.has_ir_version())
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: no ir_version or no graph");
-  return import_model(m, options);
+  if (!buf)
+    for (auto& r : raw)
+      if (r.present) {
+        r.owner = make_buffer(std::string(reinterpret_cast<const char*>(r.data), r.size));
+        r.data = r.owner->data();
+      }
+  Importer imp(m, options);
+  imp.borrow_from(buf, is_file, &raw);
+  return imp.run();
+}
+}  // namespace
+
+text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options) {
+  return import_buffer(bytes, nullptr, false, options);
+}
+
+text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const ImportOptions& options) {
+  return import_buffer(bytes->view(), bytes, false, options);
 }
 
 text::Document read_model(const std::string& path) {
@@ -566,7 +637,7 @@ text::Document read_model(const std::string& path) {
   o.file_name = path;
   std::filesystem::path p(path);
   o.base_dir = p.has_parent_path() ? p.parent_path().string() : ".";
-  return import_model_bytes(buf->view(), o);
+  return import_buffer(buf->view(), buf, true, o);
 }
 
 bool is_onnx_path(std::string_view path) { return path.size() > 5 && path.substr(path.size() - 5) == ".onnx"; }

@@ -91,9 +91,18 @@ void attrs_to_value_info(Get&& get, const std::string& prefix, const std::string
 struct TensorContext {
   std::string base_dir;  // for external data; empty: refused
   std::string file_name;
+  std::shared_ptr<const Buffer> input;  // the model's bytes, when raw_data spans point into them
+  bool input_is_file = false;           // ... and they are a mapped file
 };
-ir::Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, ir::Value::Map& meta);
-void tensor_to_proto(const ir::Value& v, const ir::Value::Map* meta, onnx::TensorProto& out);
+struct RawSpan;
+// With `raw` (its raw_data, left out of `t` by parse_model_borrowing), the tensor borrows those
+// bytes from ctx.input instead of copying them.
+ir::Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, ir::Value::Map& meta,
+                            const RawSpan* raw = nullptr);
+// With `defer_raw`, a tensor written as raw_data gets no bytes in `out`: *defer_raw points to the
+// tensor holding them instead (the caller splices them in, see wire.h); otherwise it stays null.
+void tensor_to_proto(const ir::Value& v, const ir::Value::Map* meta, onnx::TensorProto& out,
+                     const ir::Tensor** defer_raw = nullptr);
 
 const ir::Value* map_find(const ir::Value::Map* m, std::string_view key);
 // A sparse tensor as its `values` tensor (what a schema's sparse_tensor type expects) plus

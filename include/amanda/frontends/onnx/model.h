@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "amanda/support/file.h"
 #include "amanda/text/document.h"
 
 namespace onnx {
@@ -24,6 +25,10 @@ struct ImportOptions {
 // Throws amanda::ParseError (bad protobuf, not a model) or amanda::Error (external data refused).
 text::Document import_model(const onnx::ModelProto& model, const ImportOptions& options = {});
 text::Document import_model_bytes(std::string_view bytes, const ImportOptions& options = {});
+// (Each tensor's bytes are copied once, as protobuf would.)
+// The same without copying: the root graph's initializers borrow their raw_data from `bytes`
+// (which the tensors keep alive). read_model does this with the mapped file.
+text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const ImportOptions& options = {});
 // Reads a .onnx file; external data is relative to the file's folder.
 text::Document read_model(const std::string& path);
 
