@@ -7,7 +7,6 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   python3 python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
-  nodejs npm
 )
 missing=()
 for p in "${packages[@]}"; do
@@ -22,6 +21,13 @@ if ((${#missing[@]})); then
 fi
 # onnxruntime for Node.js (CPU), for the numeric comparisons of converted models. --ignore-scripts
 # skips its post-install download; the CPU library ships in the package.
+# Node.js and npm come with the machine (Debian's own nodejs/npm packages conflict with that one);
+# they are installed from Debian only when missing.
+if ! command -v npm >/dev/null; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  $SUDO apt-get update -qq && DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends nodejs npm >/dev/null
+fi
 if [ ! -d "$(dirname "$0")/../tests/js/node_modules/onnxruntime-node" ]; then
   (cd "$(dirname "$0")/../tests/js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
