@@ -3,8 +3,6 @@
 #include <filesystem>
 #include <map>
 
-#include <unistd.h>
-
 #include <fmt/format.h>
 
 #include "amanda/mapping/engine.h"
@@ -86,19 +84,10 @@ std::vector<const Table*> TableSet::plan(const std::string& from, const std::str
 }
 
 std::string shipped_table_dir() {
-  if (const char* env = std::getenv("AMANDA_TABLES_DIR")) return env;
-  char buf[4096];
-  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n > 0) {
-    fs::path exe(std::string(buf, static_cast<size_t>(n)));
-    fs::path share = exe.parent_path().parent_path() / "share" / "amanda" / "tables";
-    std::error_code ec;
-    if (fs::is_directory(share, ec)) return share.string();
-  }
 #ifdef AMANDA_SOURCE_TABLES
-  return AMANDA_SOURCE_TABLES;
+  return schema::shipped_data_dir("tables", "AMANDA_TABLES_DIR", AMANDA_SOURCE_TABLES);
 #else
-  return "tables";
+  return schema::shipped_data_dir("tables", "AMANDA_TABLES_DIR", "tables");
 #endif
 }
 

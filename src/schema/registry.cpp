@@ -141,21 +141,25 @@ const OpSchema* Registry::resolve(std::string_view ns, std::string_view type) {
   return nullptr;
 }
 
-std::string shipped_namespace_dir() {
-  if (const char* env = std::getenv("AMANDA_NAMESPACES_DIR")) return env;
-  // <prefix>/bin/amanda -> <prefix>/share/amanda/namespaces
+std::string shipped_data_dir(const std::string& name, const char* env_var, const std::string& fallback) {
+  if (const char* env = std::getenv(env_var)) return env;
+  // <prefix>/bin/amanda -> <prefix>/share/amanda/NAME
   char buf[4096];
   ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
   if (n > 0) {
     fs::path exe(std::string(buf, static_cast<size_t>(n)));
-    fs::path share = exe.parent_path().parent_path() / "share" / "amanda" / "namespaces";
+    fs::path share = exe.parent_path().parent_path() / "share" / "amanda" / name;
     std::error_code ec;
     if (fs::is_directory(share, ec)) return share.string();
   }
+  return fallback;
+}
+
+std::string shipped_namespace_dir() {
 #ifdef AMANDA_SOURCE_NAMESPACES
-  return AMANDA_SOURCE_NAMESPACES;
+  return shipped_data_dir("namespaces", "AMANDA_NAMESPACES_DIR", AMANDA_SOURCE_NAMESPACES);
 #else
-  return "namespaces";
+  return shipped_data_dir("namespaces", "AMANDA_NAMESPACES_DIR", "namespaces");
 #endif
 }
 

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
 
 namespace amanda::tool {
@@ -26,6 +27,9 @@ struct WriteAnyOptions {
   size_t threshold = 1024;
 };
 std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteAnyOptions& options);
+
+// The tool's namespaces: the shipped ones, $AMANDA_SCHEMA_PATH, and ONNX's from libonnx.
+std::unique_ptr<schema::Registry> tool_registry();
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

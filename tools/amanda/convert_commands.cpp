@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/namespaces.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "commands.h"
@@ -13,12 +12,6 @@
 namespace amanda::tool {
 
 namespace {
-
-std::unique_ptr<schema::Registry> registry() {
-  auto r = schema::make_default_registry();
-  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
-  return r;
-}
 
 std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
 
@@ -48,7 +41,7 @@ struct ConvertOpts {
 };
 
 int run_convert(const ConvertOpts& o) {
-  auto reg = registry();
+  auto reg = tool_registry();
   mapping::TableSet tables;
   load_tables(tables, o.tables);
   Diagnostics diags;
@@ -84,7 +77,7 @@ int run_convert(const ConvertOpts& o) {
 }
 
 int run_table_check(const std::vector<std::string>& files) {
-  auto reg = registry();
+  auto reg = tool_registry();
   int rc = kOk;
   for (const auto& f : files) {
     try {

@@ -13,13 +13,13 @@
 
 namespace amanda::tool {
 
-namespace {
-
-std::unique_ptr<schema::Registry> registry() {
+std::unique_ptr<schema::Registry> tool_registry() {
   auto r = schema::make_default_registry();
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   return r;
 }
+
+namespace {
 
 // Loads --schema files into the registry; prints the error and returns false on failure.
 bool add_schema_files(schema::Registry& reg, const std::vector<std::string>& files) {
@@ -86,7 +86,7 @@ std::string describe(const schema::AttrType& at) {
 }
 
 int run_list(const std::string& prefix, const std::vector<std::string>& schemas) {
-  auto reg = registry();
+  auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
   auto names = reg->list(prefix);
   if (names.empty()) {
@@ -98,7 +98,7 @@ int run_list(const std::string& prefix, const std::vector<std::string>& schemas)
 }
 
 int run_show(const std::string& op, const std::string& ns, const std::vector<std::string>& schemas) {
-  auto reg = registry();
+  auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
   if (!reg->known(ns)) {
     std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
@@ -135,7 +135,7 @@ int run_show(const std::string& op, const std::string& ns, const std::vector<std
 }
 
 int run_export(const std::string& ns, const std::string& out, const std::string& to, const std::vector<std::string>& schemas) {
-  auto reg = registry();
+  auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
   const schema::NamespaceSchema* n = reg->find(ns);
   if (!n) {
@@ -154,7 +154,7 @@ int run_export(const std::string& ns, const std::string& out, const std::string&
 
 int run_validate(const std::string& file, const std::string& ns, const std::vector<std::string>& schemas,
                  bool fill, bool drop, const std::string& out, bool summary) {
-  auto reg = registry();
+  auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
   Diagnostics diags;
   std::optional<text::Document> doc;

@@ -63,5 +63,8 @@ class Registry {
 std::unique_ptr<Registry> make_default_registry();
 // Where the shipped namespaces/ folder is (next to the executable's share dir or the source tree).
 std::string shipped_namespace_dir();
+// A data folder shipped with the tool: $ENV_VAR if set, else <prefix>/share/amanda/NAME next to the
+// executable, else `fallback` (the source tree's folder, for a build that is not installed).
+std::string shipped_data_dir(const std::string& name, const char* env_var, const std::string& fallback);
 
 }  // namespace amanda::schema
