@@ -416,7 +416,18 @@ class StringSink final : public Sink {
  public:
   explicit StringSink(std::string& s) : s_(s) {}
   void write(const void* p, size_t n) override { s_.append(static_cast<const char*>(p), n); }
-  void reserve(uint64_t n) override { s_.reserve(n); }
+  void reserve(uint64_t n) override {
+    s_.reserve(n);
+    // A big output is a fresh mapping from malloc: ask for huge pages, so that filling it costs
+    // one page fault per 2 MiB instead of one per 4 KiB (most of the time of writing a 50 MB
+    // model otherwise). Only whole huge pages inside the buffer; a no-op where THP is off.
+    constexpr uintptr_t kHuge = uintptr_t(2) << 20;
+    if (n >= 4 * kHuge) {
+      uintptr_t b = (reinterpret_cast<uintptr_t>(s_.data()) + kHuge - 1) & ~(kHuge - 1);
+      uintptr_t e = (reinterpret_cast<uintptr_t>(s_.data()) + n) & ~(kHuge - 1);
+      if (b < e) madvise(reinterpret_cast<void*>(b), e - b, MADV_HUGEPAGE);
+    }
+  }
 
  private:
   std::string& s_;
