@@ -1,11 +1,11 @@
 // text::Document -> ONNX ModelProto: the inverse of import.cpp. See docs/onnx.md.
-#include <algorithm>
 #include <sys/mman.h>
-#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
 
 #include <absl/container/flat_hash_map.h>
 #include <google/protobuf/arena.h>
-#include <filesystem>
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/support/file.h"
@@ -437,7 +437,6 @@ class StringSink final : public Sink {
 class FileSink final : public Sink {
  public:
   explicit FileSink(AtomicFile& f) : f_(f) {}
-  ~FileSink() override = default;
   void write(const void* p, size_t n) override {
     if (buf_.size() + n > kBuf) flush();
     if (n >= kBuf) f_.write(p, n);
@@ -483,9 +482,9 @@ void mark_external(onnx::TensorProto& t, const std::string& location, uint64_t o
 // A tensor proto holding its raw_data moves it to the side file.
 size_t move_to_external(onnx::TensorProto& t, SideFile& side, size_t threshold) {
   if (!t.has_raw_data() || t.raw_data().size() < threshold) return 0;
-  uint64_t off = side.align();
+  uint64_t off = side.align(), len = t.raw_data().size();
   side.file.write(t.raw_data());
-  mark_external(t, side.location, off, t.raw_data().size());
+  mark_external(t, side.location, off, len);
   return 1;
 }
 
