@@ -3,6 +3,7 @@
 
 #include <climits>
 
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
@@ -152,6 +153,25 @@ struct TensorPart {
   }
 };
 
+// A helper message on the same arena as the model (so that swapping fields with it moves
+// pointers instead of copying), or on the heap when the model is.
+template <class T>
+class Local {
+ public:
+  explicit Local(google::protobuf::Arena* a) : p_(google::protobuf::Arena::CreateMessage<T>(a)), own_(a == nullptr) {}
+  ~Local() {
+    if (own_) delete p_;
+  }
+  Local(const Local&) = delete;
+  Local& operator=(const Local&) = delete;
+  T* operator->() { return p_; }
+  T& operator*() { return *p_; }
+
+ private:
+  T* p_;
+  bool own_;
+};
+
 }  // namespace
 
 uint64_t serialize_model_spliced(onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, Sink& out,
@@ -164,26 +184,27 @@ uint64_t serialize_model_spliced(onnx::ModelProto& m, const std::vector<const ir
     out.write(s.data(), s.size());
     return s.size();
   }
+  google::protobuf::Arena* arena = m.GetArena();
   // Model: fields 1-6 | graph (7) | 8, 14, 20, 25.
-  onnx::GraphProto g;
-  g.Swap(m.mutable_graph());
-  m.clear_graph();
-  onnx::ModelProto mtail;
-  mtail.mutable_opset_import()->Swap(m.mutable_opset_import());
-  mtail.mutable_metadata_props()->Swap(m.mutable_metadata_props());
-  mtail.mutable_training_info()->Swap(m.mutable_training_info());
-  mtail.mutable_functions()->Swap(m.mutable_functions());
+  Local<onnx::ModelProto> mtail(arena);
+  mtail->mutable_opset_import()->Swap(m.mutable_opset_import());
+  mtail->mutable_metadata_props()->Swap(m.mutable_metadata_props());
+  mtail->mutable_training_info()->Swap(m.mutable_training_info());
+  mtail->mutable_functions()->Swap(m.mutable_functions());
   // Graph: node (1), name (2) | initializer (5) | 10-15.
-  onnx::GraphProto gtail;
-  if (g.has_doc_string()) gtail.set_allocated_doc_string(g.release_doc_string());
-  gtail.mutable_input()->Swap(g.mutable_input());
-  gtail.mutable_output()->Swap(g.mutable_output());
-  gtail.mutable_value_info()->Swap(g.mutable_value_info());
-  gtail.mutable_quantization_annotation()->Swap(g.mutable_quantization_annotation());
-  gtail.mutable_sparse_initializer()->Swap(g.mutable_sparse_initializer());
-  google::protobuf::RepeatedPtrField<onnx::TensorProto> inits;
-  inits.Swap(g.mutable_initializer());
+  onnx::GraphProto& g = *m.mutable_graph();
+  Local<onnx::GraphProto> gtail(arena);
+  if (g.has_doc_string()) {
+    gtail->mutable_doc_string()->swap(*g.mutable_doc_string());
+    g.clear_doc_string();
+  }
+  gtail->mutable_input()->Swap(g.mutable_input());
+  gtail->mutable_output()->Swap(g.mutable_output());
+  gtail->mutable_value_info()->Swap(g.mutable_value_info());
+  gtail->mutable_quantization_annotation()->Swap(g.mutable_quantization_annotation());
+  gtail->mutable_sparse_initializer()->Swap(g.mutable_sparse_initializer());
 
+  auto& inits = *g.mutable_initializer();
   std::vector<TensorPart> parts(static_cast<size_t>(inits.size()));
   uint64_t graph_size = 0;
   for (int i = 0; i < inits.size(); ++i) {
@@ -192,22 +213,27 @@ uint64_t serialize_model_spliced(onnx::ModelProto& m, const std::vector<const ir
     part.raw = static_cast<size_t>(i) < deferred.size() ? deferred[static_cast<size_t>(i)] : nullptr;
     if (part.raw) {
       // Tensor: fields 1-8 | raw_data (9) | 10-14.
-      onnx::TensorProto tt;
-      tt.mutable_double_data()->Swap(t.mutable_double_data());
-      tt.mutable_uint64_data()->Swap(t.mutable_uint64_data());
-      if (t.has_doc_string()) tt.set_allocated_doc_string(t.release_doc_string());
-      tt.mutable_external_data()->Swap(t.mutable_external_data());
-      if (t.has_data_location()) tt.set_data_location(t.data_location());
+      Local<onnx::TensorProto> tt(arena);
+      tt->mutable_double_data()->Swap(t.mutable_double_data());
+      tt->mutable_uint64_data()->Swap(t.mutable_uint64_data());
+      if (t.has_doc_string()) {
+        tt->mutable_doc_string()->swap(*t.mutable_doc_string());
+        t.clear_doc_string();
+      }
+      tt->mutable_external_data()->Swap(t.mutable_external_data());
+      if (t.has_data_location()) tt->set_data_location(t.data_location());
       t.clear_data_location();
-      if (!tt.SerializeToString(&part.tail)) throw too_big();
+      if (!tt->SerializeToString(&part.tail)) throw too_big();
     }
     if (!t.SerializeToString(&part.head)) throw too_big();
     uint64_t ts = part.size();
     graph_size += tag_len_size(onnx::GraphProto::kInitializerFieldNumber, ts) + ts;
   }
+  inits.Clear();
   std::string mh, mt, gh, gt;
-  if (!m.SerializeToString(&mh) || !mtail.SerializeToString(&mt) || !g.SerializeToString(&gh) || !gtail.SerializeToString(&gt))
-    throw too_big();
+  if (!g.SerializeToString(&gh) || !gtail->SerializeToString(&gt)) throw too_big();
+  m.clear_graph();
+  if (!m.SerializeToString(&mh) || !mtail->SerializeToString(&mt)) throw too_big();
   graph_size += gh.size() + gt.size();
   uint64_t total = mh.size() + tag_len_size(onnx::ModelProto::kGraphFieldNumber, graph_size) + graph_size + mt.size();
   if (total > static_cast<uint64_t>(INT_MAX)) throw too_big();
