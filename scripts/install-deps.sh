@@ -6,7 +6,7 @@ packages=(
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
-  python3 python3-numpy python3-onnx
+  python3 python3-numpy python3-onnx python3-torch python3-torchvision
 )
 missing=()
 for p in "${packages[@]}"; do
