@@ -35,7 +35,7 @@ for target in yaml json onnx; do
   build-fuzz/fuzz/${target}_fuzz "${dict[@]}" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix=build-fuzz/artifacts/"$target"- "$scratch" "fuzz/corpus/$target" 2>build-fuzz/"$target"-fuzz.log || status=$?
   rm -rf "$scratch"
-  grep -E "^stat::number_of_executed_units|^#[0-9]+ +DONE" build-fuzz/"$target"-fuzz.log | tr '\n' ' ' || true; echo
+  echo "${target}_fuzz: $(grep -E "^stat::(number_of_executed_units|peak_rss_mb)" build-fuzz/"$target"-fuzz.log | tr '\n' ' ')"
   if [ "$status" != 0 ]; then
     tail -n 60 build-fuzz/"$target"-fuzz.log
     echo "${target}_fuzz failed (exit $status); the input is in build-fuzz/artifacts/"
