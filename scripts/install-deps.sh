@@ -7,6 +7,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata
   python3 python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
+  clang libclang-rt-14-dev
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs missing dependencies, builds, and runs every test twice: once in the Release build and
-# once under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/).
+# once under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/); then runs each libFuzzer
+# target (build-fuzz/, clang) for AMANDA_FUZZ_SECONDS (default 60) seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -12,7 +13,32 @@ cmake --build build -j"$jobs"
 ctest --test-dir build -j"$jobs" --output-on-failure
 
 echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
-cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAMANDA_SANITIZE=ON -DAMANDA_BUILD_BENCH=OFF >/dev/null
+# The torchvision models the Release tests made (build/models) are reused, not made again.
+cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAMANDA_SANITIZE=ON -DAMANDA_BUILD_BENCH=OFF \
+  -DAMANDA_MODELS_DIR="$PWD/build/models" >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure
+
+fuzz_seconds=${AMANDA_FUZZ_SECONDS:-60}
+echo "== libFuzzer targets, ${fuzz_seconds} s each (a crash fails the run; its input is kept in build-fuzz/artifacts/)"
+cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMANDA_BUILD_FUZZ=ON \
+  -DAMANDA_SANITIZE=ON -DAMANDA_BUILD_TESTS=OFF -DAMANDA_BUILD_BENCH=OFF >/dev/null
+cmake --build build-fuzz -j"$jobs" --target yaml_fuzz json_fuzz onnx_fuzz
+mkdir -p build-fuzz/artifacts
+for target in yaml json onnx; do
+  # New inputs go to a scratch folder, never into the committed seed corpus (fuzz/corpus/*).
+  scratch=$(mktemp -d)
+  dict=()
+  if [ -f "fuzz/$target.dict" ]; then dict=(-dict="fuzz/$target.dict"); fi
+  status=0
+  build-fuzz/fuzz/${target}_fuzz "${dict[@]}" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 \
+    -artifact_prefix=build-fuzz/artifacts/"$target"- "$scratch" "fuzz/corpus/$target" 2>build-fuzz/"$target"-fuzz.log || status=$?
+  rm -rf "$scratch"
+  echo "${target}_fuzz: $(grep -E "^stat::(number_of_executed_units|peak_rss_mb)" build-fuzz/"$target"-fuzz.log | tr '\n' ' ')"
+  if [ "$status" != 0 ]; then
+    tail -n 60 build-fuzz/"$target"-fuzz.log
+    echo "${target}_fuzz failed (exit $status); the input is in build-fuzz/artifacts/"
+    exit 1
+  fi
+done

@@ -1,4 +1,5 @@
 // ONNX ModelProto -> text::Document. See docs/onnx.md for the mapping.
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -163,6 +164,49 @@ class Importer {
     return Value(base64_encode(f.SerializeAsString()));
   }
 
+  // ---- refusals of models no reader could use (each names the graph, node or tensor)
+  [[noreturn]] void fail(const std::string& what) const { throw Error(opt_.file_name + ": error: " + what); }
+  std::string where(const Scope& s) const {
+    std::string w = "graph '" + std::string(g_.name_str(s.node)) + "'";
+    if (s.owner) w += " (a body of node '" + std::string(g_.name_str(s.owner)) + "')";
+    return w;
+  }
+  // The node as the file names it: 'name' (Type), or #index (Type) when it has no name.
+  static std::string node_where(const onnx::GraphProto& gp, int index) {
+    const onnx::NodeProto& n = gp.node(index);
+    return "node " + (n.name().empty() ? "#" + std::to_string(index) : "'" + n.name() + "'") + " (" + n.op_type() + ")";
+  }
+  std::string attr_where_;  // the node whose attributes are being read, for messages
+  // tensor_from_proto, then: the data must hold exactly the elements the dims say.
+  Value tensor(const onnx::TensorProto& t, Value::Map& meta, const std::string& what, const RawSpan* raw = nullptr) {
+    Value v = tensor_from_proto(t, ctx_, meta, raw);
+    if (!dtype_of(t.data_type()) || !v.is_tensor()) return v;  // unknown element type: kept whole
+    const ir::Tensor& x = v.as_tensor();
+    auto count = x.element_count();
+    if (!count) fail(what + ": dims " + dims_str(x.shape) + " are negative or overflow");
+    if (x.dtype == ir::DType::String) {
+      if (x.strings.size() != *count)
+        fail(what + ": " + std::to_string(x.strings.size()) + " strings for dims " + dims_str(x.shape) + " (" +
+             std::to_string(*count) + " elements)");
+    } else if (auto want = x.expected_bytes(); !want || *want != x.size) {
+      fail(what + ": " + std::to_string(x.size) + " bytes of data for dims " + dims_str(x.shape) + " (" +
+           std::to_string(*count) + " elements of " + elem_name(t.data_type()) + " need " +
+           (want ? std::to_string(*want) : std::string("too many")) + ")");
+    }
+    return v;
+  }
+  static std::string dims_str(const std::vector<int64_t>& d) {
+    std::string s = "[";
+    for (size_t i = 0; i < d.size(); ++i) s += (i ? ", " : "") + std::to_string(d[i]);
+    return s + "]";
+  }
+  Value sparse(const onnx::SparseTensorProto& st, Value::Map& info, const std::string& what) {
+    Value::Map vm, im;
+    tensor(st.values(), vm, what + " values");
+    tensor(st.indices(), im, what + " indices");
+    return sparse_from_proto(st, ctx_, info);
+  }
+
   void set_attr(PortId p, std::string_view k, Value v) { g_.set_attr(p, g_.sym(k), std::move(v)); }
   void set_attr(OpId o, std::string_view k, Value v) { g_.set_attr(o, g_.sym(k), std::move(v)); }
 
@@ -265,7 +309,7 @@ class Importer {
       PortId p = init_port(t.name());
       Value::Map meta;
       const RawSpan* raw = raws && static_cast<size_t>(ti) < raws->size() ? &(*raws)[static_cast<size_t>(ti)] : nullptr;
-      Value v = tensor_from_proto(t, ctx_, meta, raw);
+      Value v = tensor(t, meta, where(s) + ": initializer '" + t.name() + "'", raw);
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
       g_.set_attr(p, s_initializer_, std::move(v));
@@ -279,8 +323,8 @@ class Importer {
       Value::List dims;
       for (auto d : st.dims()) dims.push_back(Value(static_cast<int64_t>(d)));
       m.push_back({"dims", Value(std::move(dims))});
-      m.push_back({"values", tensor_from_proto(st.values(), ctx_, vm)});
-      m.push_back({"indices", tensor_from_proto(st.indices(), ctx_, im)});
+      m.push_back({"values", tensor(st.values(), vm, where(s) + ": sparse initializer '" + st.values().name() + "' values")});
+      m.push_back({"indices", tensor(st.indices(), im, where(s) + ": sparse initializer '" + st.values().name() + "' indices")});
       if (!vm.empty()) m.push_back({"@values", Value(std::move(vm))});
       if (!im.empty()) m.push_back({"@indices", Value(std::move(im))});
       set_attr(p, "sparse_initializer", Value(std::move(m)));
@@ -339,7 +383,15 @@ class Importer {
       for (int i = 0; i < n.output_size(); ++i) {
         PortId p = g_.add_output(op, g_.sym(out_names[i]));
         g_.set_attr(p, s_value_, Value(n.output(i)));
-        if (!n.output(i).empty()) s.values[n.output(i)] = p;
+        if (n.output(i).empty()) continue;
+        if (auto it = s.values.find(n.output(i)); it != s.values.end()) {
+          OpId first = g_.port_op(it->second);
+          int k = static_cast<int>(std::find(ops.begin(), ops.end(), first) - ops.begin());
+          fail(where(s) + ": value '" + n.output(i) + "' is produced twice: by " +
+               (first == gn ? std::string("a graph input or initializer") : node_where(gp, k)) +
+               " and by " + node_where(gp, static_cast<int>(ops.size())));
+        }
+        s.values[n.output(i)] = p;
       }
       ops.push_back(op);
     }
@@ -362,9 +414,14 @@ class Importer {
         PortId p = g_.input(op, i);
         if (v.empty()) continue;
         if (PortId src = resolve(s, v)) g_.connect(src, p);
-        else g_.set_attr(p, s_value_, Value(v));  // a name nothing defines
+        else
+          fail(where(s) + ": " + node_where(gp, ni) + " reads '" + v + "', which no node, graph input or initializer " +
+               (s.parent ? "of this graph or an enclosing one " : "") + "produces");
       }
-      for (int ai = 0; ai < n.attribute_size(); ++ai) import_attr(n.attribute(ai), ai, op, s);
+      for (int ai = 0; ai < n.attribute_size(); ++ai) {
+        attr_where_ = where(s) + ": " + node_where(gp, ni);
+        import_attr(n.attribute(ai), ai, op, s);
+      }
     }
     for (const auto& vi : gp.output()) {
       PortId p = add_graph_port(gn, ir::PortDir::Out, vi.name());
@@ -372,6 +429,7 @@ class Importer {
       value_info_to_attrs(vi, "", m);
       put_attrs(p, m);
       if (PortId src = resolve(s, vi.name())) g_.connect(src, p);
+      else fail(where(s) + ": graph output '" + vi.name() + "' is produced by no node, graph input or initializer");
     }
     import_value_info(gp, s);
     if (gp.quantization_annotation_size()) {
@@ -456,6 +514,8 @@ class Importer {
     }
   }
 
+  std::string attr_where(OpId, const onnx::AttributeProto& a) const { return attr_where_ + ": attribute '" + a.name() + "'"; }
+
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
     using A = onnx::AttributeProto;
     if (a.name().empty() || is_annotation(a.name()) || g_.attr(op, g_.sym(a.name()))) {
@@ -480,14 +540,14 @@ class Importer {
       case A::STRING: v = Value(a.s()); break;
       case A::TENSOR: {
         Value::Map tm;
-        v = tensor_from_proto(a.t(), ctx_, tm);
+        v = tensor(a.t(), tm, attr_where(op, a) + " tensor");
         if (!tm.empty()) meta.push_back({"tensor", Value(std::move(tm))});
         break;
       }
       case A::GRAPH: v = import_graph_value(a.g(), op, s); break;
       case A::SPARSE_TENSOR: {
         Value::Map info;
-        v = sparse_from_proto(a.sparse_tensor(), ctx_, info);
+        v = sparse(a.sparse_tensor(), info, attr_where(op, a) + " sparse tensor");
         meta.push_back({"sparse", Value(std::move(info))});
         break;
       }
@@ -515,7 +575,7 @@ class Importer {
         bool any = false;
         for (const auto& t : a.tensors()) {
           Value::Map tm;
-          l.push_back(tensor_from_proto(t, ctx_, tm));
+          l.push_back(tensor(t, tm, attr_where(op, a) + " tensor " + std::to_string(l.size())));
           any |= !tm.empty();
           ml.push_back(Value(std::move(tm)));
         }
@@ -534,7 +594,7 @@ class Importer {
         Value::List infos;
         for (const auto& t : a.sparse_tensors()) {
           Value::Map info;
-          l.push_back(sparse_from_proto(t, ctx_, info));
+          l.push_back(sparse(t, info, attr_where(op, a) + " sparse tensor " + std::to_string(l.size())));
           infos.push_back(Value(std::move(info)));
         }
         v = Value(std::move(l));

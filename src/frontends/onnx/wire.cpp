@@ -96,7 +96,7 @@ bool parse_tensor(const uint8_t* p, size_t n, onnx::TensorProto& t, RawSpan& raw
     return false;
   if (raws != 1 || odd) return merge(t, p, p + n);  // protobuf's own rules (last one wins, ...)
   if (!merge(t, p, rf.begin) || !merge(t, rf.end, p + n)) return false;
-  raw = RawSpan{rf.payload, rf.payload_size, true, p, n};
+  raw = RawSpan{rf.payload, rf.payload_size, true, p, n, nullptr};
   return true;
 }
 
