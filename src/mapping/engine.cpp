@@ -196,6 +196,7 @@ class Applier {
       for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c)) pos_[c.value] = k++;
     }
     std::vector<Match> matches;
+    std::vector<OpId> pending_consts;
     for (OpId op : order) {
       if (claimed(op)) continue;
       ++rep_.ops;
@@ -210,6 +211,11 @@ class Applier {
       } else if (passes(op)) {
         ++rep_.passed;
         note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
+      } else if (!t_.reverse_constant.type.empty() && g_.type_str(op) == t_.reverse_constant.type) {
+        // A constant no rule maps may only feed inputs that matchers take as values: decided
+        // after the rewrites (erased when nothing reads it any more).
+        pending_consts.push_back(op);
+        note("=> no rule applies to this constant: it must be read only as a value by the rules of its consumers");
       } else {
         count(unmapped_, op, "", "");
         note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
@@ -221,6 +227,14 @@ class Applier {
       }
     }
     for (Match& m : matches) rewrite(m, s);
+    for (OpId c : pending_consts) {
+      if (!g_.valid(c)) continue;
+      bool used = false;
+      for (PortId o : g_.outputs(c))
+        if (g_.first_out_edge(o)) used = true;
+      if (used) count(unmapped_, c, "", "");
+      else g_.erase_op(c);
+    }
     // Nested graphs: attribute graphs and bodies of the ops now in this scope.
     std::vector<OpId> nested;
     for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c)) {

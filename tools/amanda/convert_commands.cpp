@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "commands.h"
@@ -38,6 +39,8 @@ struct ConvertOpts {
   std::string in, out, to, report = "text", explain, format;
   std::vector<std::string> tables, tags;
   bool keep_unmapped = false, external_data = false, quiet = false;
+  std::vector<std::string> input_shapes;
+  std::string input_type = "float32";
 };
 
 int run_convert(const ConvertOpts& o) {
@@ -46,13 +49,57 @@ int run_convert(const ConvertOpts& o) {
   load_tables(tables, o.tables);
   Diagnostics diags;
   auto t0 = std::chrono::steady_clock::now();
-  text::Document doc = read_any(o.in, diags);
+  std::optional<text::Document> read;
+  if (torch_frontend::is_torchscript_path(o.in)) {
+    torch_frontend::ImportOptions io;
+    io.input_dtype = o.input_type;
+    for (const auto& s : o.input_shapes) {
+      std::vector<int64_t> dims;
+      size_t start = 0;
+      while (start <= s.size()) {
+        size_t e = s.find(',', start);
+        if (e == std::string::npos) e = s.size();
+        std::string part = s.substr(start, e - start);
+        char* end = nullptr;
+        long long v = std::strtoll(part.c_str(), &end, 10);
+        if (part.empty() || *end || v < 0) {
+          std::cerr << "amanda: error: --input-shape '" << s << "': dimensions are non-negative integers separated by commas\n";
+          return kUsage;
+        }
+        dims.push_back(v);
+        start = e + 1;
+      }
+      io.input_shapes.push_back(std::move(dims));
+    }
+    read.emplace(torch_frontend::read_torchscript(o.in, io));
+  } else {
+    read.emplace(read_any(o.in, diags));
+  }
+  text::Document& doc = *read;
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co;
   co.tags = o.tags;
   co.keep_unmapped = o.keep_unmapped;
   co.explain = o.explain;
-  mapping::Report rep = mapping::convert(doc.graph, full_namespace(o.to), tables, *reg, co);
+  std::string to = o.to;
+  if (to.empty()) {
+    // Without --to: the output's format says the family; the nearest namespace of it the tables reach.
+    if (!o.out.ends_with(".onnx")) {
+      std::cerr << "amanda: error: --to is needed unless the output is a .onnx file\n";
+      return kUsage;
+    }
+    std::string src(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
+    to = src.starts_with("amanda/onnx/") ? src : "amanda/onnx/13";
+    for (int v = 13; v <= 17 && !src.starts_with("amanda/onnx/"); ++v) {
+      try {
+        tables.plan(src, "amanda/onnx/" + std::to_string(v));
+        to = "amanda/onnx/" + std::to_string(v);
+        break;
+      } catch (const Error&) {
+      }
+    }
+  }
+  mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
   auto t2 = std::chrono::steady_clock::now();
   bool ok = rep.ok() || o.keep_unmapped;
   if (o.report == "json") std::cout << rep.json();
@@ -115,9 +162,14 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
                                "Convert a graph to another namespace with mapping tables (the planner picks the chain, e.g. "
                                "amanda/onnx/13 -> 12 -> 11). Ops no rule maps are reported all at once; then nothing is written "
                                "and the exit code is 1");
-  c->add_option("IN", o->in, "Input document (ONNX, YAML or JSON)")->required();
+  c->add_option("IN", o->in, "Input document (ONNX, TorchScript .pt, YAML or JSON)")->required();
+  c->add_option("--input-shape", o->input_shapes,
+                "TorchScript input: the shape of forward()'s tensor inputs, one per input, e.g. --input-shape 1,3,224,224 "
+                "(shapes are then propagated and shape arithmetic folded, as torch.onnx.export does)");
+  c->add_option("--input-type", o->input_type, "TorchScript input: element type of forward()'s tensor inputs (default float32)");
   c->add_option("-o,--output", o->out, "Output document (.onnx, .yaml, .json); none: only report");
-  c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out)")->required();
+  c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out); default for a .onnx output: "
+                "the input's ONNX opset, or the first ONNX opset (from 13) the tables reach");
   c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
   c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
   c->add_flag("--keep-unmapped", o->keep_unmapped, "Keep ops no rule maps as they are and write the output anyway");

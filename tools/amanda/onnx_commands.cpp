@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "amanda/frontends/onnx/model.h"
+#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
 
@@ -10,6 +11,7 @@ namespace amanda::tool {
 
 text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
   if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
+  if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
   return text::read_file(path, diags, format);
 }
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/schema/validate.h"
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"
@@ -16,6 +17,7 @@ namespace amanda::tool {
 std::unique_ptr<schema::Registry> tool_registry() {
   auto r = schema::make_default_registry();
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
+  r->add_provider(torch_frontend::make_torch_namespace_provider());
   return r;
 }
 

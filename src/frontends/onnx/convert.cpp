@@ -68,6 +68,12 @@ std::string_view trim(std::string_view s) {
 bool parse_type_string(std::string_view s, onnx::TypeProto& t) {
   s = trim(s);
   size_t p = s.find('(');
+  // A bare Amanda element type ("float32", as other frontends write it) is a tensor of it.
+  if (p == std::string_view::npos)
+    if (auto d = ir::dtype_from_name(s); d && elem_of(*d) > 0) {
+      t.mutable_tensor_type()->set_elem_type(elem_of(*d));
+      return true;
+    }
   if (p == std::string_view::npos || s.back() != ')') return false;
   std::string_view head = s.substr(0, p), inner = trim(s.substr(p + 1, s.size() - p - 2));
   if (head == "tensor" || head == "sparse_tensor") {

@@ -143,6 +143,13 @@ class Exporter {
         os->set_version(*v);
       }
     }
+    // A graph that did not come from an ONNX file (no ir_version, no opset_import: a conversion
+    // from another framework) gets the IR version that goes with its opset.
+    if (!get(root, "ir_version") && !get(root, "opset_import"))
+      if (auto v = default_opset(g_.str(g_.graph_namespace(root)))) {
+        int ir = *v <= 8 ? 3 : *v == 9 ? 4 : *v == 10 ? 5 : *v == 11 ? 6 : *v <= 14 ? 7 : 8;
+        m.set_ir_version(ir);
+      }
     if (const Value* v = get(root, "producer_name"); v && v->is_string()) m.set_producer_name(v->as_string());
     if (const Value* v = get(root, "producer_version"); v && v->is_string()) m.set_producer_version(v->as_string());
     if (const Value* v = get(root, "domain"); v && v->is_string()) m.set_domain(v->as_string());

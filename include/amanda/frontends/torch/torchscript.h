@@ -1,0 +1,56 @@
+// TorchScript (PyTorch) frontend: a module saved with torch.jit.save -> a graph in the namespace
+// amanda/pytorch/<libtorch major.minor>, and that namespace generated from libtorch's own operator
+// registry. See docs/pytorch.md.
+//
+// libtorch is optional and heavy (loading it costs about 0.5 s and 160 MB), so it lives in a
+// plugin, libamanda_torch.so, built when CMake finds Torch and loaded only when a TorchScript file
+// is read or the PyTorch namespace is needed. Without the plugin these functions throw
+// amanda::Error saying so; everything else in Amanda works as before.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amanda/schema/registry.h"
+#include "amanda/text/document.h"
+
+namespace amanda::torch_frontend {
+
+struct ImportOptions {
+  // Replace aten::size of tensors whose traced type has concrete sizes by constants, then fold
+  // constants (as torch.onnx.export does without dynamic_axes). Off: shape arithmetic stays.
+  bool specialize_shapes = true;
+  // Run torch.jit.freeze's numeric optimisations (conv + batch-norm folding, ...).
+  bool optimize = true;
+  // Shapes of forward()'s tensor inputs, in order (a saved module does not keep the traced ones).
+  // With them, shapes are propagated through the graph and shape arithmetic folds away.
+  std::vector<std::vector<int64_t>> input_shapes;
+  // Element type of forward()'s tensor inputs (an Amanda dtype name).
+  std::string input_dtype = "float32";
+};
+
+// A file that looks like a TorchScript archive: a .pt/.pth/.ptl/.torchscript name or a zip header.
+bool is_torchscript_path(const std::string& path);
+// Reads a TorchScript module (frozen, inlined). Throws amanda::Error naming the file on failure.
+text::Document read_torchscript(const std::string& path, const ImportOptions& o = {});
+// "amanda/pytorch/1.13" (from the libtorch the plugin was built with), or "" without the plugin.
+std::string torch_namespace_name();
+// Whether the plugin can be loaded; `why` says why not.
+bool torch_available(std::string* why = nullptr);
+// The namespace provider (lists the namespace without loading libtorch).
+std::shared_ptr<schema::Provider> make_torch_namespace_provider();
+
+// ---- the plugin's interface (libamanda_torch.so exports amanda_torch_plugin_v1)
+struct PluginApi {
+  int version;               // 1
+  const char* torch_version;  // "1.13.1"
+  // false with *err set on failure; never throws.
+  bool (*read)(const char* path, const ImportOptions* o, text::Document* out, std::string* err);
+  bool (*namespace_schema)(const schema::TypeSystems* types, std::unique_ptr<schema::NamespaceSchema>* out,
+                           std::string* err);
+};
+
+}  // namespace amanda::torch_frontend
+
+extern "C" const amanda::torch_frontend::PluginApi* amanda_torch_plugin_v1();

@@ -1,0 +1,130 @@
+// Finds and loads libamanda_torch.so on first use (see torchscript.h for why it is a plugin).
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+
+#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/support/diagnostics.h"
+
+#ifndef AMANDA_TORCH_NAMESPACE
+#define AMANDA_TORCH_NAMESPACE ""
+#endif
+#ifndef AMANDA_TORCH_PLUGIN_DIR
+#define AMANDA_TORCH_PLUGIN_DIR ""
+#endif
+
+namespace amanda::torch_frontend {
+
+namespace {
+
+std::string exe_dir() {
+  std::error_code ec;
+  auto p = std::filesystem::read_symlink("/proc/self/exe", ec);
+  return ec ? std::string() : p.parent_path().string();
+}
+
+struct Loaded {
+  const PluginApi* api = nullptr;
+  std::string why;
+};
+
+const Loaded& load() {
+  static Loaded l;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (std::string(AMANDA_TORCH_NAMESPACE).empty()) {
+      l.why = "this build of Amanda has no PyTorch support (CMake did not find libtorch: apt install libtorch-dev, then rebuild)";
+      return;
+    }
+    std::vector<std::string> candidates;
+    if (const char* e = std::getenv("AMANDA_TORCH_PLUGIN")) candidates.push_back(e);
+    std::string d = exe_dir();
+    if (!d.empty()) {
+      candidates.push_back(d + "/libamanda_torch.so");
+      candidates.push_back(d + "/../lib/amanda/libamanda_torch.so");
+    }
+    if (*AMANDA_TORCH_PLUGIN_DIR) candidates.push_back(std::string(AMANDA_TORCH_PLUGIN_DIR) + "/libamanda_torch.so");
+    std::string errors;
+    for (const auto& c : candidates) {
+      std::error_code ec;
+      if (!std::filesystem::exists(c, ec)) continue;
+      void* h = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);  // never closed: its objects outlive calls
+      if (!h) {
+        errors += std::string("; ") + dlerror();
+        continue;
+      }
+      auto fn = reinterpret_cast<const PluginApi* (*)()>(dlsym(h, "amanda_torch_plugin_v1"));
+      if (!fn) {
+        errors += "; " + c + " has no amanda_torch_plugin_v1";
+        continue;
+      }
+      const PluginApi* api = fn();
+      if (!api || api->version != 1) {
+        errors += "; " + c + " is a plugin of another version";
+        continue;
+      }
+      l.api = api;
+      return;
+    }
+    l.why = "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN)" + errors;
+  });
+  return l;
+}
+
+const PluginApi& api() {
+  const Loaded& l = load();
+  if (!l.api) throw Error("PyTorch support is not available: " + l.why);
+  return *l.api;
+}
+
+class TorchProvider final : public schema::Provider {
+ public:
+  std::vector<std::string> names() const override {
+    std::string n = AMANDA_TORCH_NAMESPACE;
+    if (n.empty()) return {};
+    return {n};
+  }
+  std::unique_ptr<schema::NamespaceSchema> load(const std::string& name, const schema::TypeSystems& types) const override {
+    if (name != AMANDA_TORCH_NAMESPACE) return nullptr;
+    std::unique_ptr<schema::NamespaceSchema> ns;
+    std::string err;
+    if (!api().namespace_schema(&types, &ns, &err)) throw Error(name + ": error: " + err);
+    return ns;
+  }
+};
+
+}  // namespace
+
+bool is_torchscript_path(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".pt" || ext == ".pth" || ext == ".ptl" || ext == ".torchscript") return true;
+  if (ext == ".onnx" || ext == ".yaml" || ext == ".yml" || ext == ".json") return false;
+  std::ifstream f(path, std::ios::binary);
+  char magic[4] = {};
+  return f.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+}
+
+text::Document read_torchscript(const std::string& path, const ImportOptions& o) {
+  const PluginApi& a = api();
+  text::Document doc;
+  std::string err;
+  if (!a.read(path.c_str(), &o, &doc, &err)) throw Error(err);
+  return doc;
+}
+
+std::string torch_namespace_name() { return AMANDA_TORCH_NAMESPACE; }
+
+bool torch_available(std::string* why) {
+  const Loaded& l = load();
+  if (why) *why = l.why;
+  return l.api != nullptr;
+}
+
+std::shared_ptr<schema::Provider> make_torch_namespace_provider() { return std::make_shared<TorchProvider>(); }
+
+}  // namespace amanda::torch_frontend

@@ -1,0 +1,615 @@
+// libamanda_torch.so: TorchScript import and the PyTorch namespace from libtorch's operator
+// registry. Loaded by loader.cpp; see docs/pytorch.md.
+#include <ATen/Functions.h>
+#include <torch/csrc/jit/api/module.h>
+#include <torch/csrc/jit/ir/ir.h>
+#include <torch/csrc/jit/passes/constant_propagation.h>
+#include <torch/csrc/jit/passes/dead_code_elimination.h>
+#include <torch/csrc/jit/passes/freeze_module.h>
+#include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/shape_analysis.h>
+#include <torch/csrc/jit/runtime/operator.h>
+#include <torch/csrc/jit/serialization/import.h>
+#include <torch/version.h>
+
+#include <filesystem>
+#include <fstream>
+#include <unordered_map>
+
+#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
+
+namespace amanda::torch_frontend {
+
+namespace tj = torch::jit;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+
+namespace {
+
+const std::string& ns_name() {
+  static const std::string n = "amanda/pytorch/" + std::to_string(TORCH_VERSION_MAJOR) + "." + std::to_string(TORCH_VERSION_MINOR);
+  return n;
+}
+
+std::optional<ir::DType> dtype_of(c10::ScalarType t) {
+  using S = c10::ScalarType;
+  using D = ir::DType;
+  switch (t) {
+    case S::Bool: return D::Bool;
+    case S::Char: return D::Int8;
+    case S::Short: return D::Int16;
+    case S::Int: return D::Int32;
+    case S::Long: return D::Int64;
+    case S::Byte: return D::UInt8;
+    case S::Half: return D::Float16;
+    case S::BFloat16: return D::BFloat16;
+    case S::Float: return D::Float32;
+    case S::Double: return D::Float64;
+    case S::ComplexFloat: return D::Complex64;
+    case S::ComplexDouble: return D::Complex128;
+    default: return std::nullopt;
+  }
+}
+
+// The bytes of an at::Tensor, kept alive by the Buffer (no copy when it is contiguous on the CPU).
+class TensorBuffer final : public Buffer {
+ public:
+  explicit TensorBuffer(at::Tensor t) : t_(std::move(t)) {}
+  const uint8_t* data() const override { return static_cast<const uint8_t*>(t_.data_ptr()); }
+  size_t size() const override { return t_.nbytes(); }
+
+ private:
+  at::Tensor t_;
+};
+
+struct Fail : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+ir::Tensor tensor_of(const at::Tensor& t0, const std::string& what) {
+  if (t0.is_quantized() || t0.is_sparse() || !t0.device().is_cpu())
+    throw Fail(what + ": a " + std::string(t0.is_quantized() ? "quantized" : t0.is_sparse() ? "sparse" : "non-CPU") +
+               " tensor (not supported)");
+  auto d = dtype_of(t0.scalar_type());
+  if (!d) throw Fail(what + ": tensor of element type " + std::string(c10::toString(t0.scalar_type())) + " (not supported)");
+  at::Tensor t = t0.contiguous();
+  std::vector<int64_t> shape(t.sizes().begin(), t.sizes().end());
+  auto owner = std::make_shared<TensorBuffer>(t);
+  return ir::Tensor::borrow(*d, std::move(shape), owner, owner->data(), owner->size());
+}
+
+Value value_of(const c10::IValue& v, const std::string& what) {
+  if (v.isNone()) return Value();
+  if (v.isBool()) return Value(v.toBool());
+  if (v.isInt()) return Value(static_cast<int64_t>(v.toInt()));
+  if (v.isDouble()) return Value(v.toDouble());
+  if (v.isString()) return Value(v.toStringRef());
+  if (v.isDevice()) return Value(v.toDevice().str());
+  if (v.isTensor()) return Value(tensor_of(v.toTensor(), what));
+  if (v.isIntList()) {
+    Value::List l;
+    for (auto x : v.toIntVector()) l.push_back(Value(static_cast<int64_t>(x)));
+    return Value(std::move(l));
+  }
+  if (v.isDoubleList()) {
+    Value::List l;
+    for (auto x : v.toDoubleVector()) l.push_back(Value(x));
+    return Value(std::move(l));
+  }
+  if (v.isBoolList()) {
+    Value::List l;
+    for (bool x : v.toBoolList()) l.push_back(Value(x));
+    return Value(std::move(l));
+  }
+  if (v.isList()) {
+    Value::List l;
+    for (const c10::IValue& x : v.toListRef()) l.push_back(value_of(x, what));
+    return Value(std::move(l));
+  }
+  if (v.isTuple()) {
+    Value::List l;
+    for (const auto& x : v.toTupleRef().elements()) l.push_back(value_of(x, what));
+    return Value(std::move(l));
+  }
+  throw Fail(what + ": a constant of kind " + std::string(v.tagKind()) + " (not supported)");
+}
+
+// ---------------------------------------------------------------- names of ports
+
+std::string op_type(const tj::Node* n) {
+  std::string t = n->kind().toQualString();
+  if (const c10::FunctionSchema* s = n->maybeSchema(); s && !s->overload_name().empty()) t += "." + s->overload_name();
+  return t;
+}
+
+std::vector<std::string> input_names(const tj::Node* n) {
+  std::vector<std::string> names;
+  size_t count = n->inputs().size();
+  if (const c10::FunctionSchema* s = n->maybeSchema()) {
+    for (size_t i = 0; i < count && i < s->arguments().size(); ++i) names.push_back(s->arguments()[i].name());
+    for (size_t k = 0; names.size() < count; ++k) names.push_back("args." + std::to_string(k));  // vararg
+    return names;
+  }
+  std::string generic;
+  switch (n->kind()) {
+    case c10::prim::If: generic = "cond"; break;
+    case c10::prim::Loop: {
+      const char* fixed[] = {"max_trip_count", "start_condition"};
+      for (size_t i = 0; i < count; ++i) names.push_back(i < 2 ? fixed[i] : "carried." + std::to_string(i - 2));
+      return names;
+    }
+    case c10::prim::ListConstruct:
+    case c10::prim::TupleConstruct: generic = "elements"; break;
+    default: generic = "input";
+  }
+  if (count == 1 && n->kind() == c10::prim::If) return {generic};
+  for (size_t k = 0; k < count; ++k) names.push_back(generic + "." + std::to_string(k));
+  if (count == 1 && n->kind() != c10::prim::ListConstruct && n->kind() != c10::prim::TupleConstruct) names[0] = generic;
+  return names;
+}
+
+std::vector<std::string> output_names(const tj::Node* n) {
+  std::vector<std::string> names;
+  size_t count = n->outputs().size();
+  if (const c10::FunctionSchema* s = n->maybeSchema(); s && !s->is_varret() && s->returns().size() == count) {
+    for (size_t i = 0; i < count; ++i) {
+      const std::string& r = s->returns()[i].name();
+      names.push_back(!r.empty() ? r : count == 1 ? "result" : "result" + std::to_string(i));
+    }
+    return names;
+  }
+  if (count == 1) return {"output"};
+  for (size_t k = 0; k < count; ++k) names.push_back("outputs." + std::to_string(k));
+  return names;
+}
+
+// ---------------------------------------------------------------- import
+
+// Graph ports get `type` and `shape`; op outputs the annotations `@type` and `@shape` (op schemas
+// have no such attributes; the tables' rank()/shape()/dtype() read either).
+void type_attrs(ir::Graph& g, PortId p, const tj::Value* v, bool graph_port) {
+  const char* type_key = graph_port ? "type" : "@type";
+  const char* shape_key = graph_port ? "shape" : "@shape";
+  if (auto t = v->type()->cast<c10::TensorType>()) {
+    if (auto st = t->scalarType())
+      if (auto d = dtype_of(*st)) g.set_attr(p, g.sym(type_key), Value(std::string(ir::dtype_name(*d))));
+    if (auto sizes = t->sizes().concrete_sizes()) {
+      Value::List l;
+      for (auto x : *sizes) l.push_back(Value(static_cast<int64_t>(x)));
+      g.set_attr(p, g.sym(shape_key), Value(std::move(l)));
+    } else if (auto rank = t->dim()) {
+      g.set_attr(p, g.sym(shape_key), Value(Value::List(*rank, Value())));
+    }
+    return;
+  }
+  g.set_attr(p, g.sym("@torch_type"), Value(v->type()->annotation_str()));
+}
+
+struct Scope {
+  OpId node;
+  Scope* parent = nullptr;
+  OpId owner;
+  std::unordered_map<const tj::Value*, PortId> values;
+  std::unordered_map<const tj::Value*, bool> none;  // values that are None constants
+};
+
+class Importer {
+ public:
+  Importer(text::Document& doc, std::string graph_name) : g_(doc.graph), graph_name_(std::move(graph_name)) {}
+
+  void run(tj::Graph& graph, const std::vector<at::Tensor>& out_examples) {
+    OpId root = g_.root();
+    g_.set_graph_namespace(root, g_.sym(ns_name()));
+    g_.set_name(root, g_.sym(graph_name_));
+    g_.set_attr(root, g_.sym("producer_name"), Value("amanda"));
+    g_.set_attr(root, g_.sym("producer_version"), Value("torchscript import, libtorch " + std::string(TORCH_VERSION)));
+    Scope s;
+    s.node = root;
+    for (const tj::Value* in : graph.inputs()) {
+      PortId p = g_.add_port(root, ir::PortDir::In, unique_port(root, ir::PortDir::In, in->debugName()));
+      g_.set_attr(p, g_.sym("graph_input"), Value(true));
+      type_attrs(g_, p, in, true);
+      s.values[in] = p;
+    }
+    import_block(graph.block(), s, true);
+    std::vector<const tj::Value*> outs(graph.outputs().begin(), graph.outputs().end());
+    // A tuple returned by forward() gives one graph output per element.
+    if (outs.size() == 1 && outs[0]->node()->kind() == c10::prim::TupleConstruct)
+      outs.assign(outs[0]->node()->inputs().begin(), outs[0]->node()->inputs().end());
+    for (const tj::Value* v : outs) {
+      PortId p = g_.add_port(root, ir::PortDir::Out, unique_port(root, ir::PortDir::Out, v->debugName()));
+      type_attrs(g_, p, v, true);
+      if (size_t k = g_.outputs(root).size() - 1; k < out_examples.size() && out_examples.size() == outs.size()) {
+        if (auto d = dtype_of(out_examples[k].scalar_type())) g_.set_attr(p, g_.sym("type"), Value(std::string(ir::dtype_name(*d))));
+        Value::List l;
+        for (auto x : out_examples[k].sizes()) l.push_back(Value(static_cast<int64_t>(x)));
+        g_.set_attr(p, g_.sym("shape"), Value(std::move(l)));
+      }
+      PortId src = resolve(s, v);
+      if (!src) throw Fail("graph output %" + v->debugName() + " is None or a constant that is not a tensor (not supported)");
+      g_.connect(src, p);
+    }
+  }
+
+ private:
+  ir::Graph& g_;
+  std::string graph_name_;
+  std::unordered_map<uint64_t, std::unordered_map<std::string, int>> taken_;
+
+  amanda::Symbol unique_port(OpId node, ir::PortDir dir, std::string name) {
+    if (name.empty()) name = "_";
+    auto& t = taken_[(uint64_t(node.value) << 1) | (dir == ir::PortDir::Out ? 1 : 0)];
+    std::string n = name;
+    for (int k = 1; t.count(n); ++k) n = name + "." + std::to_string(k);
+    t[n] = 1;
+    return g_.sym(n);
+  }
+
+  PortId resolve(Scope& s, const tj::Value* v) {
+    if (auto it = s.values.find(v); it != s.values.end()) return it->second;
+    if (!s.parent) return PortId();
+    PortId outer = resolve(*s.parent, v);
+    if (!outer) return PortId();
+    PortId cap = g_.add_input(s.owner, g_.sym("@capture." + v->debugName()));
+    g_.set_attr(cap, g_.sym("@value"), Value(v->debugName()));
+    g_.connect(outer, cap);
+    s.values[v] = cap;
+    return cap;
+  }
+
+  bool is_none(Scope& s, const tj::Value* v) {
+    for (Scope* c = &s; c; c = c->parent)
+      if (c->none.count(v)) return true;
+    return false;
+  }
+
+  static std::string where(const tj::Node* n) {
+    std::string s = "node " + std::string(n->kind().toQualString());
+    if (!n->outputs().empty()) s += " (%" + n->output(0)->debugName() + ")";
+    return s;
+  }
+
+  void import_block(const tj::Block* b, Scope& s, bool top) {
+    for (const tj::Node* n : b->nodes()) {
+      if (n->kind() == c10::prim::Constant) {
+        const tj::Value* out = n->output();
+        c10::IValue iv = *tj::toIValue(out);
+        if (iv.isNone()) {
+          s.none[out] = true;  // an absent optional input
+          continue;
+        }
+        if (top && iv.isTensor()) {
+          OpId root = g_.root();
+          PortId p = g_.add_port(root, ir::PortDir::In, unique_port(root, ir::PortDir::In, out->debugName()));
+          g_.set_attr(p, g_.sym("graph_input"), Value(false));
+          g_.set_attr(p, g_.sym("initializer"), Value(tensor_of(iv.toTensor(), where(n))));
+          s.values[out] = p;
+          continue;
+        }
+        OpId op = g_.create_op(s.node, "prim::Constant");
+        g_.set_attr(op, g_.sym("value"), value_of(iv, where(n)));
+        PortId p = g_.add_output(op, g_.sym("output"));
+        g_.set_attr(p, g_.sym("@value"), Value(out->debugName()));
+        type_attrs(g_, p, out, false);
+        s.values[out] = p;
+        continue;
+      }
+      OpId op = g_.create_op(s.node, op_type(n));
+      auto in_names = input_names(n);
+      for (size_t i = 0; i < n->inputs().size(); ++i) {
+        PortId p = g_.add_input(op, g_.sym(in_names[i]));
+        const tj::Value* v = n->inputs()[i];
+        if (is_none(s, v)) continue;
+        PortId src = resolve(s, v);
+        if (!src) throw Fail(where(n) + ": input %" + v->debugName() + " is produced by nothing Amanda imported");
+        g_.connect(src, p);
+      }
+      int bi = 0;
+      for (const tj::Block* sub : n->blocks()) {
+        OpId gn = g_.create_attr_graph(op, g_.sym("block" + std::to_string(bi)));
+        Scope inner;
+        inner.node = gn;
+        inner.parent = &s;
+        inner.owner = op;
+        for (const tj::Value* in : sub->inputs()) {
+          PortId p = g_.add_port(gn, ir::PortDir::In, unique_port(gn, ir::PortDir::In, in->debugName()));
+          type_attrs(g_, p, in, true);
+          inner.values[in] = p;
+        }
+        import_block(sub, inner, false);
+        int oi = 0;
+        for (const tj::Value* v : sub->outputs()) {
+          PortId p = g_.add_port(gn, ir::PortDir::Out, unique_port(gn, ir::PortDir::Out, "_" + std::to_string(oi++)));
+          if (is_none(inner, v)) continue;
+          PortId src = resolve(inner, v);
+          if (!src) throw Fail(where(n) + ": block output %" + v->debugName() + " is produced by nothing Amanda imported");
+          g_.connect(src, p);
+        }
+        g_.set_attr(op, g_.sym("block" + std::to_string(bi)), Value::graph(gn));
+        ++bi;
+      }
+      auto out_names = output_names(n);
+      for (size_t i = 0; i < n->outputs().size(); ++i) {
+        PortId p = g_.add_output(op, g_.sym(out_names[i]));
+        g_.set_attr(p, g_.sym("@value"), Value(n->outputs()[i]->debugName()));
+        type_attrs(g_, p, n->outputs()[i], false);
+        s.values[n->outputs()[i]] = p;
+      }
+    }
+  }
+};
+
+// aten::size / aten::dim of tensors whose traced type has concrete sizes become constants.
+void specialize_shapes(tj::Block* b) {
+  for (auto it = b->nodes().begin(); it != b->nodes().end(); ++it) {
+    tj::Node* n = *it;
+    for (tj::Block* sub : n->blocks()) specialize_shapes(sub);
+    bool size = n->kind() == c10::aten::size, dim = n->kind() == c10::aten::dim;
+    if (!size && !dim) continue;
+    auto t = n->input(0)->type()->cast<c10::TensorType>();
+    if (!t) continue;
+    auto sizes = t->sizes().concrete_sizes();
+    if (!sizes) continue;
+    c10::IValue c;
+    if (dim && n->inputs().size() == 1) {
+      c = static_cast<int64_t>(sizes->size());
+    } else if (size && n->inputs().size() == 1) {
+      c = c10::IValue(*sizes);
+    } else if (size && n->inputs().size() == 2) {
+      auto d = tj::toIValue(n->input(1));
+      if (!d || !d->isInt()) continue;
+      int64_t k = d->toInt(), r = static_cast<int64_t>(sizes->size());
+      if (k < 0) k += r;
+      if (k < 0 || k >= r) continue;
+      c = (*sizes)[static_cast<size_t>(k)];
+    } else {
+      continue;
+    }
+    tj::WithInsertPoint guard(n);
+    tj::Value* cv = n->owningGraph()->insertConstant(c);
+    n->output()->replaceAllUsesWith(cv);
+  }
+}
+
+std::string first_line(const std::string& s) {
+  auto p = s.find('\n');
+  return p == std::string::npos ? s : s.substr(0, p);
+}
+
+bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, std::string* err) {
+  std::string path = path_c;
+  try {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      *err = path + ": error: no such file";
+      return false;
+    }
+    tj::Module m;
+    try {
+      m = tj::load(path);
+    } catch (const c10::Error& e) {
+      *err = path + ": error: not a TorchScript file that libtorch " + TORCH_VERSION + " can load (" +
+             first_line(e.what_without_backtrace()) + ")";
+      return false;
+    }
+    if (!m.find_method("forward")) {
+      *err = path + ": error: the module has no forward() method";
+      return false;
+    }
+    m.eval();
+    // With input shapes: one forward() on zeros gives the outputs' element types and shapes.
+    std::vector<at::Tensor> out_examples;
+    if (!o->input_shapes.empty()) {
+      c10::ScalarType st = c10::ScalarType::Float;
+      for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::Long,
+                     c10::ScalarType::Int, c10::ScalarType::Bool, c10::ScalarType::Byte, c10::ScalarType::Char,
+                     c10::ScalarType::Short, c10::ScalarType::BFloat16})
+        if (auto dt = ir::dtype_from_name(o->input_dtype); dt && dtype_of(s) == *dt) st = s;
+      std::vector<c10::IValue> args;
+      for (const auto& shape : o->input_shapes) args.emplace_back(at::zeros(shape, at::TensorOptions().dtype(st)));
+      c10::IValue r;
+      try {
+        c10::InferenceMode guard;
+        r = m.forward(args);
+      } catch (const c10::Error& e) {
+        *err = path + ": error: forward() on inputs of the given shapes failed: " + first_line(e.what_without_backtrace());
+        return false;
+      }
+      std::function<void(const c10::IValue&)> collect = [&](const c10::IValue& v) {
+        if (v.isTensor()) out_examples.push_back(v.toTensor());
+        else if (v.isTuple())
+          for (const auto& x : v.toTupleRef().elements()) collect(x);
+      };
+      collect(r);
+    }
+    tj::Module frozen = tj::freeze(m, c10::nullopt, o->optimize);
+    std::shared_ptr<tj::Graph> graph = frozen.get_method("forward").graph();
+    tj::Inline(*graph);
+    // forward's `self`: unused once frozen.
+    if (!graph->inputs().empty() && graph->inputs()[0]->type()->cast<c10::ClassType>()) {
+      if (graph->inputs()[0]->hasUses()) {
+        *err = path + ": error: forward() still reads module attributes after freezing (not supported)";
+        return false;
+      }
+      graph->eraseInput(0);
+    }
+    // The inputs' types: the given shapes (then propagated), or the element type alone.
+    auto dt = ir::dtype_from_name(o->input_dtype);
+    c10::ScalarType st = c10::ScalarType::Float;
+    bool dt_ok = false;
+    for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::Long,
+                   c10::ScalarType::Int, c10::ScalarType::Bool, c10::ScalarType::Byte, c10::ScalarType::Char,
+                   c10::ScalarType::Short, c10::ScalarType::BFloat16})
+      if (dt && dtype_of(s) == *dt) {
+        st = s;
+        dt_ok = true;
+      }
+    if (!dt_ok) {
+      *err = "error: --input-type " + o->input_dtype + " is not an element type torch has";
+      return false;
+    }
+    size_t ti = 0, tensors = 0;
+    for (tj::Value* in : graph->inputs())
+      if (in->type()->cast<c10::TensorType>()) ++tensors;
+    if (!o->input_shapes.empty() && o->input_shapes.size() != tensors) {
+      *err = path + ": error: " + std::to_string(o->input_shapes.size()) + " input shapes given, forward() takes " +
+             std::to_string(tensors) + " tensors";
+      return false;
+    }
+    for (tj::Value* in : graph->inputs()) {
+      if (!in->type()->cast<c10::TensorType>()) continue;
+      if (!o->input_shapes.empty())
+        in->setType(c10::TensorType::create(at::zeros(o->input_shapes[ti++], at::TensorOptions().dtype(st))));
+      else
+        in->setType(c10::TensorType::create(st, c10::nullopt, c10::SymbolicShape(), c10::VaryingShape<c10::Stride>(), c10::nullopt));
+    }
+    if (!o->input_shapes.empty()) tj::PropagateInputShapes(graph);
+    if (o->specialize_shapes) specialize_shapes(graph->block());
+    tj::ConstantPropagation(graph);
+    tj::EliminateDeadCode(graph);
+    text::Document doc;
+    Importer(doc, std::filesystem::path(path).stem().string()).run(*graph, out_examples);
+    *out = std::move(doc);
+    return true;
+  } catch (const Fail& e) {
+    *err = path + ": error: " + e.what();
+  } catch (const c10::Error& e) {
+    *err = path + ": error: libtorch: " + first_line(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    *err = path + ": error: " + e.what();
+  }
+  return false;
+}
+
+// ---------------------------------------------------------------- the namespace
+
+schema::AttrType constant_str(const std::string& v) {
+  schema::AttrType a;
+  a.form = schema::AttrType::Form::Constant;
+  a.type = "str";
+  a.value = Value(v);
+  return a;
+}
+
+schema::PortSchema port(const std::string& name, const std::string& type, schema::Arity arity) {
+  schema::PortSchema p;
+  p.attrs.push_back({"name", constant_str(name)});
+  p.arity = arity;
+  p.arity_given = true;
+  p.type = type;
+  if (arity == schema::Arity::Variadic) p.min_arity = 0;
+  return p;
+}
+
+// prim ops that have no schema in the registry but appear in frozen graphs.
+void add_prim_ops(schema::NamespaceSchema& ns) {
+  using A = schema::Arity;
+  auto add = [&](const std::string& type, std::vector<schema::PortSchema> in, std::vector<schema::PortSchema> out) {
+    if (ns.find(type)) return;
+    auto op = std::make_unique<schema::OpSchema>();
+    op->type = type;
+    op->inputs = std::move(in);
+    op->outputs = std::move(out);
+    ns.add(std::move(op));
+  };
+  {
+    auto op = std::make_unique<schema::OpSchema>();
+    op->type = "prim::Constant";
+    schema::AttrType v;
+    v.type = "Any";
+    op->attrs.push_back({"value", v});
+    op->outputs.push_back(port("output", "Any", A::Single));
+    ns.add(std::move(op));
+  }
+  add("prim::ListConstruct", {port("elements", "Any", A::Variadic)}, {port("output", "Any[]", A::Single)});
+  add("prim::TupleConstruct", {port("elements", "Any", A::Variadic)}, {port("output", "Any", A::Single)});
+  add("prim::ListUnpack", {port("input", "Any[]", A::Single)}, {port("outputs", "Any", A::Variadic)});
+  add("prim::DictConstruct", {port("elements", "Any", A::Variadic)}, {port("output", "Any", A::Single)});
+  for (const char* t : {"prim::If", "prim::Loop"}) {
+    auto op = std::make_unique<schema::OpSchema>();
+    op->type = t;
+    schema::AttrType gt;
+    gt.type = "Any";
+    op->attrs.push_back({"block0", gt});
+    if (std::string(t) == "prim::If") {
+      schema::AttrType gt1 = gt;
+      op->attrs.push_back({"block1", gt1});
+      op->inputs.push_back(port("cond", "bool", A::Single));
+    } else {
+      op->inputs.push_back(port("max_trip_count", "int", A::Single));
+      op->inputs.push_back(port("start_condition", "bool", A::Single));
+      op->inputs.push_back(port("carried", "Any", A::Variadic));
+    }
+    op->outputs.push_back(port("outputs", "Any", A::Variadic));
+    ns.add(std::move(op));
+  }
+}
+
+bool do_namespace(const schema::TypeSystems* types, std::unique_ptr<schema::NamespaceSchema>* out, std::string* err) {
+  try {
+    auto ns = std::make_unique<schema::NamespaceSchema>();
+    ns->name = ns_name();
+    ns->type_system = "torchscript";
+    std::vector<std::pair<std::string, const c10::FunctionSchema*>> all;
+    auto ops = tj::getAllOperators();
+    for (const auto& op : ops) {
+      const c10::FunctionSchema& s = op->schema();
+      std::string t = s.name() + (s.overload_name().empty() ? "" : "." + s.overload_name());
+      all.emplace_back(std::move(t), &s);
+    }
+    std::sort(all.begin(), all.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (const auto& [type, s] : all) {
+      if (ns->find(type)) continue;
+      auto op = std::make_unique<schema::OpSchema>();
+      op->type = type;
+      op->domain = s->name().substr(0, s->name().find("::"));
+      for (const c10::Argument& a : s->arguments()) {
+        bool optional = a.default_value().has_value() || a.type()->kind() == c10::TypeKind::OptionalType;
+        schema::PortSchema p = port(a.name(), a.type()->annotation_str(), optional ? schema::Arity::Optional : schema::Arity::Single);
+        if (a.default_value()) {
+          try {
+            schema::AttrType d;
+            d.form = schema::AttrType::Form::Default;
+            d.type = "Any";
+            d.value = value_of(*a.default_value(), "default");
+            p.attrs.push_back({"default", std::move(d)});
+          } catch (const Fail&) {
+          }
+        }
+        op->inputs.push_back(std::move(p));
+      }
+      if (s->is_vararg()) op->inputs.push_back(port("args", "Any", schema::Arity::Variadic));
+      if (s->is_varret()) {
+        op->outputs.push_back(port("outputs", "Any", schema::Arity::Variadic));
+      } else {
+        size_t n = s->returns().size();
+        for (size_t i = 0; i < n; ++i) {
+          const c10::Argument& r = s->returns()[i];
+          std::string name = !r.name().empty() ? r.name() : n == 1 ? "result" : "result" + std::to_string(i);
+          op->outputs.push_back(port(name, r.type()->annotation_str(), schema::Arity::Single));
+        }
+      }
+      ns->add(std::move(op));
+    }
+    add_prim_ops(*ns);
+    schema::compile_types(*ns, *types);
+    *out = std::move(ns);
+    return true;
+  } catch (const std::exception& e) {
+    *err = e.what();
+    return false;
+  }
+}
+
+const PluginApi kApi{1, TORCH_VERSION, &do_read, &do_namespace};
+
+}  // namespace
+
+}  // namespace amanda::torch_frontend
+
+extern "C" __attribute__((visibility("default"))) const amanda::torch_frontend::PluginApi* amanda_torch_plugin_v1() {
+  return &amanda::torch_frontend::kApi;
+}
