@@ -595,6 +595,18 @@ class Applier {
     return "_" + std::to_string(ps.position);
   }
 
+  // The name of port #i by the schema: its own name, or NAME.K within a variadic last port.
+  static std::string schema_port_name(const std::vector<schema::PortSchema>* ports, size_t i, std::string_view fallback) {
+    if (ports && !ports->empty()) {
+      size_t last = ports->size() - 1;
+      if ((*ports)[last].arity == schema::Arity::Variadic && i >= last)
+        if (auto n = (*ports)[last].expected_name()) return *n + "." + std::to_string(i - last);
+      if (i < ports->size())
+        if (auto n = (*ports)[i].expected_name()) return *n;
+    }
+    return std::string(fallback);
+  }
+
   Plan plan_ports(const Match& m, size_t d, bool single, const std::vector<PortId>& bin, const std::vector<PortId>& bout, bool implicit) {
     const CRule& cr = *m.rule;
     const OpSpec& os = cr.rule->dst.ops[d];
@@ -623,14 +635,10 @@ class Applier {
       for (size_t i = 0; i < bin.size(); ++i) {
         PortSpec tmp;
         tmp.position = i;
-        std::string n = s && i < s->inputs.size() && s->inputs[i].expected_name() ? *s->inputs[i].expected_name()
-                                                                                   : std::string(g_.port_name_str(bin[i]));
-        p.ins.push_back(in_link(bin[i], n));
+        p.ins.push_back(in_link(bin[i], schema_port_name(s ? &s->inputs : nullptr, i, g_.port_name_str(bin[i]))));
       }
       for (size_t i = 0; i < bout.size(); ++i) {
-        std::string n = s && i < s->outputs.size() && s->outputs[i].expected_name() ? *s->outputs[i].expected_name()
-                                                                                     : std::string(g_.port_name_str(bout[i]));
-        p.outs.push_back(out_link(bout[i], n));
+        p.outs.push_back(out_link(bout[i], schema_port_name(s ? &s->outputs : nullptr, i, g_.port_name_str(bout[i]))));
       }
       return p;
     }
@@ -785,9 +793,16 @@ class Applier {
     // Boundary of a several-op match (for implicit wiring and control edges).
     std::vector<PortId> bin, bout, ctrl_in, ctrl_out;
     auto in_match = [&](OpId op) { return std::find(m.ops.begin(), m.ops.end(), op) != m.ops.end(); };
-    for (OpId op : m.ops) {
+    for (size_t k = 0; k < m.ops.size(); ++k) {
+      OpId op = m.ops[k];
+      // Inputs whose constant value the matcher took (`const:`) are not part of the boundary.
+      std::vector<PortId> taken;
+      for (const PortSpec& ps : r.src.ops[k].inputs)
+        if (ps.value)
+          if (PortId q = locate(op, PortDir::In, ps, m.b)) taken.push_back(q);
       for (PortId p : data_ports(op, PortDir::In)) {
         PortId src = g_.producer(p);
+        if (std::find(taken.begin(), taken.end(), p) != taken.end()) continue;
         if (!src || !in_match(g_.port_op(src))) bin.push_back(p);
       }
       for (PortId p : data_ports(op, PortDir::Out)) {
