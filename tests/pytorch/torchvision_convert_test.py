@@ -59,6 +59,51 @@ def make(models_dir, name):
     return pt
 
 
+class NoRules(torch.nn.Module):
+    """Ops that the table has no rule for: cumsum twice, erfinv once."""
+
+    def forward(self, x):
+        return torch.erfinv(torch.cumsum(torch.cumsum(x, 1), 0) * 0.01)
+
+
+def bad_inputs(amanda, models_dir):
+    """Unmapped ops give the full report; corrupt and foreign files give a clear error."""
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        pt = os.path.join(tmp, "norules.pt")
+        torch.jit.save(torch.jit.trace(NoRules(), torch.randn(2, 3)), pt)
+        out = os.path.join(tmp, "norules.onnx")
+        r = subprocess.run([amanda, "convert", pt, "--input-shape", "2,3", "-o", out], capture_output=True, text=True)
+        rep = r.stdout
+        if r.returncode != 1 or os.path.exists(out):
+            failures.append(f"no-rule model: exit {r.returncode}, output written: {os.path.exists(out)}")
+        for op, n in (("aten::cumsum", 2), ("aten::erfinv", 1)):
+            if not any(l.split()[:2] == [op, f"x{n}"] for l in rep.splitlines()):
+                failures.append(f"no-rule model: the report does not list {op} x{n}: {rep}")
+        good = open(os.path.join(models_dir, "resnet18.pt"), "rb").read() if os.path.exists(os.path.join(models_dir, "resnet18.pt")) else open(pt, "rb").read()
+        cases = {
+            "empty.pt": b"",
+            "random.pt": bytes(np.random.default_rng(0).integers(0, 256, 4096, dtype=np.uint8)),
+            "truncated.pt": good[: len(good) // 2],
+            "not_torchscript.pt": b"PK\x03\x04" + b"\x00" * 200,
+            "model.onnx.pt": onnx.helper.make_model(onnx.helper.make_graph([], "g", [], [])).SerializeToString(),
+        }
+        for name, data in cases.items():
+            path = os.path.join(tmp, name)
+            with open(path, "wb") as f:
+                f.write(data)
+            out = os.path.join(tmp, name + ".onnx")
+            r = subprocess.run([amanda, "convert", path, "--input-shape", "1,3,224,224", "-o", out], capture_output=True, text=True, timeout=120)
+            if r.returncode != 1 or os.path.exists(out) or path not in r.stderr or "error" not in r.stderr:
+                failures.append(f"{name}: expected exit 1, no output, an error naming the file; got exit {r.returncode}: {r.stderr[-300:]}")
+            else:
+                print(f"{name}: {r.stderr.strip().splitlines()[-1][:160]}")
+        missing = subprocess.run([amanda, "convert", os.path.join(tmp, "nope.pt"), "-o", os.path.join(tmp, "x.onnx")], capture_output=True, text=True)
+        if missing.returncode != 1 or "no such file" not in missing.stderr:
+            failures.append(f"missing file: exit {missing.returncode}: {missing.stderr[-300:]}")
+    return failures
+
+
 def main():
     amanda, models_dir = sys.argv[1], sys.argv[2]
     names = sys.argv[3:] or MODELS
@@ -124,6 +169,7 @@ def main():
             if not diff <= TOL:
                 failures.append(f"{name}: max abs difference {diff:.3g} > {TOL} (max |torch| {scale:.3g})")
             print(f"{name}: amanda convert {dt:.2f} s; max abs diff vs torch {diff:.3g} (max |torch| {scale:.3g})")
+    failures += bad_inputs(amanda, models_dir)
     for f in failures:
         print("FAIL " + f)
     print(f"{len(names)} models, {len(failures)} failures")
