@@ -7,14 +7,16 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/inliner.h>
-#include <torch/csrc/jit/passes/shape_analysis.h>
+#include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/version.h>
 
 #include <filesystem>
+#include <iostream>
 #include <fstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/support/diagnostics.h"
@@ -200,7 +202,7 @@ class Importer {
  public:
   Importer(text::Document& doc, std::string graph_name) : g_(doc.graph), graph_name_(std::move(graph_name)) {}
 
-  void run(tj::Graph& graph, const std::vector<at::Tensor>& out_examples) {
+  void run(tj::Graph& graph) {
     OpId root = g_.root();
     g_.set_graph_namespace(root, g_.sym(ns_name()));
     g_.set_name(root, g_.sym(graph_name_));
@@ -222,12 +224,6 @@ class Importer {
     for (const tj::Value* v : outs) {
       PortId p = g_.add_port(root, ir::PortDir::Out, unique_port(root, ir::PortDir::Out, v->debugName()));
       type_attrs(g_, p, v, true);
-      if (size_t k = g_.outputs(root).size() - 1; k < out_examples.size() && out_examples.size() == outs.size()) {
-        if (auto d = dtype_of(out_examples[k].scalar_type())) g_.set_attr(p, g_.sym("type"), Value(std::string(ir::dtype_name(*d))));
-        Value::List l;
-        for (auto x : out_examples[k].sizes()) l.push_back(Value(static_cast<int64_t>(x)));
-        g_.set_attr(p, g_.sym("shape"), Value(std::move(l)));
-      }
       PortId src = resolve(s, v);
       if (!src) throw Fail("graph output %" + v->debugName() + " is None or a constant that is not a tensor (not supported)");
       g_.connect(src, p);
@@ -374,6 +370,167 @@ void specialize_shapes(tj::Block* b) {
   }
 }
 
+std::optional<c10::ScalarType> scalar_type_of(const std::string& name) {
+  auto dt = ir::dtype_from_name(name);
+  if (!dt) return std::nullopt;
+  for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::Long,
+                 c10::ScalarType::Int, c10::ScalarType::Bool, c10::ScalarType::Byte, c10::ScalarType::Char,
+                 c10::ScalarType::Short, c10::ScalarType::BFloat16})
+    if (dtype_of(s) == *dt) return s;
+  return std::nullopt;
+}
+
+// Runs a copy of the graph, with every top-level tensor value as an extra output, on `args`; each
+// value then gets the complete type (element type, sizes) of what it held.
+void annotate_types(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args) {
+  auto probe = graph->copy();
+  std::vector<tj::Value*> orig;
+  auto a = graph->nodes().begin();
+  auto b = probe->nodes().begin();
+  for (; a != graph->nodes().end(); ++a, ++b)
+    for (size_t i = 0; i < a->outputs().size(); ++i)
+      if (a->outputs()[i]->type()->cast<c10::TensorType>()) {
+        orig.push_back(a->outputs()[i]);
+        probe->registerOutput(b->outputs()[i]);
+      }
+  tj::Code code(probe, "amanda_probe");
+  tj::InterpreterState state(code);
+  tj::Stack stack(args.begin(), args.end());
+  {
+    c10::InferenceMode guard;
+    state.run(stack);
+  }
+  size_t base = stack.size() - orig.size();
+  for (size_t k = 0; k < orig.size(); ++k)
+    if (stack[base + k].isTensor() && stack[base + k].toTensor().defined())
+      orig[k]->setType(c10::TensorType::create(stack[base + k].toTensor()));
+}
+
+// new_zeros(self, ...) and its kin read only self's element type and device.
+bool reads_only_metadata(const tj::Node* n) {
+  std::string k = n->kind().toQualString();
+  return k == "aten::new_zeros" || k == "aten::new_ones" || k == "aten::new_full" || k == "aten::new_empty";
+}
+
+bool in_place(const tj::Node* n) {
+  std::string k = n->kind().toUnqualString();
+  return !k.empty() && k.back() == '_' && k.front() != '_';
+}
+
+// Evaluates, once, every top-level computation that depends on no graph input (attention masks
+// built with new_zeros + slice + fill_, shape arithmetic left over) and puts its results used by
+// the rest in as constants. Skipped when an op outside writes into such a value, or when one of
+// its in-place ops comes after a read from outside.
+void fold_input_independent(const std::shared_ptr<tj::Graph>& graph) {
+  std::unordered_set<const tj::Node*> fold;
+  std::unordered_set<const tj::Value*> vals;
+  std::unordered_map<const tj::Node*, size_t> pos;
+  size_t k = 0;
+  for (tj::Node* n : graph->nodes()) {
+    pos[n] = k++;
+    if (n->kind() == c10::prim::Constant || !n->blocks().empty() || n->hasSideEffects() || n->isNondeterministic()) continue;
+    if (n->inputs().empty()) continue;
+    bool ok = true;
+    for (size_t i = 0; i < n->inputs().size(); ++i) {
+      const tj::Value* v = n->inputs()[i];
+      if (i == 0 && reads_only_metadata(n)) continue;
+      if (v->node()->kind() != c10::prim::Constant && !vals.count(v)) ok = false;
+    }
+    if (!ok) continue;
+    fold.insert(n);
+    for (const tj::Value* v : n->outputs()) vals.insert(v);
+  }
+  if (fold.empty()) return;
+  // Connected groups of folded nodes (a mask, its views and in-place writes are one group): a
+  // group is folded only if all its in-place writes come before the first read from outside.
+  std::unordered_map<const tj::Node*, const tj::Node*> parent;
+  std::function<const tj::Node*(const tj::Node*)> find = [&](const tj::Node* n) {
+    const tj::Node* p = parent.count(n) ? parent[n] : n;
+    if (p == n) return n;
+    const tj::Node* r = find(p);
+    parent[n] = r;
+    return r;
+  };
+  for (tj::Node* n : graph->nodes())
+    if (fold.count(n))
+      for (const tj::Value* v : n->inputs())
+        if (fold.count(v->node())) parent[find(n)] = find(v->node());
+  std::unordered_map<const tj::Node*, size_t> last_write, first_read;
+  std::unordered_set<const tj::Node*> bad;
+  for (tj::Node* n : graph->nodes()) {
+    if (fold.count(n)) {
+      if (in_place(n)) last_write[find(n)] = std::max(last_write[find(n)], pos[n]);
+      continue;
+    }
+    for (const tj::Value* v : n->inputs())
+      if (vals.count(v)) {
+        const tj::Node* g = find(v->node());
+        if (in_place(n)) bad.insert(g);  // an op outside writes into a folded value
+        first_read[g] = first_read.count(g) ? std::min(first_read[g], pos[n]) : pos[n];
+      }
+  }
+  for (const auto& [g, w] : last_write)
+    if (first_read.count(g) && w > first_read[g]) bad.insert(g);
+  if (!bad.empty())
+    for (auto it = fold.begin(); it != fold.end();) {
+      if (bad.count(find(*it))) {
+        for (const tj::Value* v : (*it)->outputs()) vals.erase(v);
+        it = fold.erase(it);
+      } else {
+        ++it;
+      }
+    }
+  std::vector<tj::Value*> wanted;
+  for (tj::Node* n : graph->nodes())
+    if (fold.count(n))
+      for (tj::Value* v : n->outputs()) {
+        bool outside = false;
+        for (const tj::Use& u : v->uses())
+          if (!fold.count(u.user)) outside = true;
+        if (outside) wanted.push_back(v);
+      }
+  if (std::getenv("AMANDA_TORCH_DEBUG"))
+    std::cerr << "fold: " << fold.size() << " nodes, " << wanted.size() << " values, " << bad.size() << " groups left alone\n";
+  if (wanted.empty()) return;
+  // A graph of the folded nodes (and the constants they read), returning the wanted values.
+  auto sub = std::make_shared<tj::Graph>();
+  std::unordered_map<tj::Value*, tj::Value*> map;
+  auto env = [&](tj::Value* v) {
+    if (auto it = map.find(v); it != map.end()) return it->second;
+    // The `self` of new_zeros & co.: only its element type matters; an empty tensor of it stands in.
+    auto t = v->type()->cast<c10::TensorType>();
+    tj::Value* c = sub->insertConstant(at::empty({0}, at::TensorOptions().dtype(t && t->scalarType() ? *t->scalarType() : at::kFloat)));
+    map[v] = c;
+    return c;
+  };
+  for (tj::Node* n : graph->nodes()) {
+    bool need = fold.count(n) > 0;
+    if (n->kind() == c10::prim::Constant)
+      for (const tj::Use& u : n->output()->uses())
+        if (fold.count(u.user)) need = true;
+    if (!need) continue;
+    tj::Node* c = sub->insertNode(sub->createClone(n, env));
+    for (size_t i = 0; i < n->outputs().size(); ++i) map[n->outputs()[i]] = c->outputs()[i];
+  }
+  for (tj::Value* v : wanted) sub->registerOutput(map.at(v));
+  tj::Code code(sub, "amanda_fold");
+  tj::InterpreterState state(code);
+  tj::Stack stack;
+  {
+    c10::InferenceMode guard;
+    state.run(stack);
+  }
+  for (size_t i = 0; i < wanted.size(); ++i) {
+    c10::IValue r = stack[stack.size() - wanted.size() + i];
+    if (r.isTensor()) r = r.toTensor().clone();  // its own storage, not a view of a folded buffer
+    tj::WithInsertPoint guard(graph->block()->nodes().front());
+    auto c = tj::tryInsertConstant(*graph, r);
+    if (!c) continue;
+    (*c)->setType(wanted[i]->type());
+    wanted[i]->replaceAllUsesWith(*c);
+  }
+}
+
 std::string first_line(const std::string& s) {
   auto p = s.find('\n');
   return p == std::string::npos ? s : s.substr(0, p);
@@ -400,31 +557,6 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       return false;
     }
     m.eval();
-    // With input shapes: one forward() on zeros gives the outputs' element types and shapes.
-    std::vector<at::Tensor> out_examples;
-    if (!o->input_shapes.empty()) {
-      c10::ScalarType st = c10::ScalarType::Float;
-      for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::Long,
-                     c10::ScalarType::Int, c10::ScalarType::Bool, c10::ScalarType::Byte, c10::ScalarType::Char,
-                     c10::ScalarType::Short, c10::ScalarType::BFloat16})
-        if (auto dt = ir::dtype_from_name(o->input_dtype); dt && dtype_of(s) == *dt) st = s;
-      std::vector<c10::IValue> args;
-      for (const auto& shape : o->input_shapes) args.emplace_back(at::zeros(shape, at::TensorOptions().dtype(st)));
-      c10::IValue r;
-      try {
-        c10::InferenceMode guard;
-        r = m.forward(args);
-      } catch (const c10::Error& e) {
-        *err = path + ": error: forward() on inputs of the given shapes failed: " + first_line(e.what_without_backtrace());
-        return false;
-      }
-      std::function<void(const c10::IValue&)> collect = [&](const c10::IValue& v) {
-        if (v.isTensor()) out_examples.push_back(v.toTensor());
-        else if (v.isTuple())
-          for (const auto& x : v.toTupleRef().elements()) collect(x);
-      };
-      collect(r);
-    }
     tj::Module frozen = tj::freeze(m, c10::nullopt, o->optimize);
     std::shared_ptr<tj::Graph> graph = frozen.get_method("forward").graph();
     tj::Inline(*graph);
@@ -436,42 +568,54 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       }
       graph->eraseInput(0);
     }
-    // The inputs' types: the given shapes (then propagated), or the element type alone.
-    auto dt = ir::dtype_from_name(o->input_dtype);
-    c10::ScalarType st = c10::ScalarType::Float;
-    bool dt_ok = false;
-    for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::Long,
-                   c10::ScalarType::Int, c10::ScalarType::Bool, c10::ScalarType::Byte, c10::ScalarType::Char,
-                   c10::ScalarType::Short, c10::ScalarType::BFloat16})
-      if (dt && dtype_of(s) == *dt) {
-        st = s;
-        dt_ok = true;
-      }
-    if (!dt_ok) {
+    auto st = scalar_type_of(o->input_dtype);
+    if (!st) {
       *err = "error: --input-type " + o->input_dtype + " is not an element type torch has";
       return false;
     }
-    size_t ti = 0, tensors = 0;
-    for (tj::Value* in : graph->inputs())
-      if (in->type()->cast<c10::TensorType>()) ++tensors;
+    size_t tensors = 0;
+    for (tj::Value* in : graph->inputs()) {
+      if (!in->type()->cast<c10::TensorType>()) {
+        *err = path + ": error: forward() takes a " + in->type()->annotation_str() + " (only tensor inputs are supported)";
+        return false;
+      }
+      ++tensors;
+    }
     if (!o->input_shapes.empty() && o->input_shapes.size() != tensors) {
       *err = path + ": error: " + std::to_string(o->input_shapes.size()) + " input shapes given, forward() takes " +
              std::to_string(tensors) + " tensors";
       return false;
     }
-    for (tj::Value* in : graph->inputs()) {
-      if (!in->type()->cast<c10::TensorType>()) continue;
-      if (!o->input_shapes.empty())
-        in->setType(c10::TensorType::create(at::zeros(o->input_shapes[ti++], at::TensorOptions().dtype(st))));
-      else
-        in->setType(c10::TensorType::create(st, c10::nullopt, c10::SymbolicShape(), c10::VaryingShape<c10::Stride>(), c10::nullopt));
+    if (o->input_shapes.empty()) {
+      for (tj::Value* in : graph->inputs())
+        in->setType(c10::TensorType::create(*st, c10::nullopt, c10::SymbolicShape(), c10::VaryingShape<c10::Stride>(), c10::nullopt));
+    } else {
+      std::vector<c10::IValue> args;
+      for (size_t i = 0; i < tensors; ++i) {
+        at::Tensor z = at::zeros(o->input_shapes[i], at::TensorOptions().dtype(*st));
+        graph->inputs()[i]->setType(c10::TensorType::create(z));
+        args.emplace_back(z);
+      }
+      // One run on zeros gives every value its element type and shape; then shape arithmetic and
+      // everything else that does not depend on the inputs' data folds into constants.
+      try {
+        annotate_types(graph, args);
+      } catch (const c10::Error& e) {
+        *err = path + ": error: forward() on inputs of the given shapes failed: " + first_line(e.what_without_backtrace());
+        return false;
+      }
+      if (o->specialize_shapes) {
+        specialize_shapes(graph->block());
+        tj::ConstantPropagation(graph);
+        tj::EliminateDeadCode(graph);
+        fold_input_independent(graph);
+        tj::EliminateDeadCode(graph);
+      }
     }
-    if (!o->input_shapes.empty()) tj::PropagateInputShapes(graph);
-    if (o->specialize_shapes) specialize_shapes(graph->block());
     tj::ConstantPropagation(graph);
     tj::EliminateDeadCode(graph);
     text::Document doc;
-    Importer(doc, std::filesystem::path(path).stem().string()).run(*graph, out_examples);
+    Importer(doc, std::filesystem::path(path).stem().string()).run(*graph);
     *out = std::move(doc);
     return true;
   } catch (const Fail& e) {
