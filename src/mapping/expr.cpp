@@ -382,6 +382,29 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                      if (n < 0 || n > (1 << 20)) throw EvalError("repeat(): bad count");
                      return Value(Value::List(size_t(n), a[0]));
                    }};
+    m["reverse"] = {"reverse(list)", "the elements in reverse order", 1, 1, [](const Args& a) {
+                      const Value::List& l = to_list(a[0], "reverse()");
+                      return Value(Value::List(l.rbegin(), l.rend()));
+                    }};
+    m["stride"] = {"stride(list, start, step)", "every step-th element from start (torch pads [b0, e0, b1, e1] -> begins)", 3, 3,
+                   [](const Args& a) {
+                     const Value::List& l = to_list(a[0], "stride()");
+                     int64_t b = to_int(a[1]), k = to_int(a[2]);
+                     if (b < 0 || k <= 0) throw EvalError("stride(): start must be >= 0 and step > 0");
+                     Value::List out;
+                     for (int64_t i = b; i < static_cast<int64_t>(l.size()); i += k) out.push_back(l[size_t(i)]);
+                     return Value(std::move(out));
+                   }};
+    m["swap"] = {"swap(list, i, j)", "the list with elements i and j exchanged (negative counts from the end)", 3, 3,
+                 [](const Args& a) {
+                   Value::List l = to_list(a[0], "swap()");
+                   int64_t n = static_cast<int64_t>(l.size()), i = to_int(a[1]), j = to_int(a[2]);
+                   if (i < 0) i += n;
+                   if (j < 0) j += n;
+                   if (i < 0 || j < 0 || i >= n || j >= n) throw EvalError("swap(): index out of range");
+                   std::swap(l[size_t(i)], l[size_t(j)]);
+                   return Value(std::move(l));
+                 }};
     m["range"] = {"range(n) | range(a, b)", "the integers 0..n-1 or a..b-1", 1, 2, [](const Args& a) {
                     int64_t b = a.size() == 2 ? to_int(a[0]) : 0, e = to_int(a.back());
                     if (e - b > (1 << 20)) throw EvalError("range(): too long");
@@ -494,6 +517,8 @@ const std::map<std::string, Fn, std::less<>>& registry() {
     m["dtype"] = {"dtype(port)", "the element type at a captured port ('float32', ...), or null when unknown", 1, 1, nullptr,
                   nullptr, true};
     m["is_const"] = {"is_const(port)", "the input at a captured port comes from a constant", 1, 1, nullptr, nullptr, true};
+    m["connected"] = {"connected(port)", "the captured input port is fed by an edge (an absent optional input is not)", 1, 1, nullptr,
+                      nullptr, true};
     return m;
   }();
   return fns;
@@ -502,6 +527,7 @@ const std::map<std::string, Fn, std::less<>>& registry() {
 Value port_fn(const Expr& e, const Bindings& b) {
   ir::PortId p = port_arg(*e.args[0], b, e.name.c_str());
   const ir::Graph& g = *b.graph;
+  if (e.name == "connected") return Value(g.port_dir(p) == ir::PortDir::Out || bool(g.producer(p)));
   if (e.name == "is_const") {
     ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
     if (!src) return Value(false);
@@ -577,7 +603,7 @@ Value Expr::eval(const Bindings& b) const {
         return *v;
       }
       if (ref_default) return *ref_default;
-      if (b.port(name)) throw EvalError("'" + name + "' is a port; use rank(), shape(), dtype() or is_const() on it");
+      if (b.port(name)) throw EvalError("'" + name + "' is a port; use rank(), shape(), dtype(), is_const() or connected() on it");
       throw EvalError("'" + name + "' was not captured");
     }
     case Kind::List: {

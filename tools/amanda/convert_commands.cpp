@@ -84,8 +84,8 @@ int run_convert(const ConvertOpts& o) {
   std::string to = o.to;
   if (to.empty()) {
     // Without --to: the output's format says the family; the nearest namespace of it the tables reach.
-    if (!o.out.ends_with(".onnx")) {
-      std::cerr << "amanda: error: --to is needed unless the output is a .onnx file\n";
+    if (!o.out.empty() && !o.out.ends_with(".onnx")) {
+      std::cerr << "amanda: error: --to is needed unless the output is a .onnx file (or there is no output)\n";
       return kUsage;
     }
     std::string src(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
