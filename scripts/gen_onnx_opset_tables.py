@@ -12,6 +12,10 @@ A rule here is one of two kinds:
     (/usr/include/onnx/version_converter/convert.h);
   - unsupported, with the reason: the op does not exist in the older opset, or its meaning changed
     and no rule has been written yet. The conversion report lists these by name.
+Going down, an identity whose older schema accepts fewer element types (uint8 Add before 14, int64
+Constant before 9, bfloat16 before 13, ...) comes after an `unsupported` rule `OP_types` that takes
+the op when an input (or output) of that type parameter has an element type the older opset lacks;
+unknown element types (no value info) pass, as before.
 The output is committed; rerun this after editing tables/onnx/hand/.
 """
 import os
@@ -69,6 +73,58 @@ for f in sorted(os.listdir(hand_dir)):
             ops.add(t)
 
 
+ONNX_TYPES = {"float": "float32", "double": "float64", "float16": "float16", "bfloat16": "bfloat16", "bool": "bool",
+              "string": "string", "complex64": "complex64", "complex128": "complex128"}
+for bits in (8, 16, 32, 64):
+    ONNX_TYPES[f"int{bits}"] = f"int{bits}"
+    ONNX_TYPES[f"uint{bits}"] = f"uint{bits}"
+
+
+def tensor_types(tc):
+    out = set()
+    for t in tc.allowed_type_strs:
+        m = re.fullmatch(r"tensor\((\w+)\)", t)
+        if m and m.group(1) in ONNX_TYPES:
+            out.add(ONNX_TYPES[m.group(1)])
+    return out
+
+
+def type_rules(op, s_old, s_new, a):
+    """Unsupported rules for element types s_new accepts and s_old does not (one per type parameter)."""
+    new_tc = {tc.type_param_str: tensor_types(tc) for tc in s_new.type_constraints}
+    rules = []
+    for tc in s_old.type_constraints:
+        old = tensor_types(tc)
+        lost = sorted(new_tc.get(tc.type_param_str, set()) - old)
+        if not old or not lost:
+            continue
+        # The first port that has the type parameter (the first of a variadic one): inputs, then outputs.
+        port = None
+        for kind, params in (("input_ports", s_new.inputs), ("output_ports", s_new.outputs)):
+            for f in params:
+                if f.typeStr == tc.type_param_str:
+                    variadic = f.option == onnx.defs.OpSchema.FormalParameterOption.Variadic
+                    entry = {"name": f.name + (".0" if variadic else ""), "ref": "p"}
+                    if f.option == onnx.defs.OpSchema.FormalParameterOption.Optional:
+                        entry["optional"] = True
+                    port = (kind, entry)
+                    break
+            if port:
+                break
+        if not port:
+            continue
+        kind, entry = port
+        name = entry["name"]
+        allowed = ", ".join(f"'{t}'" for t in sorted(old))
+        rules.append({"rule_name": f"{op}_types" + ("" if not rules else f"_{tc.type_param_str}"),
+                      "src": {"type": op, kind: [entry]},
+                      "when": f"dtype(p) != null and not (dtype(p) in [{allowed}])",
+                      "priority": 1,
+                      "unsupported": f"{op}'s {name} has an element type that opset {a - 1}'s {op} does not take "
+                                     f"({tc.type_param_str} is one of {', '.join(sorted(old))} there)"})
+    return rules
+
+
 def write(a, b):
     changed_at = max(a, b)
     rules = []
@@ -89,6 +145,8 @@ def write(a, b):
         same = signature(s_old) == signature(s_new)
         if same or (op, a, b) in compat:
             why = "attributes and ports unchanged" if same else "ONNX's version converter registers it as compatible"
+            if not up:
+                rules += type_rules(op, s_old, s_new, a)
             rules.append({"rule_name": op, "type": op, "doc": why})
         else:
             rules.append({"rule_name": op, "type": op,

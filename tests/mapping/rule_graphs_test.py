@@ -1,0 +1,506 @@
+#!/usr/bin/python3
+"""Every ONNX opset conversion rule, run on small graphs and checked in onnxruntime.
+
+    rule_graphs_test.py AMANDA [--node-dir DIR] [--all-node-tests] [--keep DIR] [-v]
+
+Graphs: (a) the one-op node tests of Debian's libonnx-testdata (model.onnx at some opset and
+test_data_set_0/input_*.pb), a subset: every test of an op that a hand-written rule
+(tables/onnx/hand/) matches, the first test of every other op, and the first "_expanded" test (a
+function body: several ops) with a hand-ruled op of each family; (b) graphs made here with
+onnx.helper (HAND_GRAPHS) for the rules the node tests do not reach (they feed axes, bounds and sizes
+as graph inputs, which the rules that move an input to an attribute must refuse).
+
+Each graph at opset S is converted with `amanda convert --report json` to every other opset 7..17.
+A conversion either writes a model (opset_import = the target; onnx.checker full_check passes when
+it passes on the original) or is refused: exit 1, no file, a JSON report naming each op it cannot
+convert. Anything else (a crash, a rule error, a half-written file) is a failure. Then one Node.js
+process (tests/js/ort_compare.js --jobs) runs each original and its conversions on the same inputs:
+floating-point outputs within 1e-5, integers, bools and strings exactly. onnxruntime failing on the
+original is "skipped"; failing on a conversion of an original that runs is a failure.
+
+Coverage: the rules applied (`by_rule` of the report, qualified with the table of the chain that has a
+rule of that name: "onnx/13->onnx/12:squeeze_axes_to_attribute") of every conversion whose comparison
+ran. Every rule of tables/onnx/ that is neither `unsupported:` nor an identity (`{rule_name, type}`,
+no matcher/mapper split) must be among them; the test fails naming the others.
+"""
+import argparse
+import concurrent.futures
+import glob
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import onnx
+import yaml
+from onnx import TensorProto, helper, numpy_helper
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+TABLES = os.path.join(ROOT, "tables", "onnx")
+NODE_DIR = "/usr/share/libonnx-testdata/data/node"
+OPSETS = range(7, 18)
+TOL = 1e-5
+NODE_TESTS_PER_OP = 1  # node tests of ops that no hand-written rule matches: the first few per op
+
+# --------------------------------------------------------------------------------------- rules
+
+
+def ns_label(ns):
+    m = re.fullmatch(r"amanda/(onnx/\d+)", ns.strip())
+    return m.group(1) if m else ns.strip()
+
+
+def table_rules():
+    """{(src, dst): {rule_name: (needs_coverage, file)}} over tables/onnx and tables/onnx/hand."""
+    tables = {}
+    for path in sorted(glob.glob(os.path.join(TABLES, "*.yaml")) + glob.glob(os.path.join(TABLES, "hand", "*.yaml"))):
+        with open(path) as f:
+            t = yaml.safe_load(f)["table"]
+        key = (ns_label(t["src"]), ns_label(t["dst"]))
+        rules = tables.setdefault(key, {})
+        for r in t.get("rules") or []:
+            name = r["rule_name"]
+            if name in rules:
+                raise SystemExit(f"rule {name} twice in table {key} ({path} and {rules[name][1]})")
+            identity = set(r) <= {"rule_name", "type", "doc", "tags", "priority"} and isinstance(r.get("type"), str)
+            rules[name] = ("unsupported" not in r and not identity, os.path.relpath(path, ROOT))
+    return tables
+
+
+def qualify(by_rule, report_tables, tables, where):
+    """by_rule names -> "src->dst:rule", each name looked up in the tables the conversion ran."""
+    chain = []
+    for t in report_tables:
+        src, _, dst = t.partition(" -> ")
+        chain.append((ns_label(src), ns_label(dst)))
+    out, ambiguous = set(), []
+    for name in by_rule:
+        owners = [k for k in chain if name in tables.get(k, {})]
+        if len(owners) == 1:
+            out.add(f"{owners[0][0]}->{owners[0][1]}:{name}")
+        elif len(owners) > 1 and any(tables[k][name][0] for k in owners):
+            ambiguous.append(f"{where}: rule {name} is in several tables of the chain {owners}")
+    return out, ambiguous
+
+
+# --------------------------------------------------------------------------------------- graphs
+
+
+def opset_of(model):
+    v = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+    return v[0] if len(v) == 1 else None
+
+
+def tensor_inputs_ok(model):
+    init = {i.name for i in model.graph.initializer}
+    for v in list(model.graph.input) + list(model.graph.output):
+        if v.name in init:
+            continue
+        if not v.type.HasField("tensor_type"):
+            return False
+    return True
+
+
+def node_tests(node_dir, everything):
+    """[(name, model path, [input arrays])] for the chosen node tests."""
+    hand_ops = set()
+    for path in glob.glob(os.path.join(TABLES, "hand", "*.yaml")):
+        with open(path) as f:
+            for r in yaml.safe_load(f)["table"].get("rules") or []:
+                for side in (r, r.get("src") or {}):
+                    if isinstance(side.get("type"), str):
+                        hand_ops.add(side["type"])
+                    if isinstance(side.get("type"), dict):
+                        hand_ops.add(side["type"].get("src"))
+                for op in (r.get("src") or {}).get("ops") or []:
+                    hand_ops.add(op.get("type"))
+    chosen, per_op, families = [], {}, set()
+    for name in sorted(os.listdir(node_dir)):
+        d = os.path.join(node_dir, name)
+        path = os.path.join(d, "model.onnx")
+        if not os.path.exists(path) or not os.path.isdir(os.path.join(d, "test_data_set_0")):
+            continue
+        m = onnx.load(path)
+        if opset_of(m) not in OPSETS or any(o.domain not in ("", "ai.onnx") for o in m.opset_import):
+            continue
+        if not tensor_inputs_ok(m):
+            continue
+        ops = {n.op_type for n in m.graph.node}
+        if name.endswith("_expanded"):
+            # The function bodies of other tests: many ops each; the first with a hand-ruled op per family.
+            family = name.split("_")[1]
+            if not everything and (not ops & hand_ops or family in families):
+                continue
+            families.add(family)
+        elif not everything and not ops & hand_ops:
+            op = m.graph.node[0].op_type if m.graph.node else ""
+            per_op[op] = per_op.get(op, 0) + 1
+            if per_op[op] > NODE_TESTS_PER_OP:
+                continue
+        init = {i.name for i in m.graph.initializer}
+        names = [v.name for v in m.graph.input if v.name not in init]
+        arrays = []
+        ok = True
+        for k in range(len(names)):
+            pb = os.path.join(d, "test_data_set_0", f"input_{k}.pb")
+            if not os.path.exists(pb):
+                ok = False
+                break
+            t = TensorProto()
+            with open(pb, "rb") as f:
+                t.ParseFromString(f.read())
+            arrays.append(numpy_helper.to_array(t))
+        if ok:
+            chosen.append((name, path, dict(zip(names, arrays))))
+    return chosen
+
+
+def f32(*shape, seed=0, scale=1.0):
+    return (np.random.default_rng(seed).uniform(-1, 1, size=shape) * scale).astype(np.float32)
+
+
+def vi(name, shape, elem=TensorProto.FLOAT):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def i64(name, values):
+    return numpy_helper.from_array(np.array(values, dtype=np.int64), name)
+
+
+def model(opset, nodes, inputs, outputs, inits=(), infer=True):
+    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(inits))
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="rule_graphs_test")
+    m.ir_version = 7 if opset <= 14 else 8
+    if infer:
+        m = onnx.shape_inference.infer_shapes(m)  # value_info: the rank(x) conditions read it
+    return m
+
+
+def one(opset, op, ins, x_shape, y_shape, inits=(), y_elem=TensorProto.FLOAT, extra_outputs=(), **attrs):
+    outs = ["y"] + [o[0] for o in extra_outputs]
+    nodes = [helper.make_node(op, ins, outs, **attrs)]
+    outputs = [vi("y", y_shape, y_elem)] + [vi(*o) for o in extra_outputs]
+    return model(opset, nodes, [vi("x", x_shape)], outputs, inits)
+
+
+def hand_graphs():
+    """[(name, ModelProto, {input: array})]: each aimed at the rules named in its comment."""
+    X = {"x": f32(2, 3, 4, 5)}
+    X3 = {"x": f32(3, 4, 5)}
+    g = []
+
+    def add(name, m, feeds=None):
+        g.append((name, m, feeds if feeds is not None else {"x": f32(*[d.dim_value for d in m.graph.input[0].type.tensor_type.shape.dim])}))
+
+    # up 9->10 slice_attributes_to_inputs; 10->9 slice_inputs_to_attributes on the way back.
+    add("slice_attrs_9", one(9, "Slice", ["x"], [3, 4, 5], [2, 4, 3], starts=[0, 1], ends=[2, -1], axes=[0, 2]))
+    add("slice_attrs_no_axes_9", one(9, "Slice", ["x"], [3, 4, 5], [2, 3, 5], starts=[1, 1], ends=[3, 4]))
+    # 13->..->10 slice_axes (negative axes made non-negative), 10->9 slice_inputs_to_attributes.
+    add("slice_const_13", one(13, "Slice", ["x", "s", "e", "a"], [3, 4, 5], [3, 4, 3],
+                              [i64("s", [1, 0]), i64("e", [4, 100]), i64("a", [-1, 1])]))
+    add("slice_const_steps1_11", one(11, "Slice", ["x", "s", "e", "a", "st"], [3, 4, 5], [2, 4, 5],
+                                     [i64("s", [-2]), i64("e", [3]), i64("a", [0]), i64("st", [1])]))
+    add("slice_steps2_11", one(11, "Slice", ["x", "s", "e", "a", "st"], [3, 4, 5], [3, 4, 3],
+                               [i64("s", [0]), i64("e", [5]), i64("a", [2]), i64("st", [2])]))
+    # TopK: 9->10 topk_k_to_input, 10->9 topk_k_to_attribute.
+    add("topk_attr_9", one(9, "TopK", ["x"], [3, 6], [3, 2], k=2, axis=1, extra_outputs=[("i", [3, 2], TensorProto.INT64)]))
+    add("topk_const_10", one(10, "TopK", ["x", "k"], [3, 6], [3, 3], [i64("k", [3])], extra_outputs=[("i", [3, 3], TensorProto.INT64)]))
+    # Pools 10 -> 9: maxpool_plain, averagepool_floor (and the refusals for ceil/dilations).
+    add("maxpool_12", one(12, "MaxPool", ["x"], [1, 2, 6, 6], [1, 2, 3, 3], kernel_shape=[2, 2], strides=[2, 2]))
+    add("maxpool_ceil_10", one(10, "MaxPool", ["x"], [1, 2, 5, 5], [1, 2, 3, 3], kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1))
+    add("avgpool_11", one(11, "AveragePool", ["x"], [1, 2, 6, 6], [1, 2, 5, 5], kernel_shape=[2, 2], pads=[0, 0, 0, 0]))
+    # Clip: 10->11 clip_bounds_to_inputs, 11->10 clip_bounds_to_attributes (both, one or no bound).
+    add("clip_attrs_9", one(9, "Clip", ["x"], [3, 4], [3, 4], min=-0.5, max=0.25))
+    add("clip_min_attr_10", one(10, "Clip", ["x"], [3, 4], [3, 4], min=-0.5))
+    add("clip_const_11", one(11, "Clip", ["x", "lo", "hi"], [3, 4], [3, 4],
+                             [numpy_helper.from_array(np.array(-0.3, np.float32), "lo"), numpy_helper.from_array(np.array(0.4, np.float32), "hi")]))
+    add("clip_max_only_13", one(13, "Clip", ["x", "", "hi"], [3, 4], [3, 4], [numpy_helper.from_array(np.array(0.1, np.float32), "hi")]))
+    add("clip_no_bounds_12", one(12, "Clip", ["x"], [3, 4], [3, 4]))
+    # Gemm 11->10: gemm_with_c (and gemm_without_c refused).
+    w = numpy_helper.from_array(f32(4, 5, seed=1), "w")
+    c = numpy_helper.from_array(f32(5, seed=2), "c")
+    add("gemm_c_11", one(11, "Gemm", ["x", "w", "c"], [3, 4], [3, 5], [w, c], alpha=0.5, beta=2.0))
+    add("gemm_no_c_11", one(11, "Gemm", ["x", "w"], [3, 4], [3, 5], [w]))
+    # 11 -> 10: negative axes made non-negative (concat/flatten/softmax/logsoftmax/gather/reduce*/squeeze/unsqueeze).
+    add("concat_neg_11", model(11, [helper.make_node("Concat", ["x", "x"], ["y"], axis=-2)], [vi("x", [3, 4, 5])], [vi("y", [3, 8, 5])]), X3)
+    add("flatten_neg_11", one(11, "Flatten", ["x"], [2, 3, 4, 5], [6, 20], axis=-2), X)
+    add("softmax_neg_11", one(11, "Softmax", ["x"], [2, 3, 4, 5], [2, 3, 4, 5], axis=-2), X)
+    add("logsoftmax_neg_11", one(11, "LogSoftmax", ["x"], [2, 3, 4, 5], [2, 3, 4, 5], axis=-3), X)
+    add("gather_neg_11", model(11, [helper.make_node("Gather", ["x", "i"], ["y"], axis=-1)], [vi("x", [3, 4, 5]), vi("i", [2], TensorProto.INT64)],
+                               [vi("y", [3, 4, 2])]), {"x": f32(3, 4, 5), "i": np.array([4, 1], np.int64)})
+    add("reducemean_neg_11", one(11, "ReduceMean", ["x"], [3, 4, 5], [3, 1, 5], axes=[-2]), X3)
+    add("reducesum_neg_11", one(11, "ReduceSum", ["x"], [3, 4, 5], [3, 4], axes=[-1], keepdims=0), X3)
+    add("squeeze_neg_11", one(11, "Squeeze", ["x"], [3, 1, 5, 1], [3, 5], axes=[-1, 1]))
+    add("unsqueeze_neg_11", one(11, "Unsqueeze", ["x"], [3, 5], [3, 1, 5, 1], axes=[-1, 1]))
+    # Unsqueeze inside the graph: the rank of its output comes from value_info.
+    add("unsqueeze_inner_neg_11", model(11, [helper.make_node("Unsqueeze", ["x"], ["u"], axes=[-3]), helper.make_node("Relu", ["u"], ["y"])],
+                                        [vi("x", [3, 5])], [vi("y", [1, 3, 5])]))
+    # Constant's value_* spellings 12 -> 11.
+    for attr, val, elem, shape in [("value_float", 0.5, TensorProto.FLOAT, []), ("value_floats", [0.5, -1.0, 2.0], TensorProto.FLOAT, [3]),
+                                   ("value_int", 7, TensorProto.INT64, []), ("value_ints", [1, -2, 3], TensorProto.INT64, [3])]:
+        nodes = [helper.make_node("Constant", [], ["k"], **{attr: val}), helper.make_node("Add", ["x", "k"], ["y"])]
+        elem_in = elem
+        feeds = {"x": f32(2, 3) if elem == TensorProto.FLOAT else np.arange(6, dtype=np.int64).reshape(2, 3)}
+        add(f"constant_{attr}_12", model(12, nodes, [vi("x", [2, 3], elem_in)], [vi("y", [2, 3], elem)]), feeds)
+    # ArgMax/ArgMin 12 -> 11 (select_last_index 0).
+    feeds = {"x": np.array([[1, 3, 3, 0], [2, 2, 1, 1]], np.float32)}
+    add("argmax_12", one(12, "ArgMax", ["x"], [2, 4], [2, 1], y_elem=TensorProto.INT64, axis=1), feeds)
+    add("argmin_12", one(12, "ArgMin", ["x"], [2, 4], [2], y_elem=TensorProto.INT64, axis=-1, keepdims=0), feeds)
+    # Dropout: 11->12 dropout_ratio_to_input; 12->11 dropout_inference; 10->9 identity.
+    add("dropout_attr_11", one(11, "Dropout", ["x"], [3, 4], [3, 4], ratio=0.3))
+    add("dropout_const_12", one(12, "Dropout", ["x", "r"], [3, 4], [3, 4], [numpy_helper.from_array(np.array(0.2, np.float32), "r")]))
+    add("dropout_plain_13", one(13, "Dropout", ["x"], [3, 4], [3, 4]))
+    # 12 <-> 13: Squeeze/Unsqueeze/ReduceSum/Split attributes <-> inputs.
+    add("squeeze_attr_12", one(12, "Squeeze", ["x"], [3, 1, 5, 1], [3, 5, 1], axes=[1]))
+    add("squeeze_noaxes_12", one(12, "Squeeze", ["x"], [3, 1, 5, 1], [3, 5]))
+    add("squeeze_const_13", one(13, "Squeeze", ["x", "a"], [3, 1, 5, 1], [3, 5], [i64("a", [1, -1])]))
+    add("squeeze_noaxes_13", one(13, "Squeeze", ["x"], [3, 1, 5, 1], [3, 5]))
+    add("unsqueeze_attr_12", one(12, "Unsqueeze", ["x"], [3, 5], [3, 1, 5, 1], axes=[1, 3]))
+    add("unsqueeze_const_13", one(13, "Unsqueeze", ["x", "a"], [3, 5], [1, 3, 5], [i64("a", [0])]))
+    add("reducesum_attr_12", one(12, "ReduceSum", ["x"], [3, 4, 5], [3, 1, 1], axes=[1, 2]))
+    add("reducesum_noaxes_12", one(12, "ReduceSum", ["x"], [3, 4, 5], [], keepdims=0))
+    add("reducesum_const_13", one(13, "ReduceSum", ["x", "a"], [3, 4, 5], [4], [i64("a", [0, -1])], keepdims=0))
+    add("reducesum_noaxes_13", one(13, "ReduceSum", ["x"], [3, 4, 5], [1, 1, 1]))
+    add("split_attr_12", one(12, "Split", ["x"], [6, 4], [2, 4], axis=0, split=[2, 4], extra_outputs=[("z", [4, 4])]))
+    add("split_equal_12", one(12, "Split", ["x"], [4, 6], [4, 3], axis=-1, extra_outputs=[("z", [4, 3])]))
+    add("split_const_13", one(13, "Split", ["x", "s"], [6, 4], [1, 4], [i64("s", [1, 5])], extra_outputs=[("z", [5, 4])]))
+    add("split_equal_13", one(13, "Split", ["x"], [6, 4], [3, 4], extra_outputs=[("z", [3, 4])]))
+    # Softmax/LogSoftmax 12 <-> 13: the last axis both ways; another axis 12 -> 13 coerced to 2-D.
+    add("softmax_last_12", one(12, "Softmax", ["x"], [2, 3, 4, 5], [2, 3, 4, 5], axis=3), X)
+    add("softmax_default_12", one(12, "Softmax", ["x"], [2, 3, 4, 5], [2, 3, 4, 5]), X)
+    add("softmax_last_13", one(13, "Softmax", ["x"], [2, 3, 4, 5], [2, 3, 4, 5], axis=-1), X)
+    add("logsoftmax_last_12", one(12, "LogSoftmax", ["x"], [3, 4, 5], [3, 4, 5], axis=-1), X3)
+    add("logsoftmax_axis0_12", one(12, "LogSoftmax", ["x"], [3, 4, 5], [3, 4, 5], axis=0), X3)
+    add("logsoftmax_last_13", one(13, "LogSoftmax", ["x"], [3, 4, 5], [3, 4, 5], axis=2), X3)
+    # Reshape 14 -> 13 (allowzero 0), BatchNormalization 14 -> 13 (training_mode 0), Shape 15 -> 14.
+    add("reshape_14", one(14, "Reshape", ["x", "s"], [3, 4, 5], [3, 20], [i64("s", [0, -1])]), X3)
+    add("reshape_allowzero_14", one(14, "Reshape", ["x", "s"], [3, 4, 5], [3, 20], [i64("s", [3, -1])], allowzero=1), X3)
+    bn = [numpy_helper.from_array(f32(3, seed=s) + (1.5 if s == 4 else 0), n) for s, n in [(1, "sc"), (2, "b"), (3, "m"), (4, "v")]]
+    add("batchnorm_15", one(15, "BatchNormalization", ["x", "sc", "b", "m", "v"], [2, 3, 4], [2, 3, 4], bn, epsilon=1e-3))
+    add("shape_15", one(15, "Shape", ["x"], [2, 3, 4], [3], y_elem=TensorProto.INT64))
+    add("shape_slice_15", one(15, "Shape", ["x"], [2, 3, 4], [2], y_elem=TensorProto.INT64, start=1))
+    # A few ops together at opset 7, taken all the way up (and down nowhere: 7 is the lowest).
+    nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
+             helper.make_node("Dropout", ["r"], ["d"], ratio=0.5), helper.make_node("Softmax", ["d"], ["y"], axis=1)]
+    add("mlp_7", model(7, nodes, [vi("x", [3, 4])], [vi("y", [3, 5])], [w, c]))
+    return g
+
+
+# --------------------------------------------------------------------------------------- running
+
+
+NP_TO_ORT = {np.float32: "float32", np.float64: "float64", np.float16: "float16", np.int8: "int8", np.uint8: "uint8",
+             np.int16: "int16", np.uint16: "uint16", np.int32: "int32", np.uint32: "uint32", np.int64: "int64",
+             np.uint64: "uint64", np.bool_: "bool"}
+
+
+def write_inputs(feeds, prefix):
+    spec = {}
+    for k, (name, a) in enumerate(feeds.items()):
+        a = np.asarray(a)
+        if a.dtype.kind in "OUS":
+            spec[name] = {"type": "string", "dims": list(a.shape), "strings": [str(s.decode() if isinstance(s, bytes) else s) for s in a.ravel()]}
+            continue
+        t = NP_TO_ORT.get(a.dtype.type)
+        if t is None:
+            return None
+        path = f"{prefix}_in{k}.bin"
+        np.ascontiguousarray(a).astype(a.dtype.newbyteorder("<")).tofile(path)
+        spec[name] = {"type": t, "dims": list(a.shape), "file": path}
+    return spec
+
+
+def convert(amanda, name, src, opset, target, tmp, checks):
+    """One conversion: ("ok", path, report, checker error or None) | ("refused", why) | ("fail", message)."""
+    out = os.path.join(tmp, f"{name}__{target}.onnx")
+    r = subprocess.run([amanda, "convert", src, "--to", f"onnx/{target}", "-o", out, "--report", "json"],
+                       capture_output=True, text=True)
+    where = f"{name} ({opset} -> {target})"
+    if r.returncode not in (0, 1):
+        return ("fail", f"{where}: exit {r.returncode}: {r.stderr.strip()[:300]}")
+    try:
+        rep = json.loads(r.stdout)
+    except ValueError:
+        return ("fail", f"{where}: exit {r.returncode}, no JSON report: {r.stdout.strip()[:200]} {r.stderr.strip()[:300]}")
+    if rep.get("errors"):
+        return ("fail", f"{where}: rule errors: {rep['errors']}")
+    if r.returncode == 1:
+        if os.path.exists(out):
+            return ("fail", f"{where}: refused but wrote {out}")
+        why = [f"{u['type']}: {u.get('reason', 'no rule')}" for u in rep.get("unsupported", []) + rep.get("unmapped", [])]
+        if not why:
+            return ("fail", f"{where}: exit 1 without naming the ops: {r.stdout.strip()[:300]} {r.stderr.strip()[:300]}")
+        return ("refused", "; ".join(why))
+    if not os.path.exists(out):
+        return ("fail", f"{where}: exit 0 but no {out}")
+    try:
+        m = onnx.load(out)
+    except Exception as e:  # noqa: BLE001
+        return ("fail", f"{where}: the written model does not load: {e}")
+    if opset_of(m) != target:
+        return ("fail", f"{where}: opset_import {[(o.domain, o.version) for o in m.opset_import]}")
+    bad = None
+    if checks:
+        try:
+            onnx.checker.check_model(m, full_check=True)
+        except Exception as e:  # noqa: BLE001 - a failure, but onnxruntime still compares it
+            bad = f"{where}: onnx.checker: {str(e).splitlines()[0][:300]}"
+    return ("ok", out, rep, bad)
+
+
+def run_ort(jobs, tmp, workers):
+    """Runs the job list in `workers` node processes; returns {id: result}."""
+    chunks = [jobs[i::workers] for i in range(workers)]
+    procs = []
+    for k, chunk in enumerate(chunks):
+        if not chunk:
+            continue
+        path = os.path.join(tmp, f"jobs{k}.json")
+        with open(path, "w") as f:
+            json.dump(chunk, f)
+        procs.append(subprocess.Popen(["node", os.path.join(ROOT, "tests", "js", "ort_compare.js"), "--jobs", path],
+                                      stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+    res = {}
+    for p in procs:
+        out, err = p.communicate()
+        if p.returncode != 0:
+            raise SystemExit(f"ort_compare.js failed (exit {p.returncode}): {err.strip()[:2000]}")
+        for x in json.loads(out):
+            res[x["id"]] = x
+    return res
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("amanda")
+    ap.add_argument("--node-dir", default=NODE_DIR)
+    ap.add_argument("--all-node-tests", action="store_true", help="every node test, not the subset")
+    ap.add_argument("--only", help="regex: only graphs whose name matches")
+    ap.add_argument("--keep", help="keep the converted models in this folder")
+    ap.add_argument("-v", "--verbose", action="store_true")
+    ap.add_argument("-j", "--jobs", type=int, default=2)
+    args = ap.parse_args()
+    t0 = time.time()
+    tables = table_rules()
+    needed = {f"{s}->{d}:{n}" for (s, d), rules in tables.items() for n, (need, _) in rules.items() if need}
+    total_rules = sum(len(r) for r in tables.values())
+
+    tmp = args.keep or tempfile.mkdtemp(prefix="rule_graphs_")
+    os.makedirs(tmp, exist_ok=True)
+    try:
+        graphs = []  # (name, path, opset, feeds)
+        if os.path.isdir(args.node_dir):
+            for name, path, feeds in node_tests(args.node_dir, args.all_node_tests):
+                graphs.append((name, path, opset_of(onnx.load(path)), feeds))
+        else:
+            print(f"note: no {args.node_dir} (Debian's libonnx-testdata): hand-made graphs only")
+        for name, m, feeds in hand_graphs():
+            path = os.path.join(tmp, f"{name}.onnx")
+            onnx.save(m, path)
+            graphs.append((name, path, opset_of(m), feeds))
+        if args.only:
+            graphs = [g for g in graphs if re.search(args.only, g[0])]
+        n_node = sum(1 for g in graphs if not g[1].startswith(tmp))
+
+        failures, refused, converted = [], 0, 0
+        checks = {}
+        for name, path, opset, _ in graphs:
+            try:
+                onnx.checker.check_model(path, full_check=True)
+                checks[name] = True
+            except Exception:  # noqa: BLE001 - the original fails it: the result is not checked either
+                checks[name] = False
+        tasks = [(name, path, opset, t) for name, path, opset, _ in graphs for t in OPSETS if t != opset]
+        results = {}
+        with concurrent.futures.ThreadPoolExecutor(args.jobs) as ex:
+            futs = {ex.submit(convert, args.amanda, name, path, opset, t, tmp, checks[name]): (name, t) for name, path, opset, t in tasks}
+            for f in concurrent.futures.as_completed(futs):
+                results[futs[f]] = f.result()
+        t_convert = time.time() - t0
+
+        jobs, reports, ambiguous = [], {}, []
+        for gi, (name, path, opset, feeds) in enumerate(graphs):
+            cands = []
+            for t in OPSETS:
+                if t == opset:
+                    continue
+                r = results[(name, t)]
+                if r[0] == "fail":
+                    failures.append(r[1])
+                elif r[0] == "refused":
+                    refused += 1
+                    if args.verbose:
+                        print(f"{name} ({opset} -> {t}): refused: {r[1]}")
+                else:
+                    converted += 1
+                    cands.append(r[1])
+                    if r[3]:
+                        failures.append(r[3])
+                    q, amb = qualify(r[2].get("by_rule", {}), r[2].get("tables", []), tables, f"{name} -> {t}")
+                    reports[r[1]] = q
+                    ambiguous += amb
+            if not cands:
+                continue
+            spec = write_inputs(feeds, os.path.join(tmp, f"{name}"))
+            if spec is None:
+                failures.append(f"{name}: an input type this test cannot hand to onnxruntime")
+                continue
+            jobs.append({"id": gi, "reference": path, "candidates": cands, "inputs": spec})
+        failures += sorted(set(ambiguous))
+
+        ort = run_ort(jobs, tmp, args.jobs)
+        compared, skipped, covered, worst = 0, 0, {}, 0.0
+        skipped_graphs = []
+        for job in jobs:
+            name = graphs[job["id"]][0]
+            x = ort[job["id"]]
+            if "reference_error" in x:
+                skipped += len(job["candidates"])
+                skipped_graphs.append(name)
+                if args.verbose:
+                    print(f"{name}: skipped, onnxruntime cannot run the original: {x['reference_error'][:200]}")
+                continue
+            for res in x["results"]:
+                where = f"{name} -> {os.path.basename(res['model'])}"
+                if "error" in res:
+                    failures.append(f"{where}: onnxruntime runs the original but not the conversion: {res['error'][:300]}")
+                    continue
+                compared += 1
+                for rule in reports[res["model"]]:
+                    covered.setdefault(rule, []).append(where)
+                if res["max_abs_diff"] > TOL or res["mismatches"]:
+                    failures.append(f"{where}: max abs difference {res['max_abs_diff']}, {res['mismatches']} mismatched elements "
+                                    f"(rules {sorted(reports[res['model']])})")
+                else:
+                    worst = max(worst, res["max_abs_diff"])
+        missing = sorted(needed - set(covered))
+        for rule in missing:
+            s, _, n = rule.partition(":")
+            src, dst = s.split("->")
+            failures.append(f"rule {rule} ({tables[(src, dst)][n][1]}) is exercised by no graph whose outputs were compared")
+
+        if args.verbose:
+            for rule in sorted(needed):
+                print(f"  {rule}: {len(covered.get(rule, []))} comparisons, e.g. {covered.get(rule, ['-'])[0]}")
+        elapsed = time.time() - t0
+        print(f"{len(graphs)} graphs ({n_node} node tests, {len(graphs) - n_node} made here), {len(tasks)} conversions: "
+              f"{converted} written, {refused} refused with a report; {compared} compared in onnxruntime "
+              f"(worst max abs difference {worst:.3g}), {skipped} skipped ({len(skipped_graphs)} originals onnxruntime cannot run); "
+              f"rules covered {len(needed) - len(missing)}/{len(needed)} ({total_rules} rules in all, the others identities "
+              f"or unsupported:); {elapsed:.0f} s ({t_convert:.0f} s converting)")
+        for f in failures:
+            print("FAIL:", f)
+        return 1 if failures or compared == 0 else 0
+    finally:
+        if not args.keep:
+            shutil.rmtree(tmp, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
