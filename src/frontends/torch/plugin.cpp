@@ -12,6 +12,7 @@
 #include <torch/csrc/jit/serialization/import.h>
 #include <torch/version.h>
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 #include <fstream>
@@ -380,6 +381,115 @@ std::optional<c10::ScalarType> scalar_type_of(const std::string& name) {
   return std::nullopt;
 }
 
+std::string first_line(const std::string& s);
+
+c10::TypePtr complete_type(const at::Tensor& t) {
+  return c10::TensorType::createContiguous(t.scalar_type(), at::kCPU, t.sizes());
+}
+
+at::Tensor on_meta(const at::Tensor& t) { return at::empty(t.sizes(), t.options().device(at::kMeta)); }
+at::Tensor on_cpu(const at::Tensor& t) { return t.is_meta() ? at::zeros(t.sizes(), t.options().device(at::kCPU)) : t; }
+
+// Shapes without arithmetic: runs the graph node by node on meta tensors (sizes and element types
+// only, no data), so that typing vit_b_16 takes milliseconds instead of a 14 s forward pass on this
+// machine's libtorch. An op without a meta kernel runs on the CPU on zeros of the right shapes
+// (convolutions), or gets its known output shape (fused attention). False when something needs
+// real data (an int computed from a tensor that had to run on the CPU, blocks): then the caller
+// runs the graph for real.
+bool annotate_types_meta(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args);
+bool annotate_types_meta_or_not(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args) {
+  try {
+    return annotate_types_meta(graph, args);
+  } catch (const std::exception& e) {
+    if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "meta shapes failed: " << first_line(e.what()) << "\n";
+    return false;
+  }
+}
+bool annotate_types_meta(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args) {
+  std::unordered_map<const tj::Value*, c10::IValue> env;
+  for (size_t i = 0; i < args.size(); ++i) env[graph->inputs()[i]] = on_meta(args[i].toTensor());
+  std::vector<std::pair<tj::Value*, at::Tensor>> typed;
+  c10::InferenceMode guard;
+  for (tj::Node* n : graph->nodes()) {
+    if (!n->blocks().empty()) return false;
+    if (n->kind() == c10::prim::Constant) {
+      c10::IValue v = *tj::toIValue(n->output());
+      // Weights go to meta; small constants (scalars in shape arithmetic) keep their values.
+      env[n->output()] = v.isTensor() && v.toTensor().numel() > 16 ? c10::IValue(on_meta(v.toTensor())) : v;
+      continue;
+    }
+    tj::Stack st;
+    for (const tj::Value* v : n->inputs()) {
+      auto it = env.find(v);
+      if (it == env.end()) return false;
+      st.push_back(it->second);
+    }
+    tj::Stack saved = st;
+    // prim ops without a schema the registry can find.
+    if (n->kind() == c10::prim::ListConstruct) {
+      auto lt = n->output()->type()->cast<c10::ListType>();
+      if (!lt) return false;
+      c10::impl::GenericList l(lt->getElementType());
+      for (auto& v : st) l.push_back(v);
+      st = {c10::IValue(l)};
+    } else if (n->kind() == c10::prim::TupleConstruct) {
+      st = {c10::ivalue::Tuple::create(std::vector<c10::IValue>(st.begin(), st.end()))};
+    } else if (n->kind() == c10::prim::ListUnpack || n->kind() == c10::prim::TupleUnpack) {
+      c10::IValue v = st.at(0);
+      st.clear();
+      if (v.isList())
+        for (const auto& x : v.toListRef()) st.push_back(x);
+      else if (v.isTuple())
+        for (const auto& x : v.toTupleRef().elements()) st.push_back(x);
+      else
+        return false;
+    } else try {
+      n->getOperation()(st);
+    } catch (const std::exception& first) {
+      if (std::getenv("AMANDA_TORCH_DEBUG")) {
+        std::cerr << "meta shapes: " << std::string(first.what()).substr(0, 300) << " at " << *n;
+        for (const auto& v : saved) std::cerr << "  input " << v.tagKind() << (v.isTensor() && v.toTensor().defined() ? " " + v.toTensor().toString() : "") << "\n";
+      }
+      st = saved;
+      std::string kind = n->kind().toQualString();
+      if (kind == "aten::_native_multi_head_attention") {
+        // (query-shaped output, attention weights: none when need_weights is false)
+        st = {on_meta(saved[0].toTensor()), at::Tensor()};
+      } else if (kind == "aten::layer_norm" || kind == "aten::batch_norm" || kind == "aten::instance_norm" ||
+                 kind == "aten::group_norm") {
+        st = {on_meta(saved[0].toTensor())};  // the input's shape
+      } else if (kind == "aten::_convolution" && saved.size() >= 9 && !saved[6].toBool()) {
+        // No meta kernel in libtorch 1.13: out = (in + 2 pad - dilation (k - 1) - 1) / stride + 1.
+        const at::Tensor& x = saved[0].toTensor();
+        const at::Tensor& w = saved[1].toTensor();
+        auto stride = saved[3].toIntVector(), pad = saved[4].toIntVector(), dil = saved[5].toIntVector();
+        std::vector<int64_t> out{x.size(0), w.size(0)};
+        for (size_t i = 0; i + 2 < static_cast<size_t>(x.dim()); ++i) {
+          auto at = [](const std::vector<int64_t>& v, size_t i) { return v.size() == 1 ? v[0] : v.at(i); };
+          out.push_back((x.size(static_cast<int64_t>(i + 2)) + 2 * at(pad, i) - at(dil, i) * (w.size(static_cast<int64_t>(i + 2)) - 1) - 1) / at(stride, i) + 1);
+        }
+        st = {at::empty(out, x.options().device(at::kMeta))};
+      } else {
+        if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "meta shapes: on the CPU: " << *n;
+        for (auto& v : st)
+          if (v.isTensor() && v.toTensor().defined()) v = on_cpu(v.toTensor());
+        n->getOperation()(st);
+        for (size_t i = 0; i < n->outputs().size(); ++i)
+          if (!n->outputs()[i]->type()->cast<c10::TensorType>()) return false;  // a value from zeros: not to be trusted
+        for (auto& v : st)
+          if (v.isTensor() && v.toTensor().defined()) v = on_meta(v.toTensor());
+      }
+    }
+    if (st.size() != n->outputs().size()) return false;
+    for (size_t i = 0; i < st.size(); ++i) {
+      env[n->outputs()[i]] = st[i];
+      if (st[i].isTensor() && st[i].toTensor().defined()) typed.emplace_back(n->outputs()[i], st[i].toTensor());
+    }
+  }
+  for (auto& [v, t] : typed) v->setType(complete_type(t));
+  return true;
+}
+
 // Runs a copy of the graph, with every top-level tensor value as an extra output, on `args`; each
 // value then gets the complete type (element type, sizes) of what it held.
 void annotate_types(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args) {
@@ -403,7 +513,7 @@ void annotate_types(const std::shared_ptr<tj::Graph>& graph, const std::vector<c
   size_t base = stack.size() - orig.size();
   for (size_t k = 0; k < orig.size(); ++k)
     if (stack[base + k].isTensor() && stack[base + k].toTensor().defined())
-      orig[k]->setType(c10::TensorType::create(stack[base + k].toTensor()));
+      orig[k]->setType(complete_type(stack[base + k].toTensor()));
 }
 
 // new_zeros(self, ...) and its kin read only self's element type and device.
@@ -531,6 +641,16 @@ void fold_input_independent(const std::shared_ptr<tj::Graph>& graph) {
   }
 }
 
+struct Timer {
+  std::chrono::steady_clock::time_point t = std::chrono::steady_clock::now();
+  void lap(const char* what) {
+    auto now = std::chrono::steady_clock::now();
+    if (std::getenv("AMANDA_TORCH_DEBUG"))
+      std::cerr << "torch import: " << what << " " << std::chrono::duration<double>(now - t).count() << " s\n";
+    t = now;
+  }
+};
+
 std::string first_line(const std::string& s) {
   auto p = s.find('\n');
   return p == std::string::npos ? s : s.substr(0, p);
@@ -544,6 +664,7 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       *err = path + ": error: no such file";
       return false;
     }
+    Timer timer;
     tj::Module m;
     try {
       m = tj::load(path);
@@ -556,8 +677,10 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       *err = path + ": error: the module has no forward() method";
       return false;
     }
+    timer.lap("load");
     m.eval();
     tj::Module frozen = tj::freeze(m, c10::nullopt, o->optimize);
+    timer.lap("freeze");
     std::shared_ptr<tj::Graph> graph = frozen.get_method("forward").graph();
     tj::Inline(*graph);
     // forward's `self`: unused once frozen.
@@ -599,7 +722,14 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       // One run on zeros gives every value its element type and shape; then shape arithmetic and
       // everything else that does not depend on the inputs' data folds into constants.
       try {
-        annotate_types(graph, args);
+        // Sizes of the inputs first (cheap, and the meta run then meets less int arithmetic).
+        if (o->specialize_shapes) {
+          specialize_shapes(graph->block());
+          tj::ConstantPropagation(graph);
+        }
+        bool meta = annotate_types_meta_or_not(graph, args);
+        if (!meta) annotate_types(graph, args);
+        timer.lap(meta ? "shapes on meta tensors" : "shapes from a forward pass");
       } catch (const c10::Error& e) {
         *err = path + ": error: forward() on inputs of the given shapes failed: " + first_line(e.what_without_backtrace());
         return false;
@@ -608,15 +738,19 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
         specialize_shapes(graph->block());
         tj::ConstantPropagation(graph);
         tj::EliminateDeadCode(graph);
+        timer.lap("specialize");
         fold_input_independent(graph);
         tj::EliminateDeadCode(graph);
+        timer.lap("fold");
       }
     }
     tj::ConstantPropagation(graph);
     tj::EliminateDeadCode(graph);
+    timer.lap("constant propagation");
     text::Document doc;
     Importer(doc, std::filesystem::path(path).stem().string()).run(*graph);
     *out = std::move(doc);
+    timer.lap("to Amanda's graph");
     return true;
   } catch (const Fail& e) {
     *err = path + ": error: " + e.what();
