@@ -812,11 +812,11 @@ class Applier {
     }
     // Plan every dst op's ports while the matched ops still exist.
     size_t n = r.dst.ops.size();
-    std::vector<Plan> plans(n);
+    absl::InlinedVector<Plan, 1> plans(n);  // (inline: most rules make one op)
     bool implicit = !single && n == 1 && !r.dst.ops[0].inputs_given && !r.dst.ops[0].outputs_given;
     for (size_t d = 0; d < n; ++d) plans[d] = plan_ports(m, d, single, bin, bout, implicit);
     // Names and attributes are evaluated before anything changes too.
-    std::vector<std::string> names(n);
+    absl::InlinedVector<std::string, 1> names(n);
     for (size_t d = 0; d < n; ++d) {
       const OpSpec& os = r.dst.ops[d];
       if (os.name) {
@@ -833,7 +833,7 @@ class Applier {
             throw Error("a dst port is linked to a value made inside the match");
     OpId after = g_.next_sibling(last);
     while (after && in_match(after)) after = g_.next_sibling(after);
-    std::vector<OpId> made(n);
+    absl::InlinedVector<OpId, 2> made(n);
     OpId reuse = single ? m.ops[0] : OpId();
     Symbol keep_name = single ? 0 : g_.name(last);
     bool keep_generated = single ? false : g_.name_generated(last);
