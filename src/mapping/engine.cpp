@@ -553,14 +553,18 @@ class Applier {
     bool rebuild_in = false, rebuild_out = false;
   };
 
-  // A name no op of the scope has: `base`, else base_1, base_2, ... (interned once, as a symbol).
+  // A name no op of the scope has: `base`, else base_1, base_2, ... (interned once, as a symbol;
+  // a name the graph's symbol table did not hold yet is no op's name, so no lookup then).
   Symbol unique_op_name(OpId scope, const std::string& base) {
-    Symbol s = name_sym(base);
-    if (!g_.find_op(scope, s)) return s;
-    for (int k = 1;; ++k) {
-      s = name_sym(base + "_" + std::to_string(k));
-      if (!g_.find_op(scope, s)) return s;
-    }
+    auto fresh = [&](Symbol& s, const std::string& n) {
+      size_t before = g_.symbols().size();
+      s = name_sym(n);
+      return g_.symbols().size() != before || !g_.find_op(scope, s);
+    };
+    Symbol s = 0;
+    if (fresh(s, base)) return s;
+    for (int k = 1;; ++k)
+      if (fresh(s, base + "_" + std::to_string(k))) return s;
   }
 
   std::vector<PortId> consumers(PortId out) {
