@@ -14,7 +14,8 @@
 //   9    ... and the fallback rule for the same type S<i-1> (odd k)
 // The graph cycles over the rules, one op per rule (two for kind 7): a chain through every op's
 // input `x`, plus fan-out: every 4th kind-0..4 op also reads the output of an earlier kind-0..4
-// op on `y`, so outputs have 2-3 consumers and the topological pass has work to do. Graph and
+// op (three of them back) on `y`, so those outputs have two consumers and the topological pass
+// has more than a chain to order. Graph and
 // table are built outside the clock; each iteration times CompiledTable::apply on a fresh graph
 // (manual timing, wall clock). A run that does not convert every op fails (SkipWithError).
 //
