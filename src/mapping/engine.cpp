@@ -4,6 +4,7 @@
 #include <deque>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
 namespace amanda::mapping {
@@ -134,7 +135,7 @@ namespace {
 
 struct Match {
   const CRule* rule = nullptr;
-  std::vector<OpId> ops;
+  absl::InlinedVector<OpId, 2> ops;  // (no allocation for the usual one- or two-op match)
   Bindings b;
   std::vector<OpId> const_producers;
 };
@@ -172,7 +173,18 @@ class Applier {
   Symbol src_sym_, dst_sym_;
   std::vector<std::string>* why_ = nullptr;  // --explain: reasons for the op being explained
 
-  Symbol sym(std::string_view s) { return g_.sym(s); }
+  // Attribute, port and op type names come from the table and repeat for every op: a small table
+  // of them stays in cache, where the graph's symbol table (every op name too) does not.
+  absl::flat_hash_map<std::string, Symbol> keys_;
+  Symbol sym(std::string_view s) {
+    auto it = keys_.find(absl::string_view(s.data(), s.size()));
+    if (it != keys_.end()) return it->second;
+    Symbol y = g_.sym(s);
+    keys_.emplace(std::string(s), y);
+    return y;
+  }
+  // Op names are (mostly) all different: straight to the graph's symbol table.
+  Symbol name_sym(std::string_view s) { return g_.sym(s); }
 
   void note(const std::string& s) {
     if (why_) why_->push_back(s);
@@ -197,6 +209,7 @@ class Applier {
     }
     std::vector<Match> matches;
     std::vector<OpId> pending_consts;
+    matches.reserve(order.size());
     for (OpId op : order) {
       if (claimed(op)) continue;
       ++rep_.ops;
@@ -210,15 +223,15 @@ class Applier {
         matches.push_back(std::move(m));
       } else if (passes(op)) {
         ++rep_.passed;
-        note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
+        if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
       } else if (!t_.reverse_constant.type.empty() && g_.type_str(op) == t_.reverse_constant.type) {
         // A constant no rule maps may only feed inputs that matchers take as values: decided
         // after the rewrites (erased when nothing reads it any more).
         pending_consts.push_back(op);
-        note("=> no rule applies to this constant: it must be read only as a value by the rules of its consumers");
+        if (why_) note("=> no rule applies to this constant: it must be read only as a value by the rules of its consumers");
       } else {
         count(unmapped_, op, "", "");
-        note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
+        if (why_) note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
       }
       why_ = nullptr;
       if (explaining) {
@@ -278,14 +291,15 @@ class Applier {
   bool find_match(OpId op, Match& m) {
     auto it = dispatch_.find(g_.type(op));
     if (it == dispatch_.end()) {
-      note("no rule matches an op of type '" + std::string(g_.type_str(op)) + "'");
+      if (why_) note("no rule matches an op of type '" + std::string(g_.type_str(op)) + "'");
       return false;
     }
     for (const Candidate& c : *it->second) {
-      m = Match();
       m.rule = c.rule;
       m.ops.assign(c.rule->rule->src.ops.size(), OpId());
+      m.b.clear();
       m.b.graph = &g_;
+      m.const_producers.clear();
       std::string why;
       bool ok = false;
       try {
@@ -294,10 +308,10 @@ class Applier {
         why = e.what();
       }
       if (ok) {
-        note("rule '" + c.rule->rule->name + "': matches");
+        if (why_) note("rule '" + c.rule->rule->name + "': matches");
         return true;
       }
-      note("rule '" + c.rule->rule->name + "': " + why);
+      if (why_) note("rule '" + c.rule->rule->name + "': " + why);
     }
     return false;
   }
@@ -320,7 +334,7 @@ class Applier {
       PortId src = in ? g_.producer(in) : PortId();
       if (src) cands.push_back(g_.port_op(src));
     }
-    std::string last = "no op of type '" + r.src.ops[st.spec].type + "' is connected there";
+    std::string last;
     for (OpId c : cands) {
       if (g_.type_str(c) != r.src.ops[st.spec].type || claimed(c) ||
           std::find(m.ops.begin(), m.ops.end(), c) != m.ops.end() || g_.parent(c) != g_.parent(m.ops[0] ? m.ops[0] : c))
@@ -334,7 +348,7 @@ class Applier {
       m.ops[st.spec] = OpId();
       last = w;
     }
-    why = last;
+    why = !last.empty() || !why_ ? last : "no op of type '" + r.src.ops[st.spec].type + "' is connected there";
     return false;
   }
 
@@ -364,7 +378,7 @@ class Applier {
     if (r.when) {
       Value v = r.when->eval(m.b);
       if (!v.is_bool() || !v.as_bool()) {
-        why = "condition '" + r.when->str() + "' does not hold" + describe_refs(*r.when, m.b);
+        why = why_ ? "condition '" + r.when->str() + "' does not hold" + describe_refs(*r.when, m.b) : "condition does not hold";
         return false;
       }
     }
@@ -394,8 +408,9 @@ class Applier {
     return g_.find_port(op, dir, sym(name));
   }
 
-  std::vector<PortId> data_ports(OpId op, PortDir d) {
-    std::vector<PortId> out;
+  using PortList = absl::InlinedVector<PortId, 6>;
+  PortList data_ports(OpId op, PortDir d) {
+    PortList out;
     for (PortId p : g_.ports(op, d))
       if (!g_.is_control(p) && !g_.port_name_str(p).starts_with("@")) out.push_back(p);
     return out;
@@ -407,7 +422,7 @@ class Applier {
       if (!n.is_string()) return PortId();
       return g_.find_port(op, dir, sym(n.as_string()));
     }
-    std::vector<PortId> ports = data_ports(op, dir);
+    PortList ports = data_ports(op, dir);
     return ps.position < ports.size() ? ports[ps.position] : PortId();
   }
 
@@ -418,7 +433,8 @@ class Applier {
     return nullptr;
   }
 
-  bool match_attrs(const std::vector<AttrSpec>& specs, const std::function<const Value*(const std::string&)>& get, Match& m,
+  template <class Get>
+  bool match_attrs(const std::vector<AttrSpec>& specs, const Get& get, Match& m,
                    std::string& why, const std::string& where) {
     for (const AttrSpec& a : specs) {
       const Value* v = get(a.name);
@@ -551,12 +567,18 @@ class Applier {
     bool rebuild_in = false, rebuild_out = false;
   };
 
-  std::string unique_op_name(OpId scope, std::string base) {
-    if (!g_.find_op(scope, sym(base))) return base;
-    for (int k = 1;; ++k) {
-      std::string n = base + "_" + std::to_string(k);
-      if (!g_.find_op(scope, sym(n))) return n;
-    }
+  // A name no op of the scope has: `base`, else base_1, base_2, ... (interned once, as a symbol;
+  // a name the graph's symbol table did not hold yet is no op's name, so no lookup then).
+  Symbol unique_op_name(OpId scope, const std::string& base) {
+    auto fresh = [&](Symbol& s, const std::string& n) {
+      size_t before = g_.symbols().size();
+      s = name_sym(n);
+      return g_.symbols().size() != before || !g_.find_op(scope, s);
+    };
+    Symbol s = 0;
+    if (fresh(s, base)) return s;
+    for (int k = 1;; ++k)
+      if (fresh(s, base + "_" + std::to_string(k))) return s;
   }
 
   std::vector<PortId> consumers(PortId out) {
@@ -576,7 +598,7 @@ class Applier {
       Value n = ps.name->eval(b);
       return n.is_string() ? g_.find_port(m.ops[0], dir, sym(n.as_string())) : PortId();
     }
-    std::vector<PortId> ports = data_ports(m.ops[0], dir);
+    PortList ports = data_ports(m.ops[0], dir);
     return ps.position < ports.size() ? ports[ps.position] : PortId();
   }
 
@@ -681,7 +703,7 @@ class Applier {
   OpId make_constant(OpId scope, const std::string& base, const Value& v) {
     const ConstantSpec& c = t_.constant;
     if (!v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
-    OpId op = g_.create_op(scope, sym(c.type), sym(unique_op_name(scope, base)));
+    OpId op = g_.create_op(scope, sym(c.type), unique_op_name(scope, base));
     g_.set_attr(op, sym(c.attr), v);
     g_.add_output(op, sym(c.port));
     return op;
@@ -793,7 +815,8 @@ class Applier {
     // Boundary of a several-op match (for implicit wiring and control edges).
     std::vector<PortId> bin, bout, ctrl_in, ctrl_out;
     auto in_match = [&](OpId op) { return std::find(m.ops.begin(), m.ops.end(), op) != m.ops.end(); };
-    for (size_t k = 0; k < m.ops.size(); ++k) {
+    // (A single-op match needs none of it: its ports are linked by name or position.)
+    for (size_t k = 0; k < (single ? 0 : m.ops.size()); ++k) {
       OpId op = m.ops[k];
       // Inputs whose constant value the matcher took (`const:`) are not part of the boundary.
       std::vector<PortId> taken;
@@ -822,11 +845,11 @@ class Applier {
     }
     // Plan every dst op's ports while the matched ops still exist.
     size_t n = r.dst.ops.size();
-    std::vector<Plan> plans(n);
+    absl::InlinedVector<Plan, 1> plans(n);  // (inline: most rules make one op)
     bool implicit = !single && n == 1 && !r.dst.ops[0].inputs_given && !r.dst.ops[0].outputs_given;
     for (size_t d = 0; d < n; ++d) plans[d] = plan_ports(m, d, single, bin, bout, implicit);
     // Names and attributes are evaluated before anything changes too.
-    std::vector<std::string> names(n);
+    absl::InlinedVector<std::string, 1> names(n);
     for (size_t d = 0; d < n; ++d) {
       const OpSpec& os = r.dst.ops[d];
       if (os.name) {
@@ -843,7 +866,7 @@ class Applier {
             throw Error("a dst port is linked to a value made inside the match");
     OpId after = g_.next_sibling(last);
     while (after && in_match(after)) after = g_.next_sibling(after);
-    std::vector<OpId> made(n);
+    absl::InlinedVector<OpId, 2> made(n);
     OpId reuse = single ? m.ops[0] : OpId();
     Symbol keep_name = single ? 0 : g_.name(last);
     bool keep_generated = single ? false : g_.name_generated(last);
@@ -856,7 +879,7 @@ class Applier {
       if (d == cr.primary && reuse) {
         op = reuse;
         g_.set_type(op, sym(os.type));
-        if (!names[d].empty()) g_.set_name(op, sym(unique_op_name(scope, names[d])));
+        if (!names[d].empty()) g_.set_name(op, unique_op_name(scope, names[d]));
         carried = t_.carry_attrs;
         if (!carried) {
           std::vector<Symbol> all;
@@ -868,7 +891,7 @@ class Applier {
         std::string nm = !names[d].empty() ? names[d]
                          : d == cr.primary && keep_name ? std::string(g_.str(keep_name))
                                                         : base + "/" + os.type;
-        op = g_.create_op(scope, sym(os.type), sym(unique_op_name(scope, nm)), false);
+        op = g_.create_op(scope, sym(os.type), unique_op_name(scope, nm), false);
         if (d == cr.primary && keep_generated && names[d].empty()) g_.set_name_generated(op, true);
       }
       made[d] = op;
