@@ -1,0 +1,66 @@
+#!/usr/bin/env python3
+"""amanda convert of a saved TorchScript module vs torch.onnx.export of the same module, one go.
+
+    /usr/bin/python3 scripts/torch_convert_speed.py AMANDA MODELS_DIR [model ...]
+
+For each torchvision model (made as tests/pytorch/torchvision_convert_test.py makes it: random
+weights, traced, torch.jit.save'd to MODELS_DIR/NAME.pt): the wall time of the whole command
+`amanda convert NAME.pt --input-shape 1,3,224,224 -o OUT.onnx` (process start, libtorch plugin
+load, import, conversion, writing the file), best of --reps, against torch.onnx.export(module, x,
+OUT.onnx, opset_version=13) on the same loaded module in this process, best of --reps. Prints
+both and the ratio torch.onnx.export / amanda.
+"""
+import argparse
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tests", "pytorch"))
+import torchvision_convert_test as tv  # noqa: E402
+
+
+def best(fn, reps):
+    t = float("inf")
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        t = min(t, time.perf_counter() - t0)
+    return t
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("amanda")
+    ap.add_argument("models_dir")
+    ap.add_argument("models", nargs="*", default=tv.MODELS)
+    ap.add_argument("--reps", type=int, default=3)
+    a = ap.parse_args()
+    os.makedirs(a.models_dir, exist_ok=True)
+    print(f"{'model':16} {'amanda convert':>15} {'torch.onnx.export':>18} {'ratio':>7}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in a.models:
+            pt = tv.make(a.models_dir, name)
+            out = os.path.join(tmp, name + ".onnx")
+
+            def amanda():
+                subprocess.run([a.amanda, "convert", pt, "--input-shape", "1,3,224,224", "-o", out, "-q"], check=True)
+
+            m = torch.jit.load(pt).eval()
+            x = torch.randn(1, 3, 224, 224)
+
+            def export():
+                with torch.no_grad():
+                    torch.onnx.export(m, (x,), out, opset_version=13)
+
+            ta = best(amanda, a.reps)
+            te = best(export, a.reps)
+            print(f"{name:16} {ta:14.2f}s {te:17.2f}s {te / ta:6.1f}x", flush=True)
+
+
+if __name__ == "__main__":
+    main()
