@@ -7,8 +7,9 @@ For each torchvision model (made as tests/pytorch/torchvision_convert_test.py ma
 weights, traced, torch.jit.save'd to MODELS_DIR/NAME.pt): the wall time of the whole command
 `amanda convert NAME.pt --input-shape 1,3,224,224 -o OUT.onnx` (process start, libtorch plugin
 load, import, conversion, writing the file), best of --reps, against torch.onnx.export(module, x,
-OUT.onnx, opset_version=13) on the same loaded module in this process, best of --reps. Prints
-both and the ratio torch.onnx.export / amanda.
+OUT.onnx, opset_version=13) on the same loaded module in this process, best of --reps, and of
+the eager torchvision module the .pt was traced from. Prints the times and the ratios
+torch.onnx.export / amanda ("fails" where torch.onnx.export cannot export the module).
 """
 import argparse
 import os
@@ -18,6 +19,7 @@ import tempfile
 import time
 
 import torch
+import torchvision
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pytorch"))
@@ -28,9 +30,18 @@ def best(fn, reps):
     t = float("inf")
     for _ in range(reps):
         t0 = time.perf_counter()
-        fn()
+        try:
+            fn()
+        except Exception as e:  # noqa: BLE001 - torch.onnx's error types vary
+            return "fails: " + str(e).splitlines()[0][:90]
         t = min(t, time.perf_counter() - t0)
     return t
+
+
+def cell(t, ta):
+    if isinstance(t, str):
+        return f"{'fails':>10} {'':>7}"
+    return f"{t:9.2f}s {t / ta:6.1f}x"
 
 
 def main():
@@ -41,7 +52,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     os.makedirs(a.models_dir, exist_ok=True)
-    print(f"{'model':16} {'amanda convert':>15} {'torch.onnx.export':>18} {'ratio':>7}")
+    print(f"{'model':16} {'amanda convert':>15}  {'export(saved .pt)':>18}  {'export(eager module)':>18}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models:
             pt = tv.make(a.models_dir, name)
@@ -57,9 +68,20 @@ def main():
                 with torch.no_grad():
                     torch.onnx.export(m, (x,), out, opset_version=13)
 
+            torch.manual_seed(0)
+            eager = getattr(torchvision.models, name)(weights=None).eval()
+
+            def export_eager():
+                with torch.no_grad():
+                    torch.onnx.export(eager, (x,), out, opset_version=13)
+
             ta = best(amanda, a.reps)
             te = best(export, a.reps)
-            print(f"{name:16} {ta:14.2f}s {te:17.2f}s {te / ta:6.1f}x", flush=True)
+            tg = best(export_eager, a.reps)
+            print(f"{name:16} {ta:14.2f}s  {cell(te, ta)}  {cell(tg, ta)}", flush=True)
+            for t in (te, tg):
+                if isinstance(t, str):
+                    print(f"    {t}")
 
 
 if __name__ == "__main__":

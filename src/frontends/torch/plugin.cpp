@@ -846,7 +846,7 @@ bool do_namespace(const schema::TypeSystems* types, std::unique_ptr<schema::Name
       op->domain = s->name().substr(0, s->name().find("::"));
       for (const c10::Argument& a : s->arguments()) {
         bool optional = a.default_value().has_value() || a.type()->kind() == c10::TypeKind::OptionalType;
-        schema::PortSchema p = port(a.name(), a.type()->annotation_str(), optional ? schema::Arity::Optional : schema::Arity::Single);
+        schema::PortSchema p = port(a.name(), a.type()->str(), optional ? schema::Arity::Optional : schema::Arity::Single);
         if (a.default_value()) {
           try {
             schema::AttrType d;
@@ -867,7 +867,7 @@ bool do_namespace(const schema::TypeSystems* types, std::unique_ptr<schema::Name
         for (size_t i = 0; i < n; ++i) {
           const c10::Argument& r = s->returns()[i];
           std::string name = !r.name().empty() ? r.name() : n == 1 ? "result" : "result" + std::to_string(i);
-          op->outputs.push_back(port(name, r.type()->annotation_str(), schema::Arity::Single));
+          op->outputs.push_back(port(name, r.type()->str(), schema::Arity::Single));
         }
       }
       ns->add(std::move(op));
