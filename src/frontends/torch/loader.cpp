@@ -37,7 +37,7 @@ const Loaded& load() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (std::string(AMANDA_TORCH_NAMESPACE).empty()) {
-      l.why = "this build of Amanda has no PyTorch support (CMake did not find libtorch: apt install libtorch-dev, then rebuild)";
+      l.why = "this build of Amanda has no PyTorch plugin (built with -DAMANDA_WITH_TORCH=OFF, or without Debian's libtorch-dev)";
       return;
     }
     std::vector<std::string> candidates;
@@ -110,7 +110,9 @@ bool is_torchscript_path(const std::string& path) {
 }
 
 text::Document read_torchscript(const std::string& path, const ImportOptions& o) {
-  const PluginApi& a = api();
+  const Loaded& l = load();
+  if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
+  const PluginApi& a = *l.api;
   text::Document doc;
   std::string err;
   if (!a.read(path.c_str(), &o, &doc, &err)) throw Error(err);
