@@ -8,8 +8,10 @@ weights, traced, torch.jit.save'd to MODELS_DIR/NAME.pt): the wall time of the w
 `amanda convert NAME.pt --input-shape 1,3,224,224 -o OUT.onnx` (process start, libtorch plugin
 load, import, conversion, writing the file), best of --reps, against torch.onnx.export(module, x,
 OUT.onnx, opset_version=13) on the same loaded module in this process, best of --reps, and of
-the eager torchvision module the .pt was traced from. Prints the times and the ratios
-torch.onnx.export / amanda ("fails" where torch.onnx.export cannot export the module).
+the eager torchvision module the .pt was traced from, and as a user waits for it: a new
+`python3 -c 'import torch; torch.onnx.export(torch.jit.load(PT), ...)'` process (cold, like
+amanda's). Prints the times and the ratios torch.onnx.export / amanda ("fails" where
+torch.onnx.export cannot export the module).
 """
 import argparse
 import os
@@ -52,7 +54,7 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     a = ap.parse_args()
     os.makedirs(a.models_dir, exist_ok=True)
-    print(f"{'model':16} {'amanda convert':>15}  {'export(saved .pt)':>18}  {'export(eager module)':>18}")
+    print(f"{'model':16} {'amanda convert':>15}  {'export(saved .pt)':>18}  {'export(eager module)':>18}  {'new python process':>18}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models:
             pt = tv.make(a.models_dir, name)
@@ -74,11 +76,18 @@ def main():
             def export_eager():  # as users call it (grad enabled: no fused attention fast path)
                 torch.onnx.export(eager, (x,), out, opset_version=13)
 
+            code = ("import torch; m = torch.jit.load(%r).eval(); "
+                    "torch.onnx.export(m, (torch.randn(1, 3, 224, 224),), %r, opset_version=13)" % (pt, out))
+
+            def cold():
+                subprocess.run(["/usr/bin/python3", "-c", code], check=True, capture_output=True)
+
             ta = best(amanda, a.reps)
             te = best(export, a.reps)
             tg = best(export_eager, a.reps)
-            print(f"{name:16} {ta:14.2f}s  {cell(te, ta)}  {cell(tg, ta)}", flush=True)
-            for t in (te, tg):
+            tc = best(cold, a.reps)
+            print(f"{name:16} {ta:14.2f}s  {cell(te, ta)}  {cell(tg, ta)}  {cell(tc, ta)}", flush=True)
+            for t in (te, tg, tc):
                 if isinstance(t, str):
                     print(f"    {t}")
 
