@@ -137,7 +137,10 @@ class Exporter {
     if (auto v = default_opset(g_.str(g_.graph_namespace(root)))) {
       bool found = false;
       for (auto& os : *m.mutable_opset_import())
-        if (os.domain().empty() || os.domain() == "ai.onnx") os.set_version(*v), found = true;
+        if (os.domain().empty() || os.domain() == "ai.onnx") {
+          if (os.version() != *v) os.set_version(*v);  // an absent version (0) stays absent
+          found = true;
+        }
       if (!found) {
         auto* os = m.add_opset_import();
         os->set_version(*v);
