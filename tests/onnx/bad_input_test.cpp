@@ -16,17 +16,14 @@
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/support/diagnostics.h"
 
+#include "test_files.h"
+
 namespace fs = std::filesystem;
 using namespace amanda;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_files::slurp;
 
 onnx::ValueInfoProto vi(const std::string& name) {
   onnx::ValueInfoProto v;

@@ -11,17 +11,14 @@
 
 #include "../../fuzz/onnx_roundtrip_check.h"
 
+#include "test_files.h"
+
 namespace fs = std::filesystem;
 using namespace amanda;
 
 namespace {
 
-std::string slurp(const fs::path& p) {
-  std::ifstream in(p, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+using test_files::slurp;
 
 std::vector<fs::path> corpus() {
   fs::path dir = fs::path(AMANDA_TEST_DATA).parent_path() / "fuzz" / "corpus" / "onnx";
