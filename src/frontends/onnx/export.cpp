@@ -135,12 +135,15 @@ class Exporter {
     // The graph's namespace is the truth for the default domain's opset: a conversion
     // (amanda convert --to amanda/onnx/11) changes the namespace, not this list.
     if (auto v = default_opset(g_.str(g_.graph_namespace(root)))) {
-      bool found = false;
-      for (auto& os : *m.mutable_opset_import())
-        if (os.domain().empty() || os.domain() == "ai.onnx") {
-          if (os.version() != *v) os.set_version(*v);  // an absent version (0) stays absent
-          found = true;
-        }
+      // The importer took the namespace from the first default-domain entry: when it still says
+      // that version, the list is left exactly as it came (odd lists included).
+      const onnx::OperatorSetIdProto* first = nullptr;
+      for (const auto& os : m.opset_import())
+        if (!first && (os.domain().empty() || os.domain() == "ai.onnx")) first = &os;
+      bool found = first != nullptr;
+      if (first && first->version() != *v)
+        for (auto& os : *m.mutable_opset_import())
+          if (os.domain().empty() || os.domain() == "ai.onnx") os.set_version(*v);
       if (!found) {
         auto* os = m.add_opset_import();
         os->set_version(*v);
