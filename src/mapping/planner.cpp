@@ -1,27 +1,18 @@
 #include <algorithm>
 #include <deque>
-#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "amanda/mapping/engine.h"
+#include "amanda/support/file.h"
 #include "amanda/schema/validate.h"
 
 namespace amanda::mapping {
 
-namespace fs = std::filesystem;
 
 void TableSet::add_folder(const std::string& dir) {
-  std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return;
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    auto ext = it->path().extension().string();
-    if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) add(read_table(f.string()));
+  for (const auto& f : data_files(dir)) add(read_table(f));
 }
 
 // Tables with the same src and dst are one table split over several files: their rules are

@@ -1,4 +1,5 @@
 #include "amanda/schema/registry.h"
+#include "amanda/support/file.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -59,14 +60,7 @@ void Registry::add(std::unique_ptr<NamespaceSchema> ns) {
 
 void Registry::add_folder(const std::string& dir) {
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) return;
-  std::vector<fs::path> files;
-  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
-    auto ext = it->path().extension().string();
-    if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(it->path());
-  }
-  std::sort(files.begin(), files.end());
-  for (const auto& f : files) {
+  for (const fs::path f : data_files(dir)) {
     // tensorflow/1.13.1.yaml -> amanda/tensorflow/1.13.1 (or amanda/... when the folder says so)
     fs::path rel = fs::relative(f, dir, ec);
     std::string name = (rel.parent_path() / rel.stem()).generic_string();

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fcntl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -135,6 +136,19 @@ void write_file_atomic(const std::string& path, std::string_view bytes) {
   AtomicFile f(path);
   f.write(bytes);
   f.commit();
+}
+
+std::vector<std::string> data_files(const std::string& dir) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  std::vector<std::string> files;
+  if (!fs::is_directory(dir, ec)) return files;
+  for (auto it = fs::recursive_directory_iterator(dir, ec); !ec && it != fs::recursive_directory_iterator(); it.increment(ec)) {
+    auto ext = it->path().extension().string();
+    if (it->is_regular_file() && (ext == ".yaml" || ext == ".yml" || ext == ".json")) files.push_back(it->path().string());
+  }
+  std::sort(files.begin(), files.end());
+  return files;
 }
 
 }  // namespace amanda

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 #include <string_view>
 
 namespace amanda {
@@ -28,6 +29,10 @@ class Buffer {
 std::shared_ptr<const Buffer> map_file(const std::string& path);
 // Heap-owned bytes.
 std::shared_ptr<const Buffer> make_buffer(std::string bytes);
+
+// Every regular *.yaml / *.yml / *.json file under dir (recursively), sorted; none when dir is not
+// a folder. The shipped namespaces/ and tables/ folders are read this way.
+std::vector<std::string> data_files(const std::string& dir);
 
 // Writes files atomically. Create, append, then commit(); if commit() is never called (an
 // exception, an early return) the temporary file is removed by the destructor.
