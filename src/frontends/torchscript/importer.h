@@ -1,0 +1,2 @@
+// Reads a TorchScript archive (torch.jit.save) without libtorch. See importer.cpp.
+#pragma once

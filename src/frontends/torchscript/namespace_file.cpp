@@ -1,0 +1,1 @@
+#include "frontends/torchscript/namespace_file.h"
