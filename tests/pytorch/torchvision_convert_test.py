@@ -8,8 +8,9 @@ zero, such as ViT's classification head, get random values so that no output is 
 trace it under torch.no_grad(), torch.jit.save it to MODELS_DIR/NAME.pt (kept for reuse, remade
 when torch or this script changes), run torch on a seeded random input, then
 
-    amanda convert NAME.pt --input-shape 1,3,224,224 -o NAME.onnx
+    amanda convert NAME.pt --input-shape 1,3,224,224 --reader READER -o NAME.onnx
 
+once with each reader (`script`: the libtorch-free reader, the default; `libtorch`: the plugin),
 and check: onnx.checker.check_model(NAME.onnx, full_check=True) passes, and onnxruntime-node's
 output on the same input matches torch's within 1e-4 (max abs difference), torch's output not
 all zeros. Models listed in NOT_YET must instead be refused: exit 1, a report naming the ops that
@@ -29,6 +30,7 @@ import torch
 import torchvision
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+READERS = ["script", "libtorch"]
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny",
           "vit_b_16", "swin_t"]
 # Not converted yet: the report must name what is missing (docs/pytorch.md, "Coverage").
@@ -118,30 +120,33 @@ def main():
             x = torch.randn(1, 3, 224, 224)
             with torch.no_grad():
                 ref = torch.jit.load(pt).eval()(x).numpy()
-            out = os.path.join(tmp, name + ".onnx")
-            t0 = time.time()
-            r = subprocess.run([amanda, "convert", pt, "--input-shape", "1,3,224,224", "-o", out], capture_output=True, text=True)
-            dt = time.time() - t0
-            if name in NOT_YET:
-                if r.returncode != 1 or os.path.exists(out) or "have no rule" not in r.stdout:
-                    failures.append(f"{name}: expected a refusal with a report (exit 1, no output), got exit {r.returncode}: {r.stdout[-800:]}{r.stderr[-400:]}")
-                else:
-                    print(f"{name}: refused as expected ({dt:.2f} s); report: " + " | ".join(l.strip() for l in r.stdout.splitlines() if l.startswith("  "))[:400])
-                continue
-            if r.returncode != 0:
-                failures.append(f"{name}: amanda convert failed (exit {r.returncode}): {r.stdout[-1500:]}{r.stderr[-800:]}")
-                continue
-            try:
-                onnx.checker.check_model(out, full_check=True)
-            except Exception as e:  # noqa: BLE001 - the checker's own exception types vary
-                failures.append(f"{name}: onnx.checker: {str(e).splitlines()[0]}")
             xin = os.path.join(tmp, name + ".in.bin")
             x.numpy().astype("<f4").tofile(xin)
-            m = onnx.load(out, load_external_data=False)
-            init = {i.name for i in m.graph.initializer}
-            inputs = [i.name for i in m.graph.input if i.name not in init]
-            jobs.append({"model": out, "inputs": {inputs[0]: {"file": xin, "shape": [1, 3, 224, 224]}}, "out": os.path.join(tmp, name)})
-            expected[name] = (ref, dt)
+            for reader in READERS:
+                key = f"{name}.{reader}"
+                out = os.path.join(tmp, key + ".onnx")
+                t0 = time.time()
+                r = subprocess.run([amanda, "convert", pt, "--input-shape", "1,3,224,224", "--reader", reader, "-o", out],
+                                   capture_output=True, text=True)
+                dt = time.time() - t0
+                if name in NOT_YET:
+                    if r.returncode != 1 or os.path.exists(out) or "have no rule" not in r.stdout:
+                        failures.append(f"{key}: expected a refusal with a report (exit 1, no output), got exit {r.returncode}: {r.stdout[-800:]}{r.stderr[-400:]}")
+                    else:
+                        print(f"{key}: refused as expected ({dt:.2f} s); report: " + " | ".join(l.strip() for l in r.stdout.splitlines() if l.startswith("  "))[:400])
+                    continue
+                if r.returncode != 0:
+                    failures.append(f"{key}: amanda convert failed (exit {r.returncode}): {r.stdout[-1500:]}{r.stderr[-800:]}")
+                    continue
+                try:
+                    onnx.checker.check_model(out, full_check=True)
+                except Exception as e:  # noqa: BLE001 - the checker's own exception types vary
+                    failures.append(f"{key}: onnx.checker: {str(e).splitlines()[0]}")
+                m = onnx.load(out, load_external_data=False)
+                init = {i.name for i in m.graph.initializer}
+                inputs = [i.name for i in m.graph.input if i.name not in init]
+                jobs.append({"model": out, "inputs": {inputs[0]: {"file": xin, "shape": [1, 3, 224, 224]}}, "out": os.path.join(tmp, key)})
+                expected[key] = (ref, dt)
         if jobs:
             jf = os.path.join(tmp, "jobs.json")
             with open(jf, "w") as f:

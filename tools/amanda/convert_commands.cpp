@@ -41,6 +41,7 @@ struct ConvertOpts {
   bool keep_unmapped = false, external_data = false, quiet = false;
   std::vector<std::string> input_shapes;
   std::string input_type = "float32";
+  std::string reader = "auto";
 };
 
 int run_convert(const ConvertOpts& o) {
@@ -53,6 +54,7 @@ int run_convert(const ConvertOpts& o) {
   if (torch_frontend::is_torchscript_path(o.in)) {
     torch_frontend::ImportOptions io;
     io.input_dtype = o.input_type;
+    io.reader = o.reader;
     for (const auto& s : o.input_shapes) {
       std::vector<int64_t> dims;
       size_t start = 0;
@@ -71,7 +73,7 @@ int run_convert(const ConvertOpts& o) {
       }
       io.input_shapes.push_back(std::move(dims));
     }
-    read.emplace(torch_frontend::read_torchscript(o.in, io));
+    read.emplace(torch_frontend::read_torchscript(o.in, io, reg.get()));
   } else {
     read.emplace(read_any(o.in, diags));
   }
@@ -167,6 +169,10 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
                 "TorchScript input: the shape of forward()'s tensor inputs, one per input, e.g. --input-shape 1,3,224,224 "
                 "(shapes are then propagated and shape arithmetic folded, as torch.onnx.export does)");
   c->add_option("--input-type", o->input_type, "TorchScript input: element type of forward()'s tensor inputs (default float32)");
+  c->add_option("--reader", o->reader,
+                "TorchScript input: 'script' reads the archive without libtorch (fast), 'libtorch' uses the PyTorch plugin, "
+                "'auto' (default) tries the first and falls back to the second for modules it does not handle")
+      ->check(CLI::IsMember({"auto", "script", "libtorch"}));
   c->add_option("-o,--output", o->out, "Output document (.onnx, .yaml, .json); none: only report");
   c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out); default for a .onnx output: "
                 "the input's ONNX opset, or the first ONNX opset (from 13) the tables reach");

@@ -5,10 +5,12 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <mutex>
 
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/support/diagnostics.h"
+#include "frontends/torchscript/importer.h"
 
 #ifndef AMANDA_TORCH_NAMESPACE
 #define AMANDA_TORCH_NAMESPACE ""
@@ -20,6 +22,9 @@
 namespace amanda::torch_frontend {
 
 namespace {
+
+// The PyTorch namespace shipped as namespaces/pytorch/<version>.ops, for builds without libtorch.
+constexpr const char* kShippedTorchNamespace = "amanda/pytorch/1.13";
 
 std::string exe_dir() {
   std::error_code ec;
@@ -109,13 +114,37 @@ bool is_torchscript_path(const std::string& path) {
   return f.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
 }
 
-text::Document read_torchscript(const std::string& path, const ImportOptions& o) {
+text::Document read_torchscript(const std::string& path, const ImportOptions& o, schema::Registry* registry,
+                                std::string* used) {
+  if (o.reader != "auto" && o.reader != "script" && o.reader != "libtorch")
+    throw Error("unknown TorchScript reader '" + o.reader + "' (auto, script or libtorch)");
+  if (o.reader != "libtorch") {
+    std::unique_ptr<schema::Registry> own;
+    if (!registry) {
+      own = schema::make_default_registry();
+      own->add_provider(make_torch_namespace_provider());
+      registry = own.get();
+    }
+    std::string ns_name = torch_namespace_name();
+    if (ns_name.empty()) ns_name = kShippedTorchNamespace;
+    try {
+      const schema::NamespaceSchema* ns = registry->find(ns_name);
+      if (!ns) throw torchscript::Unsupported("the namespace " + ns_name + " is not available");
+      text::Document doc = torchscript::import_archive(path, o, *ns);
+      if (used) *used = "script";
+      return doc;
+    } catch (const torchscript::Unsupported& e) {
+      if (o.reader == "script") throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what());
+      if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "torch import: falling back to libtorch: " << e.what() << "\n";
+    }
+  }
   const Loaded& l = load();
   if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
   const PluginApi& a = *l.api;
   text::Document doc;
   std::string err;
   if (!a.read(path.c_str(), &o, &doc, &err)) throw Error(err);
+  if (used) *used = "libtorch";
   return doc;
 }
 

@@ -1,1 +1,1068 @@
+// The libtorch-free TorchScript importer (see importer.h). Three parts:
+//   1. the archive: <name>/data.pkl (the module objects: class, attributes, parameters as
+//      torch._utils._rebuild_tensor_v2 calls on storages <name>/data/<key>), <name>/constants.pkl
+//      (the CONSTANTS.cN tensors), <name>/code/**.py (each class's methods);
+//   2. an interpreter of the serialized Python over values (runtime.h) that are known (numbers,
+//      lists, parameters, folded tensors) or symbolic (graph values with known shapes);
+//   3. op calls: torch.X(...) resolves to the schema of aten::X whose overload the arguments fit,
+//      then folds (all inputs known, a kernel exists) or becomes a graph op.
 #include "frontends/torchscript/importer.h"
+
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <unordered_map>
+
+#include "amanda/support/file.h"
+#include "frontends/torchscript/ast.h"
+#include "frontends/torchscript/pickle.h"
+#include "frontends/torchscript/zip.h"
+
+namespace amanda::torchscript {
+
+using ir::DType;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+
+struct Obj {
+  std::string cls;   // __torch__.torchvision.models.resnet.ResNet
+  std::string path;  // attribute path from the root module ("layer1.0.conv1"), "" for the root
+  std::vector<std::pair<std::string, VRef>> attrs;
+  VRef find(std::string_view name) const {
+    for (const auto& [k, v] : attrs)
+      if (k == name) return v;
+    return nullptr;
+  }
+};
+
+namespace {
+
+constexpr int kMaxCallDepth = 200;
+constexpr int kMaxConvertDepth = 1000;
+constexpr int64_t kMaxLoopTrips = 100000;
+
+std::optional<DType> storage_dtype(std::string_view cls) {
+  static const std::pair<const char*, DType> table[] = {
+      {"torch.FloatStorage", DType::Float32}, {"torch.DoubleStorage", DType::Float64},
+      {"torch.HalfStorage", DType::Float16},  {"torch.BFloat16Storage", DType::BFloat16},
+      {"torch.LongStorage", DType::Int64},    {"torch.IntStorage", DType::Int32},
+      {"torch.ShortStorage", DType::Int16},   {"torch.CharStorage", DType::Int8},
+      {"torch.ByteStorage", DType::UInt8},    {"torch.BoolStorage", DType::Bool}};
+  for (const auto& [n, t] : table)
+    if (cls == n) return t;
+  return std::nullopt;
+}
+
+// "Tensor(a!)" -> "Tensor", "Tensor(a)[]" -> "Tensor[]".
+std::string strip_alias(std::string_view t) {
+  std::string out;
+  int depth = 0;
+  for (char c : t) {
+    if (c == '(') ++depth;
+    else if (c == ')') --depth;
+    else if (depth == 0) out += c;
+  }
+  return out;
+}
+
+// How well a value fits a schema type: 0 = not at all, higher = more exactly.
+int fits(const Val& v, std::string_view type) {
+  if (type.empty()) return 0;
+  if (type.back() == '?') {
+    if (v.k == Val::K::None) return 2;
+    return fits(v, type.substr(0, type.size() - 1));
+  }
+  if (v.k == Val::K::None) return 0;
+  if (type.back() == ']') {
+    size_t open = type.rfind('[');
+    if (open == std::string_view::npos) return 0;
+    std::string_view elem = type.substr(0, open);
+    bool fixed = open + 2 < type.size();  // int[2]: a single int is repeated
+    if (fixed && v.k == Val::K::Int && (elem == "int" || elem == "SymInt")) return 1;
+    if (v.k != Val::K::List && v.k != Val::K::Tuple) return 0;
+    int worst = 3;
+    for (const auto& x : v.items) worst = std::min(worst, fits(*x, elem));
+    return worst;
+  }
+  if (type == "Tensor") return v.is_tensor() ? 3 : 0;
+  if (type == "Scalar") return v.k == Val::K::Int || v.k == Val::K::Float || v.k == Val::K::Bool ? 1 : 0;
+  if (type == "int" || type == "SymInt") return v.k == Val::K::Int ? 3 : v.k == Val::K::Bool ? 1 : 0;
+  if (type == "float") return v.k == Val::K::Float ? 3 : v.k == Val::K::Int ? 1 : 0;
+  if (type == "bool") return v.k == Val::K::Bool ? 3 : 0;
+  if (type == "number") return v.k == Val::K::Int || v.k == Val::K::Float ? 2 : 0;
+  if (type == "str") return v.k == Val::K::Str ? 3 : 0;
+  if (type == "Device") return v.k == Val::K::Device ? 3 : v.k == Val::K::Str ? 1 : 0;
+  if (type == "ScalarType" || type == "Layout" || type == "MemoryFormat") return v.k == Val::K::Int ? 2 : 0;
+  if (type == "Any" || type == "t") return 1;
+  return 0;
+}
+
+VRef from_value(const Value& v) {
+  switch (v.kind()) {
+    case Value::Kind::Null: return make_none();
+    case Value::Kind::Bool: return make_bool(v.as_bool());
+    case Value::Kind::Int: return make_int(v.as_int());
+    case Value::Kind::Float: return make_float(v.as_float());
+    case Value::Kind::String: return make_str(v.as_string());
+    case Value::Kind::List: {
+      std::vector<VRef> items;
+      for (const Value& x : v.as_list()) items.push_back(from_value(x));
+      return make_list(std::move(items));
+    }
+    default: throw Unsupported("a schema default of an unexpected kind");
+  }
+}
+
+// A constant argument as an attribute value (prim::Constant's `value`).
+Value to_value(const Val& v, const std::string& where) {
+  switch (v.k) {
+    case Val::K::None: return Value();
+    case Val::K::Bool: return Value(v.b);
+    case Val::K::Int: return Value(v.i);
+    case Val::K::Float: return Value(v.f);
+    case Val::K::Str:
+    case Val::K::Device: return Value(v.s);
+    case Val::K::List:
+    case Val::K::Tuple: {
+      Value::List l;
+      for (const auto& x : v.items) l.push_back(to_value(*x, where));
+      return Value(std::move(l));
+    }
+    default: throw Unsupported(where + ": a constant argument of kind " + kind_name(v));
+  }
+}
+
+std::string torch_type_of(const Val& v) {
+  switch (v.k) {
+    case Val::K::None: return "NoneType";
+    case Val::K::Bool: return "bool";
+    case Val::K::Int: return "int";
+    case Val::K::Float: return "float";
+    case Val::K::Str: return "str";
+    case Val::K::Device: return "Device";
+    case Val::K::List: {
+      if (v.items.empty()) return "List[int]";
+      std::string e = torch_type_of(*v.items[0]);
+      return "List[" + e + "]";
+    }
+    case Val::K::Tuple: {
+      std::string s = "Tuple[";
+      for (size_t k = 0; k < v.items.size(); ++k) s += (k ? ", " : "") + torch_type_of(*v.items[k]);
+      return s + "]";
+    }
+    case Val::K::Tensor: return "Tensor";
+    default: return "Any";
+  }
+}
+
+struct Frame {
+  std::unordered_map<std::string, VRef> vars;
+  const SourceFile* file = nullptr;
+};
+
+enum class Flow { Normal, Return, Break, Continue };
+
+class Importer {
+ public:
+  Importer(const ZipArchive& zip, const schema::NamespaceSchema& ns, const torch_frontend::ImportOptions& o,
+           text::Document& doc)
+      : zip_(zip), ns_(ns), o_(o), g_(doc.graph) {}
+
+  void run() {
+    find_prefix();
+    std::string_view data = zip_.read(prefix_ + "data.pkl");
+    PyRef root = unpickle(data, zip_.path() + ":" + prefix_ + "data.pkl");
+    if (const ZipEntry* c = zip_.find(prefix_ + "constants.pkl")) {
+      PyRef consts = unpickle(zip_.data(*c), zip_.path() + ":" + prefix_ + "constants.pkl");
+      VRef t = convert(consts, "constants/", "CONSTANTS", 0);
+      if (t->k != Val::K::Tuple && t->k != Val::K::List) throw Error(zip_.path() + ": constants.pkl does not hold a tuple");
+      constants_ = t->items;
+      for (size_t k = 0; k < constants_.size(); ++k)
+        if (constants_[k]->is_tensor() && constants_[k]->name.empty()) constants_[k]->name = "CONSTANTS.c" + std::to_string(k);
+    }
+    VRef module = convert(root, "data/", "", 0);
+    if (module->k != Val::K::Object) throw Error(zip_.path() + ": data.pkl does not hold a module object");
+
+    for (const auto& op : ns_.ops) {
+      const std::string& t = op->type;
+      overloads_[t.substr(0, t.find('.'))].push_back(op.get());
+    }
+
+    OpId root_graph = g_.root();
+    g_.set_graph_namespace(root_graph, g_.sym(ns_.name));
+    std::string gname = prefix_.empty() ? "module" : prefix_.substr(0, prefix_.size() - 1);
+    g_.set_name(root_graph, g_.sym(gname));
+    g_.set_attr(root_graph, g_.sym("producer_name"), Value("amanda"));
+    g_.set_attr(root_graph, g_.sym("producer_version"), Value("torchscript import without libtorch"));
+
+    const ClassDef* cls = find_class(module->obj->cls);
+    const FunctionDef* fwd = method(*cls, "forward", module->obj->cls);
+    if (fwd->params.empty()) throw Error(where_of(*fwd) + ": forward() has no self");
+    size_t n_in = fwd->params.size() - 1;
+    if (o_.input_shapes.empty() && n_in > 0)
+      throw Unsupported("no --input-shape given (the libtorch-free reader specializes shapes)");
+    if (o_.input_shapes.size() != n_in)
+      throw Error(zip_.path() + ": forward() takes " + std::to_string(n_in) + " inputs, " +
+                  std::to_string(o_.input_shapes.size()) + " --input-shape given");
+    auto dt = ir::dtype_from_name(o_.input_dtype);
+    if (!dt) throw Error("unknown input element type " + o_.input_dtype);
+    std::vector<VRef> args{module};
+    for (size_t k = 0; k < n_in; ++k) {
+      const Param& p = fwd->params[k + 1];
+      if (!p.type.empty() && p.type != "Tensor")
+        throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
+      VRef v = make_symbolic(*dt, o_.input_shapes[k]);
+      PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));
+      g_.set_attr(port, g_.sym("graph_input"), Value(true));
+      set_type(port, *v, true);
+      v->port = port;
+      v->name = p.name;
+      args.push_back(v);
+    }
+    VRef out = call_function(*fwd, cls_file_, args, {}, "forward");
+    std::vector<VRef> outs;
+    if (out->k == Val::K::Tuple || out->k == Val::K::List) outs = out->items;
+    else outs.push_back(out);
+    for (size_t k = 0; k < outs.size(); ++k) {
+      const VRef& v = outs[k];
+      if (!v->is_tensor() || !v->defined) throw Unsupported("forward() returns " + describe(*v) + " (only tensors)");
+      std::string name = outs.size() == 1 ? "output" : "output" + std::to_string(k);
+      PortId port = g_.add_port(root_graph, ir::PortDir::Out, g_.sym(name));
+      set_type(port, *v, true);
+      g_.connect(port_of(*v), port);
+    }
+  }
+
+ private:
+  const ZipArchive& zip_;
+  const schema::NamespaceSchema& ns_;
+  const torch_frontend::ImportOptions& o_;
+  ir::Graph& g_;
+  std::string prefix_;
+  std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
+  std::unordered_map<const PyObject*, VRef> converted_;
+  std::vector<VRef> constants_;
+  std::map<std::string, std::unique_ptr<SourceFile>> files_;
+  const SourceFile* cls_file_ = nullptr;  // the file of the class find_class found last
+  std::unordered_map<std::string, std::vector<const schema::OpSchema*>> overloads_;
+  std::unordered_map<std::string, int> taken_;
+  std::string hint_;   // the name the statement being run assigns to
+  std::string where_;  // file:line of the statement being run
+  int depth_ = 0;
+
+  // ------------------------------------------------------------ the archive
+
+  void find_prefix() {
+    for (const ZipEntry& e : zip_.entries()) {
+      const std::string& n = e.name;
+      if (n.size() >= 8 && n.compare(n.size() - 8, 8, "data.pkl") == 0) {
+        std::string p = n.substr(0, n.size() - 8);
+        if (p.empty() || (p.back() == '/' && p.find('/') == p.size() - 1)) {
+          prefix_ = p;
+          return;
+        }
+      }
+    }
+    if (zip_.find("model.json") || zip_.find("archive/model.json"))
+      throw Unsupported(zip_.path() + ": an archive of the old (model.json) format");
+    throw Error(zip_.path() + ": not a TorchScript archive (no data.pkl in the zip)");
+  }
+
+  std::shared_ptr<Storage> storage(const PyObject& pid, const std::string& folder) {
+    // ('storage', torch.FloatStorage, key, location, numel)
+    if (pid.kind != PyObject::Kind::Tuple || pid.items.size() < 5 || pid.items[0]->kind != PyObject::Kind::Str ||
+        pid.items[0]->str != "storage" || pid.items[1]->kind != PyObject::Kind::Global ||
+        pid.items[2]->kind != PyObject::Kind::Str || pid.items[4]->kind != PyObject::Kind::Int)
+      throw Error(zip_.path() + ": byte " + std::to_string(pid.offset) + " of a pickle: a persistent id that is not a storage: " +
+                  torchscript::describe(pid));
+    auto dt = storage_dtype(pid.items[1]->str);
+    if (!dt) throw Unsupported(zip_.path() + ": storage class " + pid.items[1]->str);
+    std::string key = folder + pid.items[2]->str;
+    if (auto it = storages_.find(key); it != storages_.end()) return it->second;
+    const ZipEntry* e = zip_.find(prefix_ + key);
+    if (!e) throw Error(zip_.path() + ": no entry " + prefix_ + key + " for a tensor's storage");
+    std::string_view bytes = zip_.data(*e);
+    int64_t n = pid.items[4]->i;
+    size_t es = ir::dtype_size(*dt);
+    if (n < 0 || static_cast<uint64_t>(n) > bytes.size() / es)
+      throw Error(zip_.path() + ": storage " + prefix_ + key + " holds " + std::to_string(bytes.size()) + " bytes, not " +
+                  std::to_string(n) + " elements");
+    auto st = std::make_shared<Storage>();
+    st->dtype = *dt;
+    st->raw = reinterpret_cast<const uint8_t*>(bytes.data());
+    st->count = static_cast<size_t>(n);
+    if (zip_.borrowable(*e)) {
+      st->owner = zip_.buffer();
+    } else {
+      st->owner = make_buffer(std::string(bytes));
+      st->raw = st->owner->data();
+    }
+    storages_[key] = st;
+    return st;
+  }
+
+  VRef rebuild_tensor(const PyObject& args, const std::string& folder, const std::string& path) {
+    // _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks[, metadata])
+    auto fail = [&](const std::string& m) -> VRef {
+      throw Error(zip_.path() + ": byte " + std::to_string(args.offset) + " of a pickle: _rebuild_tensor_v2: " + m);
+    };
+    if (args.kind != PyObject::Kind::Tuple || args.items.size() < 4) return fail("expects (storage, offset, size, stride, ...)");
+    const PyObject& pid = *args.items[0];
+    if (pid.kind != PyObject::Kind::PersistentId || pid.items.empty()) return fail("the storage is not a persistent id");
+    std::shared_ptr<Storage> st = storage(*pid.items[0], folder);
+    if (args.items[1]->kind != PyObject::Kind::Int) return fail("the offset is not an int");
+    auto ints = [&](const PyObject& t) {
+      std::vector<int64_t> v;
+      if (t.kind != PyObject::Kind::Tuple && t.kind != PyObject::Kind::List) fail("size and stride must be tuples");
+      for (const auto& x : t.items) {
+        if (x->kind != PyObject::Kind::Int || x->i < 0) fail("size and stride hold non-negative ints");
+        v.push_back(x->i);
+      }
+      return v;
+    };
+    std::vector<int64_t> size = ints(*args.items[2]), stride = ints(*args.items[3]);
+    if (size.size() != stride.size()) return fail("size and stride differ in length");
+    int64_t offset = args.items[1]->i;
+    // The furthest element must lie inside the storage.
+    int64_t last = offset;
+    for (size_t k = 0; k < size.size(); ++k) {
+      if (size[k] == 0) {
+        last = -1;
+        break;
+      }
+      if (size[k] > (int64_t(1) << 40) || stride[k] > (int64_t(1) << 40)) return fail("size or stride too large");
+      last += (size[k] - 1) * stride[k];
+    }
+    if (offset < 0 || (last >= 0 && static_cast<uint64_t>(last) >= st->count)) return fail("the tensor lies outside its storage");
+    auto v = std::make_shared<Val>();
+    v->k = Val::K::Tensor;
+    v->dtype = st->dtype;
+    v->shape = size;
+    v->known = std::make_shared<Known>();
+    v->known->st = st;
+    v->known->strides = stride;
+    v->known->offset = offset;
+    v->name = path;
+    return v;
+  }
+
+  // The pickled object tree -> values. Module objects become Obj with their attributes.
+  VRef convert(const PyRef& p, const std::string& folder, const std::string& path, int depth) {
+    if (depth > kMaxConvertDepth) throw Error(zip_.path() + ": pickled objects nested too deeply");
+    if (auto it = converted_.find(p.get()); it != converted_.end()) return it->second;
+    const PyObject& o = *p;
+    VRef v;
+    auto sub = [&](const PyRef& x, const std::string& name) {
+      return convert(x, folder, path.empty() ? name : path + "." + name, depth + 1);
+    };
+    switch (o.kind) {
+      case PyObject::Kind::None: v = make_none(); break;
+      case PyObject::Kind::Bool: v = make_bool(o.b); break;
+      case PyObject::Kind::Int: v = make_int(o.i); break;
+      case PyObject::Kind::Float: v = make_float(o.f); break;
+      case PyObject::Kind::Str: v = make_str(o.str); break;
+      case PyObject::Kind::Bytes: v = make_str(o.str); break;
+      case PyObject::Kind::Tuple:
+      case PyObject::Kind::List: {
+        std::vector<VRef> items;
+        for (size_t k = 0; k < o.items.size(); ++k) items.push_back(sub(o.items[k], std::to_string(k)));
+        v = make_list(std::move(items), o.kind == PyObject::Kind::Tuple ? Val::K::Tuple : Val::K::List);
+        break;
+      }
+      case PyObject::Kind::Dict:
+        v = make_none();  // dictionaries only appear as empty backward-hook dicts in what we read
+        if (!o.dict.empty()) throw Unsupported(zip_.path() + ": a pickled dictionary as a value");
+        break;
+      case PyObject::Kind::Global:
+      case PyObject::Kind::PersistentId:
+        throw Error(zip_.path() + ": byte " + std::to_string(o.offset) + " of a pickle: a bare " +
+                    torchscript::describe(o) + " where a value belongs");
+      case PyObject::Kind::Call: {
+        const PyObject& callee = *o.items.at(0);
+        const PyObject& args = *o.items.at(1);
+        if (callee.kind != PyObject::Kind::Global)
+          throw Error(zip_.path() + ": byte " + std::to_string(o.offset) + ": a call of something that is not a global");
+        const std::string& fn = callee.str;
+        auto arg0 = [&]() -> const PyRef& {
+          if (args.kind != PyObject::Kind::Tuple || args.items.empty())
+            throw Error(zip_.path() + ": byte " + std::to_string(o.offset) + ": " + fn + " without arguments");
+          return args.items[0];
+        };
+        if (fn == "torch._utils._rebuild_tensor_v2") {
+          v = rebuild_tensor(args, folder, path);
+        } else if (fn == "torch._utils._rebuild_parameter") {
+          v = convert(arg0(), folder, path, depth + 1);
+        } else if (fn == "collections.OrderedDict") {
+          v = make_none();
+        } else if (fn == "torch.jit._pickle.build_intlist" || fn == "torch.jit._pickle.build_doublelist" ||
+                   fn == "torch.jit._pickle.build_boollist" || fn == "torch.jit._pickle.build_tensorlist" ||
+                   fn == "torch.jit._pickle.restore_type_tag") {
+          v = convert(arg0(), folder, path, depth + 1);
+        } else if (fn.rfind("__torch__.", 0) == 0 && o.new_object) {
+          auto obj = std::make_shared<Obj>();
+          obj->cls = fn;
+          obj->path = path;
+          v = std::make_shared<Val>();
+          v->k = Val::K::Object;
+          v->obj = obj;
+          converted_[p.get()] = v;  // before the state: it may refer back
+          if (o.state) {
+            if (o.state->kind != PyObject::Kind::Dict)
+              throw Unsupported(zip_.path() + ": object of " + fn + " with a custom __getstate__");
+            for (const auto& [k, x] : o.state->dict) {
+              if (k->kind != PyObject::Kind::Str) throw Error(zip_.path() + ": an attribute name that is not a string in " + fn);
+              obj->attrs.emplace_back(k->str, sub(x, k->str));
+            }
+          }
+          return v;
+        } else {
+          throw Unsupported(zip_.path() + ": pickled call of " + fn);
+        }
+        break;
+      }
+    }
+    converted_[p.get()] = v;
+    return v;
+  }
+
+  // ------------------------------------------------------------ code
+
+  // __torch__.torch.nn.modules.conv.___torch_mangle_0.Conv2d -> code/__torch__/torch/nn/modules/conv/___torch_mangle_0.py
+  const SourceFile* file_of(const std::string& module) {
+    if (auto it = files_.find(module); it != files_.end()) return it->second.get();
+    std::string rel = module;
+    for (char& c : rel)
+      if (c == '.') c = '/';
+    std::string entry = prefix_ + "code/" + rel + ".py";
+    const ZipEntry* e = zip_.find(entry);
+    if (!e) {
+      files_[module] = nullptr;
+      return nullptr;
+    }
+    auto f = std::make_unique<SourceFile>(parse_source(zip_.data(*e), zip_.path() + ":" + entry));
+    const SourceFile* r = f.get();
+    files_[module] = std::move(f);
+    return r;
+  }
+
+  const ClassDef* find_class(const std::string& qualname) {
+    size_t dot = qualname.rfind('.');
+    if (dot == std::string::npos) throw Error(zip_.path() + ": class name " + qualname + " has no module");
+    const SourceFile* f = file_of(qualname.substr(0, dot));
+    std::string name = qualname.substr(dot + 1);
+    if (f)
+      for (const ClassDef& c : f->classes)
+        if (c.name == name) {
+          cls_file_ = f;
+          return &c;
+        }
+    throw Error(zip_.path() + ": the code of class " + qualname + " is not in the archive");
+  }
+
+  const FunctionDef* method(const ClassDef& c, std::string_view name, const std::string& qualname) {
+    for (const FunctionDef& f : c.methods)
+      if (f.name == name) return &f;
+    throw Error(zip_.path() + ": class " + qualname + " has no method " + std::string(name));
+  }
+
+  std::string where_of(const FunctionDef& f) const {
+    return (cls_file_ ? cls_file_->path : zip_.path()) + ":" + std::to_string(f.pos.line);
+  }
+
+  VRef call_function(const FunctionDef& f, const SourceFile* file, const std::vector<VRef>& args,
+                     const std::vector<std::pair<std::string, VRef>>& kwargs, const std::string& what) {
+    if (++depth_ > kMaxCallDepth) throw Error(where_ + ": calls nested more than " + std::to_string(kMaxCallDepth) + " deep");
+    Frame fr;
+    fr.file = file;
+    if (args.size() > f.params.size())
+      throw Error(where_ + ": " + what + "() takes " + std::to_string(f.params.size()) + " arguments, " +
+                  std::to_string(args.size()) + " given");
+    for (size_t k = 0; k < f.params.size(); ++k) {
+      const Param& p = f.params[k];
+      VRef v = k < args.size() ? args[k] : nullptr;
+      for (const auto& [n, x] : kwargs)
+        if (n == p.name) v = x;
+      if (!v) {
+        if (!p.default_value) throw Error(where_ + ": " + what + "() misses argument " + p.name);
+        v = eval(*p.default_value, fr);
+      }
+      fr.vars[p.name] = v;
+    }
+    std::string saved_where = where_;
+    VRef ret;
+    Flow fl = exec(f.body, fr, ret);
+    where_ = saved_where;
+    --depth_;
+    if (fl == Flow::Break || fl == Flow::Continue) throw Error(where_ + ": break or continue outside a loop");
+    return ret ? ret : make_none();
+  }
+
+  std::string loc(const SourceFile* f, Pos p) const {
+    return (f ? f->path : zip_.path()) + ":" + std::to_string(p.line) + ":" + std::to_string(p.column);
+  }
+
+  Flow exec(const std::vector<StmtPtr>& body, Frame& fr, VRef& ret) {
+    for (const StmtPtr& sp : body) {
+      const Stmt& s = *sp;
+      where_ = loc(fr.file, s.pos);
+      switch (s.kind) {
+        case Stmt::Kind::Assign: {
+          hint_ = s.targets.size() == 1 && s.targets[0]->kind == Expr::Kind::Name ? s.targets[0]->text : "";
+          VRef v = eval(*s.value, fr);
+          hint_.clear();
+          for (const ExprPtr& t : s.targets) assign(*t, v, fr);
+          break;
+        }
+        case Stmt::Kind::AugAssign: {
+          const Expr& t = *s.targets[0];
+          if (t.kind != Expr::Kind::Name) throw Unsupported(where_ + ": augmented assignment to " + to_source(t));
+          VRef a = eval(t, fr), b = eval(*s.value, fr);
+          fr.vars[t.text] = arith(s.text, *a, *b);
+          break;
+        }
+        case Stmt::Kind::AnnAssign:
+          if (s.value) assign(*s.targets[0], eval(*s.value, fr), fr);
+          break;
+        case Stmt::Kind::Expr: eval(*s.value, fr); break;
+        case Stmt::Kind::Return:
+          hint_.clear();
+          ret = s.value ? eval(*s.value, fr) : make_none();
+          return Flow::Return;
+        case Stmt::Kind::Pass: break;
+        case Stmt::Kind::Break: return Flow::Break;
+        case Stmt::Kind::Continue: return Flow::Continue;
+        case Stmt::Kind::If: {
+          bool c = truth(*eval(*s.value, fr), "if");
+          Flow f = exec(c ? s.body : s.orelse, fr, ret);
+          if (f != Flow::Normal) return f;
+          break;
+        }
+        case Stmt::Kind::While: {
+          for (int64_t trips = 0;; ++trips) {
+            if (trips > kMaxLoopTrips) throw Unsupported(where_ + ": a loop of more than " + std::to_string(kMaxLoopTrips) + " trips");
+            if (!truth(*eval(*s.value, fr), "while")) break;
+            Flow f = exec(s.body, fr, ret);
+            if (f == Flow::Return) return f;
+            if (f == Flow::Break) break;
+          }
+          break;
+        }
+        case Stmt::Kind::For: {
+          VRef it = eval(*s.value, fr);
+          std::vector<VRef> items;
+          if (it->k == Val::K::List || it->k == Val::K::Tuple) items = it->items;
+          else throw Unsupported(where_ + ": a for loop over " + describe(*it));
+          for (const VRef& x : items) {
+            assign(*s.targets[0], x, fr);
+            Flow f = exec(s.body, fr, ret);
+            if (f == Flow::Return) return f;
+            if (f == Flow::Break) break;
+          }
+          break;
+        }
+        case Stmt::Kind::Raise: throw Error(where_ + ": the model raises an exception here");
+        case Stmt::Kind::Assert:
+          if (!truth(*eval(*s.value, fr), "assert")) throw Error(where_ + ": an assertion of the model fails for these input shapes");
+          break;
+        case Stmt::Kind::Del:
+          for (const ExprPtr& t : s.targets)
+            if (t->kind == Expr::Kind::Name) fr.vars.erase(t->text);
+          break;
+      }
+    }
+    return Flow::Normal;
+  }
+
+  void assign(const Expr& t, const VRef& v, Frame& fr) {
+    if (t.kind == Expr::Kind::Name) {
+      fr.vars[t.text] = v;
+      return;
+    }
+    if (t.kind == Expr::Kind::Tuple || t.kind == Expr::Kind::List) {
+      if ((v->k != Val::K::Tuple && v->k != Val::K::List) || v->items.size() != t.args.size())
+        throw Error(where_ + ": cannot unpack " + describe(*v) + " into " + std::to_string(t.args.size()) + " names");
+      for (size_t k = 0; k < t.args.size(); ++k) assign(*t.args[k], v->items[k], fr);
+      return;
+    }
+    throw Unsupported(where_ + ": assignment to " + to_source(t));
+  }
+
+  bool truth(const Val& v, const char* what) {
+    switch (v.k) {
+      case Val::K::Bool: return v.b;
+      case Val::K::Int: return v.i != 0;
+      case Val::K::Float: return v.f != 0;
+      case Val::K::None: return false;
+      case Val::K::List:
+      case Val::K::Tuple: return !v.items.empty();
+      case Val::K::Str: return !v.s.empty();
+      case Val::K::Tensor:
+        if (v.known && numel(v.shape) == 1) return elements(v)[0] != 0;
+        throw Unsupported(where_ + ": the condition of an " + what + " depends on the input's values (control flow on data)");
+      default: return true;
+    }
+  }
+
+  // ------------------------------------------------------------ expressions
+
+  VRef eval(const Expr& e, Frame& fr) {
+    switch (e.kind) {
+      case Expr::Kind::Name: {
+        if (auto it = fr.vars.find(e.text); it != fr.vars.end()) return it->second;
+        if (e.text == "inf") return make_float(INFINITY);
+        if (e.text == "nan") return make_float(NAN);
+        return make_str(e.text, Val::K::Path);
+      }
+      case Expr::Kind::Int: return make_int(e.i);
+      case Expr::Kind::Float: return make_float(e.f);
+      case Expr::Kind::Str: return make_str(e.text);
+      case Expr::Kind::None: return make_none();
+      case Expr::Kind::True: return make_bool(true);
+      case Expr::Kind::False: return make_bool(false);
+      case Expr::Kind::Attribute: {
+        VRef o = eval(*e.args[0], fr);
+        return attribute(*o, e.text);
+      }
+      case Expr::Kind::Call: return call(e, fr);
+      case Expr::Kind::Subscript: {
+        VRef o = eval(*e.args[0], fr);
+        if (o->k == Val::K::Path) return o;  // a type: List[int]
+        VRef i = eval(*e.args[1], fr);
+        if ((o->k == Val::K::List || o->k == Val::K::Tuple) && i->k == Val::K::Int) {
+          int64_t n = static_cast<int64_t>(o->items.size()), k = i->i < 0 ? i->i + n : i->i;
+          if (k < 0 || k >= n) throw Error(where_ + ": index " + std::to_string(i->i) + " out of range");
+          return o->items[static_cast<size_t>(k)];
+        }
+        throw Unsupported(where_ + ": subscript of " + describe(*o));
+      }
+      case Expr::Kind::List:
+      case Expr::Kind::Tuple: {
+        std::vector<VRef> items;
+        for (const ExprPtr& x : e.args) items.push_back(eval(*x, fr));
+        return make_list(std::move(items), e.kind == Expr::Kind::List ? Val::K::List : Val::K::Tuple);
+      }
+      case Expr::Kind::Unary: {
+        VRef a = eval(*e.args[0], fr);
+        if (e.text == "-" && a->k == Val::K::Int) return make_int(-a->i);
+        if (e.text == "-" && a->k == Val::K::Float) return make_float(-a->f);
+        if (e.text == "+" && (a->k == Val::K::Int || a->k == Val::K::Float)) return a;
+        if (e.text == "not") return make_bool(!truth(*a, "not"));
+        if (e.text == "-" && a->is_tensor()) return call_op("aten::neg", {a}, {});
+        throw Unsupported(where_ + ": " + e.text + " of " + describe(*a));
+      }
+      case Expr::Kind::Binary: {
+        VRef a = eval(*e.args[0], fr), b = eval(*e.args[1], fr);
+        return arith(e.text, *a, *b);
+      }
+      case Expr::Kind::Compare: {
+        VRef a = eval(*e.args[0], fr), b = eval(*e.args[1], fr);
+        return compare(e.text, *a, *b);
+      }
+      case Expr::Kind::BoolOp: {
+        VRef a = eval(*e.args[0], fr);
+        bool t = truth(*a, e.text.c_str());
+        if (e.text == "and" ? !t : t) return a;
+        return eval(*e.args[1], fr);
+      }
+      case Expr::Kind::IfExp: {
+        bool c = truth(*eval(*e.args[0], fr), "if");
+        return eval(*e.args[c ? 1 : 2], fr);
+      }
+      default: throw Unsupported(where_ + ": expression " + to_source(e));
+    }
+  }
+
+  VRef attribute(const Val& o, const std::string& name) {
+    if (o.k == Val::K::Path) {
+      if (o.s == "CONSTANTS" && name.size() > 1 && name[0] == 'c') {
+        size_t k = 0;
+        for (size_t i = 1; i < name.size(); ++i) {
+          if (name[i] < '0' || name[i] > '9' || k > 1'000'000) throw Error(where_ + ": no constant " + name);
+          k = k * 10 + static_cast<size_t>(name[i] - '0');
+        }
+        if (k >= constants_.size()) throw Error(where_ + ": no constant " + name + " in constants.pkl");
+        return constants_[k];
+      }
+      return make_str(o.s + "." + name, Val::K::Path);
+    }
+    if (o.k == Val::K::Object) {
+      if (VRef v = o.obj->find(name)) return v;
+      // A class constant: `in_features : Final[int] = 8`.
+      const ClassDef* c = find_class(o.obj->cls);
+      for (const ClassAttr& a : c->attributes)
+        if (a.name == name && a.value) {
+          Frame empty;
+          return eval(*a.value, empty);
+        }
+      throw Error(where_ + ": object of " + o.obj->cls + " has no attribute " + name);
+    }
+    throw Unsupported(where_ + ": attribute " + name + " of " + describe(o));
+  }
+
+  VRef arith(const std::string& op, const Val& a, const Val& b) {
+    if (a.is_tensor() || b.is_tensor()) {
+      static const std::map<std::string, std::string> ops{{"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"},
+                                                         {"/", "aten::div"}, {"//", "aten::floor_divide"},
+                                                         {"%", "aten::remainder"}, {"**", "aten::pow"}, {"@", "aten::matmul"}};
+      auto it = ops.find(op);
+      if (it == ops.end() || !a.is_tensor()) throw Unsupported(where_ + ": operator " + op + " on " + describe(a) + " and " + describe(b));
+      return call_op(it->second, {std::make_shared<Val>(a), std::make_shared<Val>(b)}, {});
+    }
+    if (op == "+" && (a.k == Val::K::List || a.k == Val::K::Tuple) && a.k == b.k) {
+      std::vector<VRef> items = a.items;
+      items.insert(items.end(), b.items.begin(), b.items.end());
+      return make_list(std::move(items), a.k);
+    }
+    bool ints = (a.k == Val::K::Int || a.k == Val::K::Bool) && (b.k == Val::K::Int || b.k == Val::K::Bool);
+    auto num = [&](const Val& v) -> double {
+      if (v.k == Val::K::Int) return static_cast<double>(v.i);
+      if (v.k == Val::K::Float) return v.f;
+      if (v.k == Val::K::Bool) return v.b;
+      throw Unsupported(where_ + ": operator " + op + " on " + describe(a) + " and " + describe(b));
+    };
+    double x = num(a), y = num(b);
+    if (ints && op != "/" && op != "**") {
+      int64_t p = a.k == Val::K::Int ? a.i : a.b, q = b.k == Val::K::Int ? b.i : b.b;
+      if ((op == "//" || op == "%") && q == 0) throw Error(where_ + ": integer division by zero");
+      if (op == "+") return make_int(p + q);
+      if (op == "-") return make_int(p - q);
+      if (op == "*") return make_int(p * q);
+      if (op == "//") return make_int(static_cast<int64_t>(std::floor(static_cast<double>(p) / static_cast<double>(q))));
+      if (op == "%") return make_int(((p % q) + q) % q);
+    }
+    if (op == "+") return make_float(x + y);
+    if (op == "-") return make_float(x - y);
+    if (op == "*") return make_float(x * y);
+    if (op == "/") return make_float(x / y);
+    if (op == "//") return make_float(std::floor(x / y));
+    if (op == "**") return ints && y >= 0 ? make_int(static_cast<int64_t>(std::pow(x, y))) : make_float(std::pow(x, y));
+    throw Unsupported(where_ + ": operator " + op + " on numbers");
+  }
+
+  VRef compare(const std::string& op, const Val& a, const Val& b) {
+    if (op == "is" || op == "is not") {
+      bool same = (a.k == Val::K::None && b.k == Val::K::None) || (&a == &b);
+      if (a.k != Val::K::None && b.k == Val::K::None) same = false;
+      return make_bool(op == "is" ? same : !same);
+    }
+    if (a.is_tensor() || b.is_tensor()) throw Unsupported(where_ + ": comparison " + op + " of tensors in the code");
+    auto num = [&](const Val& v) -> double {
+      if (v.k == Val::K::Int) return static_cast<double>(v.i);
+      if (v.k == Val::K::Float) return v.f;
+      if (v.k == Val::K::Bool) return v.b;
+      throw Unsupported(where_ + ": comparison " + op + " of " + describe(a) + " and " + describe(b));
+    };
+    if (a.k == Val::K::Str && b.k == Val::K::Str) {
+      if (op == "==") return make_bool(a.s == b.s);
+      if (op == "!=") return make_bool(a.s != b.s);
+    }
+    double x = num(a), y = num(b);
+    if (op == "==") return make_bool(x == y);
+    if (op == "!=") return make_bool(x != y);
+    if (op == "<") return make_bool(x < y);
+    if (op == "<=") return make_bool(x <= y);
+    if (op == ">") return make_bool(x > y);
+    if (op == ">=") return make_bool(x >= y);
+    throw Unsupported(where_ + ": comparison " + op);
+  }
+
+  VRef call(const Expr& e, Frame& fr) {
+    const Expr& callee = *e.args[0];
+    std::vector<VRef> args;
+    std::vector<std::pair<std::string, VRef>> kwargs;
+    auto eval_args = [&] {
+      for (size_t k = 1; k < e.args.size(); ++k) args.push_back(eval(*e.args[k], fr));
+      for (const auto& [n, x] : e.keywords) kwargs.emplace_back(n, eval(*x, fr));
+    };
+    if (callee.kind == Expr::Kind::Attribute) {
+      VRef o = eval(*callee.args[0], fr);
+      if (o->k == Val::K::Object) {
+        std::string saved = hint_;
+        eval_args();
+        hint_ = saved;
+        const ClassDef* c = find_class(o->obj->cls);
+        const SourceFile* f = cls_file_;
+        const FunctionDef* m = method(*c, callee.text, o->obj->cls);
+        std::vector<VRef> all{o};
+        all.insert(all.end(), args.begin(), args.end());
+        return call_function(*m, f, all, kwargs, o->obj->cls + "." + callee.text);
+      }
+      if (o->k != Val::K::Path) throw Unsupported(where_ + ": method " + callee.text + " of " + describe(*o));
+      std::string path = o->s + "." + callee.text;
+      std::string saved = hint_;
+      eval_args();
+      hint_ = saved;
+      return call_path(path, args, kwargs);
+    }
+    VRef c = eval(callee, fr);
+    if (c->k != Val::K::Path) throw Unsupported(where_ + ": a call of " + describe(*c));
+    std::string saved = hint_;
+    eval_args();
+    hint_ = saved;
+    return call_path(c->s, args, kwargs);
+  }
+
+  static double number_of(const Val& v, const std::string& where) {
+    if (v.k == Val::K::Int) return static_cast<double>(v.i);
+    if (v.k == Val::K::Float) return v.f;
+    if (v.k == Val::K::Bool) return v.b;
+    if (v.is_known_tensor() && numel(v.shape) == 1) return elements(v)[0];
+    if (v.is_tensor()) throw Unsupported(where + ": a number from a tensor that depends on the input's values");
+    throw Error(where + ": " + describe(v) + " is not a number");
+  }
+
+  VRef call_path(const std::string& path, const std::vector<VRef>& args,
+                 const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    auto need = [&](size_t n) {
+      if (args.size() < n) throw Error(where_ + ": " + path + "() needs " + std::to_string(n) + " arguments");
+    };
+    if (path == "torch.device") {
+      need(1);
+      return make_str(args[0]->s, Val::K::Device);
+    }
+    if (path.rfind("torch.", 0) == 0) return call_op("aten::" + path.substr(6), args, kwargs);
+    if (path.rfind("ops.aten.", 0) == 0) return call_op("aten::" + path.substr(9), args, kwargs);
+    if (path == "ops.prim.NumToTensor") {
+      need(1);
+      const Val& a = *args[0];
+      if (a.k == Val::K::Int) return make_known(DType::Int64, {}, {static_cast<double>(a.i)});
+      if (a.k == Val::K::Float) return make_known(DType::Float64, {}, {a.f});
+      if (a.k == Val::K::Bool) return make_known(DType::Bool, {}, {static_cast<double>(a.b)});
+      throw Unsupported(where_ + ": NumToTensor of " + describe(a));
+    }
+    if (path == "ops.prim.RaiseException") throw Error(where_ + ": the model raises an exception here");
+    if (path == "int" || path == "float" || path == "bool") {
+      need(1);
+      double x = number_of(*args[0], where_);
+      if (path == "int") return make_int(static_cast<int64_t>(x));
+      if (path == "float") return make_float(x);
+      return make_bool(x != 0);
+    }
+    if (path == "len") {
+      need(1);
+      if (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) return make_int(static_cast<int64_t>(args[0]->items.size()));
+      if (args[0]->is_tensor() && !args[0]->shape.empty()) return make_int(args[0]->shape[0]);
+      throw Error(where_ + ": len() of " + describe(*args[0]));
+    }
+    if (path == "getattr") {
+      need(2);
+      if (args[1]->k != Val::K::Str) throw Error(where_ + ": getattr() with a name that is not a string");
+      return attribute(*args[0], args[1]->s);
+    }
+    if (path == "annotate") {
+      need(2);
+      return args[1];
+    }
+    if (path == "uninitialized") return make_none();
+    if (path == "range") {
+      need(1);
+      int64_t lo = 0, hi = 0, step = 1;
+      auto as_int = [&](const Val& v) {
+        if (v.k != Val::K::Int) throw Unsupported(where_ + ": range() of " + describe(v));
+        return v.i;
+      };
+      if (args.size() == 1) hi = as_int(*args[0]);
+      else {
+        lo = as_int(*args[0]);
+        hi = as_int(*args[1]);
+        if (args.size() > 2) step = as_int(*args[2]);
+      }
+      if (step == 0) throw Error(where_ + ": range() step is zero");
+      std::vector<VRef> items;
+      for (int64_t i = lo; step > 0 ? i < hi : i > hi; i += step) {
+        if (static_cast<int64_t>(items.size()) >= kMaxLoopTrips) throw Unsupported(where_ + ": a range longer than " + std::to_string(kMaxLoopTrips));
+        items.push_back(make_int(i));
+      }
+      return make_list(std::move(items));
+    }
+    if (path.rfind("__torch__.", 0) == 0) {
+      size_t dot = path.rfind('.');
+      const SourceFile* f = file_of(path.substr(0, dot));
+      std::string name = path.substr(dot + 1);
+      if (f)
+        for (const FunctionDef& fn : f->functions)
+          if (fn.name == name) return call_function(fn, f, args, kwargs, path);
+      throw Error(where_ + ": function " + path + " is not in the archive");
+    }
+    throw Unsupported(where_ + ": a call of " + path);
+  }
+
+  // ------------------------------------------------------------ ops
+
+  struct Match {
+    const schema::OpSchema* op = nullptr;
+    int score = -1;
+    Args args;
+  };
+
+  VRef call_op(const std::string& base, const std::vector<VRef>& args,
+               const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    auto it = overloads_.find(base);
+    if (it == overloads_.end()) throw Error(where_ + ": " + base + " is not an op of " + ns_.name);
+    Match best;
+    for (const schema::OpSchema* s : it->second) {
+      Match m = match(*s, args, kwargs);
+      if (m.op && m.score > best.score) best = std::move(m);
+    }
+    if (!best.op) {
+      std::string got;
+      for (const auto& a : args) got += (got.empty() ? "" : ", ") + describe(*a);
+      for (const auto& [n, a] : kwargs) got += (got.empty() ? "" : ", ") + n + "=" + describe(*a);
+      throw Error(where_ + ": no overload of " + base + " takes (" + got + ")");
+    }
+    const std::string& type = best.op->type;
+    if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+    std::optional<std::vector<OutInfo>> outs = infer(type, best.args, where_ + ": " + type);
+    if (!outs) throw Unsupported(where_ + ": " + type + " has no shape rule in the libtorch-free reader");
+    return emit(*best.op, best.args, *outs);
+  }
+
+  static VRef pack(const std::vector<VRef>& r) { return r.size() == 1 ? r[0] : make_list(r, Val::K::Tuple); }
+
+  Match match(const schema::OpSchema& s, const std::vector<VRef>& args,
+              const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    Match m;
+    const auto& ins = s.inputs;
+    for (const auto& p : ins) {
+      if (p.arity == schema::Arity::Variadic) return m;
+      if (p.type.find('!') != std::string::npos && p.expected_name().value_or("") != "self") return m;  // out= variants
+    }
+    if (args.size() > ins.size()) return m;
+    m.args.assign(ins.size(), nullptr);
+    int score = 0;
+    for (size_t k = 0; k < args.size(); ++k) m.args[k] = args[k];
+    for (const auto& [n, v] : kwargs) {
+      size_t k = 0;
+      while (k < ins.size() && ins[k].expected_name().value_or("") != n) ++k;
+      if (k == ins.size() || m.args[k]) return m;
+      m.args[k] = v;
+    }
+    for (size_t k = 0; k < ins.size(); ++k) {
+      std::string t = strip_alias(ins[k].type);
+      if (!m.args[k]) {
+        const schema::AttrSchema* d = ins[k].attr("default");
+        if (d) m.args[k] = from_value(d->type.value);
+        else if (!t.empty() && t.back() == '?') m.args[k] = make_none();
+        else return Match{};
+        continue;
+      }
+      int f = fits(*m.args[k], t);
+      if (!f) return Match{};
+      score += f;
+    }
+    m.op = &s;
+    m.score = score;
+    return m;
+  }
+
+  std::string unique(std::string name) {
+    if (name.empty()) name = "v";
+    auto [it, fresh] = taken_.try_emplace(name, 0);
+    if (fresh) return name;
+    for (;;) {
+      std::string n = name + "." + std::to_string(++it->second);
+      if (taken_.try_emplace(n, 0).second) return n;
+    }
+  }
+
+  void set_type(PortId p, const Val& v, bool graph_port) {
+    if (!v.defined) return;
+    g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(ir::dtype_name(v.dtype))));
+    Value::List l;
+    for (int64_t d : v.shape) l.push_back(Value(d));
+    g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(std::move(l)));
+  }
+
+  PortId port_of(Val& v) {
+    if (v.port) return v.port;
+    if (!v.known) throw Error(where_ + ": internal: a tensor with no graph value");
+    OpId root = g_.root();
+    PortId p = g_.add_port(root, ir::PortDir::In, g_.sym(unique(v.name.empty() ? "constant" : v.name)));
+    g_.set_attr(p, g_.sym("graph_input"), Value(false));
+    g_.set_attr(p, g_.sym("initializer"), Value(to_ir_tensor(v)));
+    v.port = p;
+    return p;
+  }
+
+  PortId constant(const Val& v) {
+    OpId op = g_.create_op(g_.root(), g_.sym("prim::Constant"), amanda::Symbol());
+    g_.set_attr(op, g_.sym("value"), to_value(v, where_));
+    PortId out = g_.add_output(op, g_.sym("output"));
+    g_.set_attr(out, g_.sym("@value"), Value(unique("const")));
+    g_.set_attr(out, g_.sym("@torch_type"), Value(torch_type_of(v)));
+    return out;
+  }
+
+  VRef emit(const schema::OpSchema& s, const Args& args, const std::vector<OutInfo>& outs) {
+    OpId op = g_.create_op(g_.root(), g_.sym(s.type), amanda::Symbol());
+    for (size_t k = 0; k < s.inputs.size(); ++k) {
+      PortId in = g_.add_input(op, g_.sym(s.inputs[k].expected_name().value_or("input." + std::to_string(k))));
+      Val& a = *args[k];
+      if (a.k == Val::K::None) continue;
+      if (a.is_tensor()) {
+        if (!a.defined) throw Unsupported(where_ + ": an undefined tensor as an input of " + s.type);
+        g_.connect(port_of(a), in);
+        continue;
+      }
+      bool tensors = false;
+      if (a.k == Val::K::List)
+        for (const auto& x : a.items) tensors |= x->is_tensor();
+      if (tensors) {
+        OpId list = g_.create_op(g_.root(), g_.sym("prim::ListConstruct"), amanda::Symbol());
+        for (size_t e = 0; e < a.items.size(); ++e) {
+          PortId ep = g_.add_input(list, g_.sym("elements." + std::to_string(e)));
+          if (a.items[e]->is_tensor()) g_.connect(port_of(*a.items[e]), ep);
+          else if (a.items[e]->k != Val::K::None) throw Unsupported(where_ + ": a list of tensors and " + describe(*a.items[e]));
+        }
+        PortId lo = g_.add_output(list, g_.sym("output"));
+        g_.set_attr(lo, g_.sym("@value"), Value(unique("list")));
+        g_.set_attr(lo, g_.sym("@torch_type"), Value("List[Tensor]"));
+        g_.connect(lo, in);
+        continue;
+      }
+      g_.connect(constant(a), in);
+    }
+    if (s.outputs.size() != outs.size()) throw Error(where_ + ": " + s.type + ": the shape rule gives the wrong number of outputs");
+    std::vector<VRef> results;
+    std::string base = hint_.empty() ? s.type.substr(s.type.find("::") + 2, s.type.find('.') - s.type.find("::") - 2) : hint_;
+    bool in_place = s.type.find("_.") != std::string::npos || (!s.type.empty() && s.type.back() == '_');
+    for (size_t k = 0; k < outs.size(); ++k) {
+      PortId out = g_.add_output(op, g_.sym(s.outputs[k].expected_name().value_or("result" + std::to_string(k))));
+      VRef v = make_symbolic(outs[k].dtype, outs[k].shape);
+      v->defined = outs[k].defined;
+      g_.set_attr(out, g_.sym("@value"), Value(unique(outs.size() == 1 ? base : base + "." + std::to_string(k))));
+      set_type(out, *v, false);
+      v->port = out;
+      results.push_back(v);
+    }
+    if (in_place && !args.empty() && args[0]->is_tensor() && results.size() == 1) {
+      // The op wrote its first argument: every later use of that tensor reads the op's output.
+      Val& self = *args[0];
+      if (self.known) throw Unsupported(where_ + ": " + s.type + " writes a parameter or a folded tensor");
+      self.port = results[0]->port;
+      self.dtype = results[0]->dtype;
+      self.shape = results[0]->shape;
+      return args[0];
+    }
+    return pack(results);
+  }
+};
+
+}  // namespace
+
+text::Document import_archive(const std::string& path, const torch_frontend::ImportOptions& o,
+                              const schema::NamespaceSchema& ns) {
+  return import_archive(map_file(path), path, o, ns);
+}
+
+text::Document import_archive(std::shared_ptr<const Buffer> bytes, const std::string& name,
+                              const torch_frontend::ImportOptions& o, const schema::NamespaceSchema& ns) {
+  ZipArchive zip(std::move(bytes), name);
+  text::Document doc;
+  Importer imp(zip, ns, o, doc);
+  imp.run();
+  return doc;
+}
+
+}  // namespace amanda::torchscript

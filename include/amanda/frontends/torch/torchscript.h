@@ -28,12 +28,19 @@ struct ImportOptions {
   std::vector<std::vector<int64_t>> input_shapes;
   // Element type of forward()'s tensor inputs (an Amanda dtype name).
   std::string input_dtype = "float32";
+  // Which reader: "script" reads the archive without libtorch (fast; traced modules and scripted
+  // ones whose control flow depends on shapes only), "libtorch" uses the plugin, "auto" tries
+  // the first and falls back to the second for what it does not handle.
+  std::string reader = "auto";
 };
 
 // A file that looks like a TorchScript archive: a .pt/.pth/.ptl/.torchscript name or a zip header.
 bool is_torchscript_path(const std::string& path);
-// Reads a TorchScript module (frozen, inlined). Throws amanda::Error naming the file on failure.
-text::Document read_torchscript(const std::string& path, const ImportOptions& o = {});
+// Reads a TorchScript module (inlined; frozen by the libtorch reader). Throws amanda::Error naming
+// the file on failure. `registry` supplies the PyTorch namespace to the libtorch-free reader (a
+// default registry when null). `used` (optional) says which reader produced the graph.
+text::Document read_torchscript(const std::string& path, const ImportOptions& o = {}, schema::Registry* registry = nullptr,
+                                std::string* used = nullptr);
 // "amanda/pytorch/1.13" (from the libtorch the plugin was built with), or "" without the plugin.
 std::string torch_namespace_name();
 // Whether the plugin can be loaded; `why` says why not.

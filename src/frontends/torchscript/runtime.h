@@ -1,0 +1,114 @@
+// The values the libtorch-free TorchScript importer computes with, and the per-op knowledge it
+// needs: shape and element-type rules for ops that become graph ops, and small kernels for ops
+// whose inputs are all known (shape arithmetic, masks made from shapes, parameters reshaped or
+// indexed before use) so that they fold into constants, as torch.onnx.export folds them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "amanda/ir/graph.h"
+#include "amanda/ir/tensor.h"
+#include "amanda/support/diagnostics.h"
+
+namespace amanda::torchscript {
+
+// The archive uses something this importer does not handle (an op without a shape rule, control
+// flow on a computed tensor, ...). The caller may fall back to libtorch.
+class Unsupported : public Error {
+ public:
+  using Error::Error;
+};
+
+// Elements of a known tensor: the raw bytes of an archive entry (borrowed, read-only) until a
+// kernel needs numbers, then doubles (exact for every integer a shape or mask can hold).
+struct Storage {
+  ir::DType dtype = ir::DType::Float32;
+  std::shared_ptr<const Buffer> owner;  // raw: the archive's bytes
+  const uint8_t* raw = nullptr;
+  size_t count = 0;  // elements
+  std::vector<double> vals;
+  bool has_vals = false;
+  const std::vector<double>& values();
+  std::vector<double>& mutable_values() {
+    values();
+    raw = nullptr;  // written: the raw bytes no longer describe it
+    return vals;
+  }
+};
+
+struct Known {
+  std::shared_ptr<Storage> st;
+  std::vector<int64_t> strides;
+  int64_t offset = 0;
+};
+
+struct Obj;
+struct Val;
+using VRef = std::shared_ptr<Val>;
+
+struct Val {
+  enum class K : uint8_t { None, Bool, Int, Float, Str, Device, List, Tuple, Object, Tensor, Path };
+  K k = K::None;
+  bool b = false;
+  int64_t i = 0;
+  double f = 0;
+  std::string s;  // Str, Device ("cpu"), Path ("torch", "ops.prim", ...)
+  std::vector<VRef> items;  // List, Tuple
+  std::shared_ptr<Obj> obj;
+  // Tensor: element type and shape always known; `known` when its elements are, `port` once it
+  // is a value of the graph (an op's output, a graph input, or a known tensor made an initializer).
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<int64_t> shape;
+  bool defined = true;  // false: an undefined tensor (an unused output)
+  std::shared_ptr<Known> known;
+  ir::PortId port;
+  std::string name;  // a name for the graph value (an attribute path for parameters)
+
+  bool is_tensor() const { return k == K::Tensor; }
+  bool is_known_tensor() const { return k == K::Tensor && known; }
+};
+
+VRef make_none();
+VRef make_bool(bool b);
+VRef make_int(int64_t i);
+VRef make_float(double f);
+VRef make_str(std::string s, Val::K k = Val::K::Str);
+VRef make_list(std::vector<VRef> items, Val::K k = Val::K::List);
+// A known tensor over fresh contiguous doubles.
+VRef make_known(ir::DType t, std::vector<int64_t> shape, std::vector<double> values);
+VRef make_symbolic(ir::DType t, std::vector<int64_t> shape);
+
+std::string kind_name(const Val& v);
+std::string describe(const Val& v);
+
+int64_t numel(const std::vector<int64_t>& shape);
+std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape);
+// Every element of a known tensor in row-major order.
+std::vector<double> elements(const Val& t);
+// The known tensor as an Amanda tensor: borrowed from the archive when its bytes are the
+// parameter's own, else converted.
+ir::Tensor to_ir_tensor(const Val& t);
+bool is_float_type(ir::DType t);
+ir::DType dtype_from_scalar_type(int64_t code, const std::string& where);
+
+// ---- per-op rules. Arguments come in the order of the op schema's inputs (defaults filled in,
+// None where absent).
+using Args = std::vector<VRef>;
+struct OutInfo {
+  ir::DType dtype = ir::DType::Float32;
+  std::vector<int64_t> shape;
+  bool defined = true;
+};
+// Shape and element type of the outputs of an op that becomes a graph op; nullopt when no rule.
+std::optional<std::vector<OutInfo>> infer(const std::string& op_type, const Args& a, const std::string& where);
+// Runs an op on known inputs (or returns a scalar from shapes: aten::size). nullopt when there is
+// no kernel; the result's tensors are known.
+std::optional<std::vector<VRef>> evaluate(const std::string& op_type, const Args& a, const std::string& where);
+
+}  // namespace amanda::torchscript
