@@ -4,6 +4,7 @@
 #include <charconv>
 #include <cstring>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "amanda/support/diagnostics.h"
 
@@ -24,6 +25,8 @@ void take_children(PyObject& o, std::vector<PyRef>& out) {
     out.push_back(std::move(v));
   }
   if (o.state) out.push_back(std::move(o.state));
+  o.items.clear();
+  o.dict.clear();
 }
 
 struct FlatDelete {
@@ -113,6 +116,9 @@ class Unpickler {
       : in_(in), name_(name), limits_(limits) {}
 
   PyRef run();
+  // Frees what the stack and the memo hold, except objects reachable from `keep`: cycles made
+  // through the memo would otherwise outlive the unpickler.
+  void release(const PyRef& keep);
 
  private:
   [[noreturn]] void fail(const std::string& message) const { fail_at(op_, message); }
@@ -744,8 +750,44 @@ void describe_into(std::string& out, const PyObject& o, int depth) {
 
 }  // namespace
 
+void Unpickler::release(const PyRef& keep) {
+  std::unordered_set<const PyObject*> kept;
+  std::vector<const PyObject*> walk;
+  if (keep) walk.push_back(keep.get());
+  while (!walk.empty()) {
+    const PyObject* o = walk.back();
+    walk.pop_back();
+    if (!kept.insert(o).second) continue;
+    for (auto& c : o->items) walk.push_back(c.get());
+    for (auto& [k, v] : o->dict) {
+      walk.push_back(k.get());
+      walk.push_back(v.get());
+    }
+    if (o->state) walk.push_back(o->state.get());
+  }
+  // Takes the children out of every other object: each reference is moved out once, so this ends
+  // even on cycles, and the objects are freed as their last reference goes.
+  std::vector<PyRef> work = std::move(stack_);
+  for (auto& [key, o] : memo_) work.push_back(std::move(o));
+  memo_.clear();
+  while (!work.empty()) {
+    PyRef o = std::move(work.back());
+    work.pop_back();
+    if (o && !kept.count(o.get())) take_children(*o, work);
+  }
+}
+
 PyRef unpickle(std::string_view bytes, const std::string& name, const UnpickleLimits& limits) {
-  return Unpickler(bytes, name, limits).run();
+  Unpickler u(bytes, name, limits);
+  PyRef result;
+  try {
+    result = u.run();
+  } catch (...) {
+    u.release(nullptr);
+    throw;
+  }
+  u.release(result);
+  return result;
 }
 
 const char* kind_name(PyObject::Kind k) {
