@@ -1,7 +1,8 @@
 // A read-only view of a zip archive held in memory (a mapped .pt file). TorchScript archives
-// (torch.jit.save) store every entry uncompressed and 64-byte aligned, so an entry's bytes are a
-// slice of the mapping and tensors can borrow them; deflated entries (an archive re-zipped by
-// hand) are inflated with zlib into heap memory. Zip64 records are understood.
+// (torch.jit.save) store tensor data uncompressed and 64-byte aligned, so an entry's bytes are a
+// slice of the mapping and tensors can borrow them; deflated entries (torch deflates the code/
+// files, and an archive re-zipped by hand may deflate anything) are inflated with zlib into heap
+// memory. Zip64 records are understood.
 #pragma once
 
 #include <cstdint>
