@@ -11,6 +11,7 @@
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
 #include "frontends/torchscript/namespace_file.h"
 
 #ifndef AMANDA_TORCH_NAMESPACE
@@ -101,10 +102,7 @@ class TorchProvider final : public schema::Provider {
   std::unique_ptr<schema::NamespaceSchema> load(const std::string& name, const schema::TypeSystems& types) const override {
     for (const auto& [n, file] : files()) {
       if (n != name) continue;
-      std::ifstream in(file, std::ios::binary);
-      if (!in) throw Error(file + ": error: cannot open the file");
-      std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-      auto ns = torchscript::read_namespace_file(text, file, types);
+      auto ns = torchscript::read_namespace_file(map_file(file)->view(), file, types);
       if (ns->name != name) throw Error(file + ": error: the file holds namespace '" + ns->name + "', not '" + name + "'");
       return ns;
     }

@@ -56,8 +56,10 @@ schema::AttrType plain_type(std::string_view type) {
   return a;
 }
 
-schema::PortSchema make_port(std::string_view name, std::string_view type, schema::Arity arity) {
+// `attrs`: how many attributes the port will have (2 with a default), to size the vector once.
+schema::PortSchema make_port(std::string_view name, std::string_view type, schema::Arity arity, size_t attrs = 1) {
   schema::PortSchema p;
+  p.attrs.reserve(attrs);
   p.attrs.push_back({"name", constant_str(name)});
   p.arity = arity;
   p.arity_given = true;
@@ -256,6 +258,22 @@ struct Reader {
     return ir::Value(std::move(out));
   }
 
+  // Sizes the op's vectors from its lines (up to the next op line in `rest`): ports are large and
+  // growing the vectors would move them again and again.
+  static void reserve(schema::OpSchema& op, std::string_view rest) {
+    size_t attrs = 0, ins = 0, outs = 0;
+    while (!rest.empty() && rest.substr(0, 3) != "op\t") {
+      attrs += rest[0] == 'a';
+      ins += rest[0] == 'i';
+      outs += rest[0] == 'o';
+      size_t nl = rest.find('\n');
+      rest.remove_prefix(nl == std::string_view::npos ? rest.size() : nl + 1);
+    }
+    op.attrs.reserve(attrs);
+    op.inputs.reserve(ins);
+    op.outputs.reserve(outs);
+  }
+
   std::unique_ptr<schema::NamespaceSchema> run() {
     auto ns = std::make_unique<schema::NamespaceSchema>();
     std::unique_ptr<schema::OpSchema> op;
@@ -264,6 +282,9 @@ struct Reader {
     };
     bool have_ns = false;
     size_t pos = 0;
+    size_t ops = std::count(text.begin(), text.end(), '\n') / 4;  // an upper estimate: an op has some 5 lines
+    ns->ops.reserve(ops);
+    ns->by_type.reserve(ops);
     std::string_view f[6];
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
@@ -296,6 +317,7 @@ struct Reader {
         op = std::make_unique<schema::OpSchema>();
         op->type = std::string(f[1]);
         op->domain = std::string(f[2]);
+        reserve(*op, text.substr(pos));
         continue;
       }
       if (!op) fail("'" + std::string(tag) + "' before the first 'op' line");
@@ -314,7 +336,7 @@ struct Reader {
           a = schema::Arity::Variadic;
         else
           fail("bad arity '" + std::string(f[1]) + "' (1, ? or *)");
-        schema::PortSchema p = make_port(f[2], f[3], a);
+        schema::PortSchema p = make_port(f[2], f[3], a, n == 5 ? 2 : 1);
         if (n == 5) {
           std::string_view rest = f[4];
           ir::Value v = value(rest);
