@@ -493,11 +493,18 @@ std::string namespace_to_text(const NamespaceSchema& ns, text::Format format) {
 void compile_types(NamespaceSchema& ns, const TypeSystems& types) {
   ns.types = types.find(ns.type_system);
   if (!ns.types) throw Error("namespace " + ns.name + ": unknown type system '" + ns.type_system + "'");
+  // A namespace repeats few type expressions many times (the PyTorch one: 40,000 attrs, a handful
+  // of types): each is parsed once. Compiled types are immutable, so they can be shared.
+  absl::flat_hash_map<std::string, TypeRef> compiled;
   std::function<void(AttrType&)> fix = [&](AttrType& at) {
     if (!at.type.empty()) {
-      std::string err;
-      at.compiled = ns.types->parse(at.type, &err);
-      if (!at.compiled) throw Error("namespace " + ns.name + ": " + err);
+      TypeRef& t = compiled[at.type];
+      if (!t) {
+        std::string err;
+        t = ns.types->parse(at.type, &err);
+        if (!t) throw Error("namespace " + ns.name + ": " + err);
+      }
+      at.compiled = t;
     }
     for (auto& o : at.options) fix(o);
   };

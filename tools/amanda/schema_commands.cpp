@@ -10,6 +10,7 @@
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"
 #include "amanda/text/value_text.h"
+#include "frontends/torchscript/namespace_file.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -136,17 +137,32 @@ int run_show(const std::string& op, const std::string& ns, const std::vector<std
   return kOk;
 }
 
-int run_export(const std::string& ns, const std::string& out, const std::string& to, const std::vector<std::string>& schemas) {
+int run_export(const std::string& ns, const std::string& out, const std::string& to, const std::vector<std::string>& schemas,
+               bool from_libtorch) {
   auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
-  const schema::NamespaceSchema* n = reg->find(ns);
+  std::unique_ptr<schema::NamespaceSchema> plugin_ns;
+  if (from_libtorch) {
+    if (ns != torch_frontend::torch_namespace_name()) {
+      std::cerr << "amanda: error: --from-libtorch: the PyTorch plugin gives namespace '"
+                << torch_frontend::torch_namespace_name() << "', not '" << ns << "'\n";
+      return kInvalid;
+    }
+    plugin_ns = torch_frontend::plugin_namespace(reg->type_systems());
+  }
+  const schema::NamespaceSchema* n = plugin_ns ? plugin_ns.get() : reg->find(ns);
   if (!n) {
     std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
     return kInvalid;
   }
-  text::Format f = to.empty() ? (out.empty() || out == "-" ? text::Format::Yaml : text::format_for_path(out))
-                              : (to == "json" ? text::Format::Json : text::Format::Yaml);
-  std::string t = schema::namespace_to_text(*n, f);
+  std::string t;
+  if (to == "ops" || (to.empty() && std::filesystem::path(out).extension() == ".ops")) {
+    t = torchscript::write_namespace_file(*n);  // the compact form of a PyTorch namespace
+  } else {
+    text::Format f = to.empty() ? (out.empty() || out == "-" ? text::Format::Yaml : text::format_for_path(out))
+                                : (to == "json" ? text::Format::Json : text::Format::Yaml);
+    t = schema::namespace_to_text(*n, f);
+  }
   if (out.empty() || out == "-")
     std::cout << t;
   else
@@ -216,7 +232,7 @@ void register_schema_commands(CLI::App& app, int& exit_code) {
   struct Opts {
     std::string ns, op, out, to, file, prefix;
     std::vector<std::string> schemas;
-    bool fill = false, drop = false, summary = false;
+    bool fill = false, drop = false, summary = false, from_libtorch = false;
   };
   auto o = std::make_shared<Opts>();
   auto guard = [&exit_code](auto fn) {
@@ -245,9 +261,13 @@ void register_schema_commands(CLI::App& app, int& exit_code) {
   auto* exp = schema->add_subcommand("export", "Write a namespace as a seed-format schema file that loads back");
   exp->add_option("NS", o->ns, "Namespace, e.g. amanda/onnx/13")->required();
   exp->add_option("-o,--output", o->out, "Output file (written atomically); none: standard output");
-  exp->add_option("--to", o->to, "yaml or json (default: from the extension)")->check(CLI::IsMember({"yaml", "json"}));
+  exp->add_option("--to", o->to, "yaml, json or ops (the compact form of a PyTorch namespace, docs/pytorch.md; default: from the extension)")
+      ->check(CLI::IsMember({"yaml", "json", "ops"}));
   exp->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
-  exp->callback(guard([o] { return run_export(o->ns, o->out, o->to, o->schemas); }));
+  exp->add_flag("--from-libtorch", o->from_libtorch,
+                "Build the PyTorch namespace from libtorch's operator registry (the plugin), not from the shipped "
+                "namespaces/pytorch/<version>.ops; regenerates that file with --to ops");
+  exp->callback(guard([o] { return run_export(o->ns, o->out, o->to, o->schemas, o->from_libtorch); }));
 
   auto* val = app.add_subcommand("validate",
                                  "Validate a graph against its namespace schema: unknown ops and attributes, missing "

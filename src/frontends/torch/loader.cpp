@@ -2,6 +2,7 @@
 #include <dlfcn.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -9,8 +10,11 @@
 #include <mutex>
 
 #include "amanda/frontends/torch/torchscript.h"
+#include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
 #include "frontends/torchscript/importer.h"
+#include "frontends/torchscript/namespace_file.h"
 
 #ifndef AMANDA_TORCH_NAMESPACE
 #define AMANDA_TORCH_NAMESPACE ""
@@ -86,19 +90,42 @@ const PluginApi& api() {
   return *l.api;
 }
 
+// The PyTorch namespaces: the compact files shipped as namespaces/pytorch/<version>.ops (read
+// without libtorch, in milliseconds), and the plugin's own namespace when no file has its name.
 class TorchProvider final : public schema::Provider {
  public:
   std::vector<std::string> names() const override {
-    std::string n = AMANDA_TORCH_NAMESPACE;
-    if (n.empty()) return {};
-    return {n};
+    std::vector<std::string> out;
+    bool plugin_named = false;
+    for (const auto& [name, file] : files()) {
+      out.push_back(name);
+      plugin_named |= name == AMANDA_TORCH_NAMESPACE;
+    }
+    if (!plugin_named && *AMANDA_TORCH_NAMESPACE) out.push_back(AMANDA_TORCH_NAMESPACE);
+    return out;
   }
   std::unique_ptr<schema::NamespaceSchema> load(const std::string& name, const schema::TypeSystems& types) const override {
+    for (const auto& [n, file] : files()) {
+      if (n != name) continue;
+      auto ns = torchscript::read_namespace_file(map_file(file)->view(), file, types);
+      if (ns->name != name) throw Error(file + ": error: the file holds namespace '" + ns->name + "', not '" + name + "'");
+      return ns;
+    }
     if (name != AMANDA_TORCH_NAMESPACE) return nullptr;
-    std::unique_ptr<schema::NamespaceSchema> ns;
-    std::string err;
-    if (!api().namespace_schema(&types, &ns, &err)) throw Error(name + ": error: " + err);
-    return ns;
+    return plugin_namespace(types);
+  }
+
+ private:
+  // amanda/pytorch/<version> -> <shipped namespaces>/pytorch/<version>.ops; lists the folder only.
+  static std::vector<std::pair<std::string, std::string>> files() {
+    std::vector<std::pair<std::string, std::string>> out;
+    std::error_code ec;
+    for (const auto& e : std::filesystem::directory_iterator(schema::shipped_namespace_dir() + "/pytorch", ec)) {
+      if (e.path().extension() != ".ops") continue;
+      out.emplace_back("amanda/pytorch/" + e.path().stem().string(), e.path().string());
+    }
+    std::sort(out.begin(), out.end());
+    return out;
   }
 };
 
@@ -157,5 +184,12 @@ bool torch_available(std::string* why) {
 }
 
 std::shared_ptr<schema::Provider> make_torch_namespace_provider() { return std::make_shared<TorchProvider>(); }
+
+std::unique_ptr<schema::NamespaceSchema> plugin_namespace(const schema::TypeSystems& types) {
+  std::unique_ptr<schema::NamespaceSchema> ns;
+  std::string err;
+  if (!api().namespace_schema(&types, &ns, &err)) throw Error(std::string(AMANDA_TORCH_NAMESPACE) + ": error: " + err);
+  return ns;
+}
 
 }  // namespace amanda::torch_frontend

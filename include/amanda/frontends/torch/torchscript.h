@@ -45,8 +45,12 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o 
 std::string torch_namespace_name();
 // Whether the plugin can be loaded; `why` says why not.
 bool torch_available(std::string* why = nullptr);
-// The namespace provider (lists the namespace without loading libtorch).
+// The namespace provider: the namespaces shipped as namespaces/pytorch/<version>.ops (read without
+// libtorch), and the plugin's own namespace when no file has its name. Lists without loading anything.
 std::shared_ptr<schema::Provider> make_torch_namespace_provider();
+// The plugin's namespace built from libtorch's operator registry, whatever .ops file exists: what
+// generates namespaces/pytorch/<version>.ops and checks it. Throws amanda::Error without the plugin.
+std::unique_ptr<schema::NamespaceSchema> plugin_namespace(const schema::TypeSystems& types);
 
 // ---- the plugin's interface (libamanda_torch.so exports amanda_torch_plugin_v1)
 struct PluginApi {
