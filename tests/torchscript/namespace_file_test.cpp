@@ -187,6 +187,8 @@ TEST(NamespaceFile, ErrorsNameTheLine) {
   EXPECT_EQ(error_of(head + "op\ta\t\nin\t?\tx\tstr\t\"a\"b\n"), "x.ops:4: error: unexpected 'b' after a default value");
   EXPECT_EQ(error_of(head + "op\ta\t\nin\t?\tx\tint\t1\textra\n"),
             "x.ops:4: error: expected 'in<TAB>ARITY<TAB>NAME<TAB>TYPE[<TAB>DEFAULT]'");
+  EXPECT_EQ(error_of(head + "op\ta\t\nin\t?\tx\tint\t" + std::string(100, '[') + "\n"),
+            "x.ops:4: error: lists nest too deeply");
   EXPECT_EQ(error_of(head + "op\ta\t\nop\ta\t\n"), "x.ops:4: error: op 'a' given twice");
   EXPECT_EQ(error_of(head + "op\ta\t\nattr\tv\tAny\nattr\tv\tAny\n"), "x.ops:5: error: attribute 'v' given twice");
   EXPECT_EQ(error_of(head + "op\ta\t\nfoo\n"), "x.ops:4: error: unknown line kind 'foo'");

@@ -1,4 +1,5 @@
-// Finds and loads libamanda_torch.so on first use (see torchscript.h for why it is a plugin).
+// Finds and loads libamanda_torch.so on first use (see torchscript.h for why it is a plugin), and
+// provides the PyTorch namespaces: the shipped .ops files first, the plugin only for the rest.
 #include <dlfcn.h>
 #include <unistd.h>
 

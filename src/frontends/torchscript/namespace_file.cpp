@@ -183,10 +183,12 @@ struct Reader {
     }
   }
 
-  ir::Value value(std::string_view& s) {
+  // Reads one value from the front of `s` and removes it.
+  ir::Value value(std::string_view& s, int depth = 0) {
     if (s.empty()) fail("a default value is missing");
     char c = s[0];
     if (c == '[') {
+      if (depth == 64) fail("lists nest too deeply");
       s.remove_prefix(1);
       ir::Value::List l;
       if (!s.empty() && s[0] == ']') {
@@ -194,7 +196,7 @@ struct Reader {
         return ir::Value(std::move(l));
       }
       while (true) {
-        l.push_back(value(s));
+        l.push_back(value(s, depth + 1));
         if (s.empty()) fail("a list is not closed with ']'");
         if (s[0] == ']') {
           s.remove_prefix(1);
@@ -285,7 +287,7 @@ struct Reader {
     size_t ops = std::count(text.begin(), text.end(), '\n') / 4;  // an upper estimate: an op has some 5 lines
     ns->ops.reserve(ops);
     ns->by_type.reserve(ops);
-    std::string_view f[6];
+    std::string_view f[5];
     while (pos < text.size()) {
       size_t nl = text.find('\n', pos);
       if (nl == std::string_view::npos) nl = text.size();
