@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """TorchScript -> ONNX with `amanda convert`, checked against torch itself.
 
-    torchvision_convert_test.py AMANDA MODELS_DIR [model ...]
+    torchvision_convert_test.py AMANDA MODELS_DIR [--readers script,libtorch] [model ...]
 
 For each torchvision classification model (random weights, no download; parameters that start at
 zero, such as ViT's classification head, get random values so that no output is trivially zero):
@@ -101,14 +101,19 @@ def bad_inputs(amanda, models_dir):
             else:
                 print(f"{name}: {r.stderr.strip().splitlines()[-1][:160]}")
         missing = subprocess.run([amanda, "convert", os.path.join(tmp, "nope.pt"), "-o", os.path.join(tmp, "x.onnx")], capture_output=True, text=True)
-        if missing.returncode != 1 or "no such file" not in missing.stderr:
+        if missing.returncode != 1 or "no such file" not in missing.stderr.lower():
             failures.append(f"missing file: exit {missing.returncode}: {missing.stderr[-300:]}")
     return failures
 
 
 def main():
+    global READERS
     amanda, models_dir = sys.argv[1], sys.argv[2]
-    names = sys.argv[3:] or MODELS
+    rest = sys.argv[3:]
+    if rest[:1] == ["--readers"]:
+        READERS = rest[1].split(",")
+        rest = rest[2:]
+    names = rest or MODELS
     os.makedirs(models_dir, exist_ok=True)
     node_dir = os.path.join(ROOT, "tests", "js")
     failures = []

@@ -227,10 +227,13 @@ class Importer {
     for (size_t k = 0; k < outs.size(); ++k) {
       const VRef& v = outs[k];
       if (!v->is_tensor() || !v->defined) throw Unsupported("forward() returns " + describe(*v) + " (only tensors)");
-      std::string name = outs.size() == 1 ? "output" : "output" + std::to_string(k);
+      // A graph output is named like the value it reads (ONNX names both alike).
+      PortId src = port_of(*v);
+      const Value* vn = g_.attr(src, g_.sym("@value"));
+      std::string name = vn && vn->is_string() ? vn->as_string() : std::string(g_.port_name_str(src));
       PortId port = g_.add_port(root_graph, ir::PortDir::Out, g_.sym(name));
       set_type(port, *v, true);
-      g_.connect(port_of(*v), port);
+      g_.connect(src, port);
     }
   }
 

@@ -864,7 +864,10 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
   if (b == "aten::dim") return std::vector<VRef>{make_int(static_cast<int64_t>(tensor_arg(a, 0, where).shape.size()))};
   if (b == "aten::numel") return std::vector<VRef>{make_int(numel(tensor_arg(a, 0, where).shape))};
 
-  for (const auto& v : a) {
+  // new_zeros / zeros_like read only their first argument's type and shape.
+  bool meta_self = b == "aten::new_zeros" || b == "aten::new_ones" || b == "aten::zeros_like" || b == "aten::ones_like";
+  for (size_t i = meta_self ? 1 : 0; i < a.size(); ++i) {
+    const VRef& v = a[i];
     if (v->is_tensor() && !v->known) return std::nullopt;
     if (v->k == Val::K::List)
       for (const auto& x : v->items)
@@ -952,6 +955,11 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     auto info = infer(op, a, where);
     const OutInfo& o = (*info)[0];
     return r1(make_known(o.dtype, o.shape, std::vector<double>(static_cast<size_t>(numel(o.shape)), b == "aten::new_ones" ? 1.0 : 0.0)));
+  }
+  if (b == "aten::zeros_like" || b == "aten::ones_like") {
+    const Val& x = *a[0];
+    DType t = has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype;
+    return r1(make_known(t, x.shape, std::vector<double>(static_cast<size_t>(numel(x.shape)), b == "aten::ones_like" ? 1.0 : 0.0)));
   }
   if (b == "aten::fill_") {
     const Val& x = *a[0];
