@@ -17,7 +17,7 @@ echo "== AddressSanitizer + UndefinedBehaviorSanitizer build and tests"
 # build leaves out the PyTorch plugin (libtorch under the sanitizers is slow to build and not ours):
 # it also shows that everything else builds and passes without libtorch.
 cmake -S . -B build-asan -G Ninja -DCMAKE_BUILD_TYPE=Debug -DAMANDA_SANITIZE=ON -DAMANDA_BUILD_BENCH=OFF -DAMANDA_WITH_TORCH=OFF \
-  -DAMANDA_MODELS_DIR="$PWD/build/models" >/dev/null
+  -DAMANDA_MODELS_DIR="$PWD/build/models" -DAMANDA_MODELS_PT_DIR="$PWD/build/models_pt" >/dev/null
 cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure

@@ -5,8 +5,9 @@
 
 For each torchvision model (made as tests/pytorch/torchvision_convert_test.py makes it: random
 weights, traced, torch.jit.save'd to MODELS_DIR/NAME.pt): the wall time of the whole command
-`amanda convert NAME.pt --input-shape 1,3,224,224 -o OUT.onnx` (process start, libtorch plugin
-load, import, conversion, writing the file), best of --reps, against torch.onnx.export(module, x,
+`amanda convert NAME.pt --input-shape 1,3,224,224 -o OUT.onnx` (process start, import with the
+reader --reader picks: the libtorch-free one by default, conversion, writing the file), best of
+--reps, against torch.onnx.export(module, x,
 OUT.onnx, opset_version=13) on the same loaded module in this process, best of --reps, and of
 the eager torchvision module the .pt was traced from, and as a user waits for it: a new
 `python3 -c 'import torch; torch.onnx.export(torch.jit.load(PT), ...)'` process (cold, like
@@ -52,8 +53,10 @@ def main():
     ap.add_argument("models_dir")
     ap.add_argument("models", nargs="*", default=tv.MODELS)
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--reader", default="auto", choices=["auto", "script", "libtorch"])
     a = ap.parse_args()
     os.makedirs(a.models_dir, exist_ok=True)
+    print(f"amanda convert --reader {a.reader}; ratios are torch.onnx.export's time / amanda's")
     print(f"{'model':16} {'amanda convert':>15}  {'export(saved .pt)':>18}  {'export(eager module)':>18}  {'new python process':>18}")
     with tempfile.TemporaryDirectory() as tmp:
         for name in a.models:
@@ -61,7 +64,8 @@ def main():
             out = os.path.join(tmp, name + ".onnx")
 
             def amanda():
-                subprocess.run([a.amanda, "convert", pt, "--input-shape", "1,3,224,224", "-o", out, "-q"], check=True)
+                subprocess.run([a.amanda, "convert", pt, "--input-shape", "1,3,224,224", "--reader", a.reader, "-o", out, "-q"],
+                               check=True)
 
             m = torch.jit.load(pt).eval()
             x = torch.randn(1, 3, 224, 224)

@@ -26,7 +26,27 @@ TEST(TorchScriptFuzzCorpus, EveryFileHoldsTheProperty) {
   std::string ops = (kRepo / "namespaces" / "pytorch" / "1.13.ops").string();
   for (const fs::path& p : files) {
     EXPECT_LT(fs::file_size(p), 64u * 1024) << p << ": keep the seed corpus small";
-    EXPECT_EQ(amanda::fuzz::torchscript_problem(test_files::slurp(p), ops), "") << p;
+    EXPECT_EQ(amanda::fuzz::torchscript_problem(amanda::test_files::slurp(p), ops), "") << p;
+  }
+}
+
+}  // namespace
+
+namespace {
+
+// The archive seeds must import, not only be refused: else the fuzzer starts from nothing.
+TEST(TorchScriptFuzzCorpus, ArchiveSeedsImport) {
+  std::string ops = (kRepo / "namespaces" / "pytorch" / "1.13.ops").string();
+  const auto& ns = amanda::fuzz::torch_namespace(ops);
+  for (const char* seed : {"archive_traced_cnn", "archive_scripted"}) {
+    std::string bytes = amanda::test_files::slurp(kRepo / "fuzz" / "corpus" / "torchscript" / seed);
+    amanda::torch_frontend::ImportOptions o;
+    o.input_shapes = {{1, 3, 8, 8}};
+    amanda::text::Document doc =
+        amanda::torchscript::import_archive(amanda::make_buffer(bytes.substr(1)), seed, o, ns);
+    size_t ops_count = 0;
+    doc.graph.for_each_op([&](amanda::ir::OpId) { ++ops_count; });
+    EXPECT_GE(ops_count, 3u) << seed;
   }
 }
 

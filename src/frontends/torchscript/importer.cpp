@@ -647,7 +647,7 @@ class Importer {
       }
       case Expr::Kind::Unary: {
         VRef a = eval(*e.args[0], fr);
-        if (e.text == "-" && a->k == Val::K::Int) return make_int(-a->i);
+        if (e.text == "-" && a->k == Val::K::Int) return a->i == INT64_MIN ? throw Error(where_ + ": integer overflow") : make_int(-a->i);
         if (e.text == "-" && a->k == Val::K::Float) return make_float(-a->f);
         if (e.text == "+" && (a->k == Val::K::Int || a->k == Val::K::Float)) return a;
         if (e.text == "not") return make_bool(!truth(*a, "not"));
@@ -728,18 +728,23 @@ class Importer {
     if (ints && op != "/" && op != "**") {
       int64_t p = a.k == Val::K::Int ? a.i : a.b, q = b.k == Val::K::Int ? b.i : b.b;
       if ((op == "//" || op == "%") && q == 0) throw Error(where_ + ": integer division by zero");
-      if (op == "+") return make_int(p + q);
-      if (op == "-") return make_int(p - q);
-      if (op == "*") return make_int(p * q);
-      if (op == "//") return make_int(static_cast<int64_t>(std::floor(static_cast<double>(p) / static_cast<double>(q))));
-      if (op == "%") return make_int(((p % q) + q) % q);
+      int64_t r = 0;
+      bool over = false;
+      if (op == "+") over = __builtin_add_overflow(p, q, &r);
+      else if (op == "-") over = __builtin_sub_overflow(p, q, &r);
+      else if (op == "*") over = __builtin_mul_overflow(p, q, &r);
+      else if (op == "//") r = to_int64(std::floor(static_cast<double>(p) / static_cast<double>(q)), where_);
+      else if (op == "%") r = to_int64(x - std::floor(x / y) * y, where_);
+      else throw Unsupported(where_ + ": operator " + op + " on ints");
+      if (over) throw Error(where_ + ": integer overflow");
+      return make_int(r);
     }
     if (op == "+") return make_float(x + y);
     if (op == "-") return make_float(x - y);
     if (op == "*") return make_float(x * y);
     if (op == "/") return make_float(x / y);
     if (op == "//") return make_float(std::floor(x / y));
-    if (op == "**") return ints && y >= 0 ? make_int(static_cast<int64_t>(std::pow(x, y))) : make_float(std::pow(x, y));
+    if (op == "**") return ints && y >= 0 ? make_int(to_int64(std::pow(x, y), where_)) : make_float(std::pow(x, y));
     throw Unsupported(where_ + ": operator " + op + " on numbers");
   }
 
@@ -838,7 +843,7 @@ class Importer {
     if (path == "int" || path == "float" || path == "bool") {
       need(1);
       double x = number_of(*args[0], where_);
-      if (path == "int") return make_int(static_cast<int64_t>(x));
+      if (path == "int") return make_int(to_int64(x, where_));
       if (path == "float") return make_float(x);
       return make_bool(x != 0);
     }

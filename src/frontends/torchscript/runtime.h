@@ -95,6 +95,8 @@ std::vector<double> elements(const Val& t);
 // parameter's own, else converted.
 ir::Tensor to_ir_tensor(const Val& t);
 bool is_float_type(ir::DType t);
+// A double as an int64; amanda::Error when it is NaN or out of range.
+int64_t to_int64(double x, const std::string& where);
 ir::DType dtype_from_scalar_type(int64_t code, const std::string& where);
 
 // ---- per-op rules. Arguments come in the order of the op schema's inputs (defaults filled in,

@@ -793,6 +793,15 @@ std::optional<std::vector<VRef>> elementwise(const std::string& b, const Args& a
 
 namespace {
 
+}  // namespace
+
+int64_t to_int64(double x, const std::string& where) {
+  if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) throw Error(where + ": " + std::to_string(x) + " does not fit in an int");
+  return static_cast<int64_t>(x);
+}
+
+namespace {
+
 // aten ops on Python numbers (TorchScript prints int arithmetic as torch.add(a, b), ...).
 std::optional<VRef> scalar_op(const std::string& b, const Args& a, const std::string& where) {
   if (a.empty()) return std::nullopt;
@@ -802,15 +811,16 @@ std::optional<VRef> scalar_op(const std::string& b, const Args& a, const std::st
   for (const auto& v : a) ints &= v->k != Val::K::Float;
   auto num = [&](size_t i) { return num_arg(*a[i], where); };
   auto iv = [&](size_t i) { return a[i]->k == Val::K::Int ? a[i]->i : static_cast<int64_t>(a[i]->b); };
-  auto number = [&](double x) { return ints ? make_int(static_cast<int64_t>(x)) : make_float(x); };
+  auto number = [&](double x) { return ints ? make_int(to_int64(x, where)) : make_float(x); };
   if (a.size() == 1) {
+    if (ints && iv(0) == INT64_MIN && (b == "aten::neg" || b == "aten::abs")) throw Error(where + ": integer overflow");
     if (b == "aten::neg") return ints ? make_int(-iv(0)) : make_float(-num(0));
     if (b == "aten::abs") return ints ? make_int(std::llabs(iv(0))) : make_float(std::fabs(num(0)));
     if (b == "aten::__not__") return make_bool(num(0) == 0);
-    if (b == "aten::floor") return make_int(static_cast<int64_t>(std::floor(num(0))));
-    if (b == "aten::ceil") return make_int(static_cast<int64_t>(std::ceil(num(0))));
+    if (b == "aten::floor") return make_int(to_int64(std::floor(num(0)), where));
+    if (b == "aten::ceil") return make_int(to_int64(std::ceil(num(0)), where));
     if (b == "aten::sqrt") return make_float(std::sqrt(num(0)));
-    if (b == "aten::Int") return make_int(static_cast<int64_t>(num(0)));
+    if (b == "aten::Int") return make_int(to_int64(num(0), where));
     if (b == "aten::Float") return make_float(num(0));
     if (b == "aten::Bool") return make_bool(num(0) != 0);
     return std::nullopt;
@@ -819,12 +829,14 @@ std::optional<VRef> scalar_op(const std::string& b, const Args& a, const std::st
   double x = num(0), y = num(1);
   if (ints && (b == "aten::floordiv" || b == "aten::remainder" || b == "aten::div") && iv(1) == 0)
     throw Error(where + ": division by zero");
-  if (b == "aten::add") return ints ? make_int(iv(0) + iv(1)) : make_float(x + y);
-  if (b == "aten::sub") return ints ? make_int(iv(0) - iv(1)) : make_float(x - y);
-  if (b == "aten::mul") return ints ? make_int(iv(0) * iv(1)) : make_float(x * y);
+  int64_t r = 0;
+  auto overflow = [&]() -> VRef { throw Error(where + ": integer overflow"); };
+  if (b == "aten::add") return ints ? (__builtin_add_overflow(iv(0), iv(1), &r) ? overflow() : make_int(r)) : make_float(x + y);
+  if (b == "aten::sub") return ints ? (__builtin_sub_overflow(iv(0), iv(1), &r) ? overflow() : make_int(r)) : make_float(x - y);
+  if (b == "aten::mul") return ints ? (__builtin_mul_overflow(iv(0), iv(1), &r) ? overflow() : make_int(r)) : make_float(x * y);
   if (b == "aten::div") return make_float(x / y);
   if (b == "aten::floordiv") return number(std::floor(x / y));
-  if (b == "aten::remainder") return ints ? make_int(((iv(0) % iv(1)) + iv(1)) % iv(1)) : make_float(pymod(x, y));
+  if (b == "aten::remainder") return ints ? make_int(static_cast<int64_t>(pymod(x, y))) : make_float(pymod(x, y));
   if (b == "aten::pow") return make_float(std::pow(x, y));
   if (b == "aten::min") return number(std::min(x, y));
   if (b == "aten::max") return number(std::max(x, y));
