@@ -358,6 +358,7 @@ TEST(TorchScriptParser, Statements) {
       "    else:\n"
       "      raise\n"
       "  assert a, \"message\"\n"
+      "  assert a\n"
       "  del b[0], a\n"
       "  a += 1\n"
       "  a = b = 3\n"
@@ -365,7 +366,7 @@ TEST(TorchScriptParser, Statements) {
       "  raise Exception(\"x\")\n"
       "  return\n");
   const auto& b = f.functions.at(0).body;
-  ASSERT_EQ(b.size(), 8u);
+  ASSERT_EQ(b.size(), 9u);
   EXPECT_EQ(f.functions[0].params.at(1).default_value->args.size(), 2u);
   const Stmt& loop = *b[0];
   EXPECT_EQ(loop.kind, S::For);
@@ -384,18 +385,21 @@ TEST(TorchScriptParser, Statements) {
   EXPECT_FALSE(elif2.orelse[0]->value);
   EXPECT_EQ(b[1]->kind, S::Assert);
   EXPECT_EQ(b[1]->targets.at(0)->text, "message");
-  EXPECT_EQ(b[2]->kind, S::Del);
-  EXPECT_EQ(b[2]->targets.size(), 2u);
-  EXPECT_EQ(b[3]->kind, S::AugAssign);
-  EXPECT_EQ(b[3]->text, "+");
-  EXPECT_EQ(b[4]->targets.size(), 2u);
-  EXPECT_EQ(b[4]->value->i, 3);
-  EXPECT_EQ(b[5]->text, "//");
-  EXPECT_EQ(b[5]->targets.at(0)->kind, K::Subscript);
-  EXPECT_EQ(b[6]->kind, S::Raise);
-  EXPECT_EQ(b[6]->value->kind, K::Call);
-  EXPECT_EQ(b[7]->kind, S::Return);
-  EXPECT_FALSE(b[7]->value);
+  EXPECT_EQ(b[2]->kind, S::Assert);
+  ASSERT_EQ(b[2]->targets.size(), 1u);
+  EXPECT_FALSE(b[2]->targets[0]);
+  EXPECT_EQ(b[3]->kind, S::Del);
+  EXPECT_EQ(b[3]->targets.size(), 2u);
+  EXPECT_EQ(b[4]->kind, S::AugAssign);
+  EXPECT_EQ(b[4]->text, "+");
+  EXPECT_EQ(b[5]->targets.size(), 2u);
+  EXPECT_EQ(b[5]->value->i, 3);
+  EXPECT_EQ(b[6]->text, "//");
+  EXPECT_EQ(b[6]->targets.at(0)->kind, K::Subscript);
+  EXPECT_EQ(b[7]->kind, S::Raise);
+  EXPECT_EQ(b[7]->value->kind, K::Call);
+  EXPECT_EQ(b[8]->kind, S::Return);
+  EXPECT_FALSE(b[8]->value);
 }
 
 TEST(TorchScriptParser, Expressions) {
@@ -489,7 +493,8 @@ TEST(TorchScriptParser, ToSourceRoundTripOfExcerpts) {
   std::function<void(const Stmt&)> walk = [&](const Stmt& s) {
     std::vector<const Expr*> exprs;
     if (s.value) exprs.push_back(s.value.get());
-    for (const ExprPtr& t : s.targets) exprs.push_back(t.get());
+    for (const ExprPtr& t : s.targets)
+      if (t) exprs.push_back(t.get());
     for (const Expr* e : exprs) {
       const std::string once = to_source(*e);
       EXPECT_EQ(round_trip(once), once);

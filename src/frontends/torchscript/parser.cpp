@@ -997,7 +997,7 @@ class Parser {
       s = stmt(Stmt::Kind::Assert, pos);
       take();
       s->value = parse_test().e;
-      if (accept_op(",")) s->targets.push_back(parse_test().e);
+      s->targets.push_back(accept_op(",") ? parse_test().e : nullptr);  // the message, null when none
     } else if (is_kw(t, "del")) {
       s = stmt(Stmt::Kind::Del, pos);
       take();
