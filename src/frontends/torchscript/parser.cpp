@@ -499,13 +499,9 @@ class Parser {
   struct Deeper {
     Parser& p;
     Deeper(Parser& parser, Pos at) : p(parser) {
-      if (++p.depth_ > p.limits_.max_depth) {
-        fail_deep(at);
-      }
-    }
-    [[noreturn]] void fail_deep(Pos at) {
-      --p.depth_;
-      p.fail_at(at, "nesting deeper than " + std::to_string(p.limits_.max_depth) + " levels");
+      if (p.depth_ >= p.limits_.max_depth)
+        p.fail_at(at, "nesting deeper than " + std::to_string(p.limits_.max_depth) + " levels");
+      ++p.depth_;
     }
     ~Deeper() { --p.depth_; }
     Deeper(const Deeper&) = delete;
@@ -594,8 +590,8 @@ class Parser {
     return n;
   }
 
-  // The comparison operator at the next token(s), "" if none; consumes it when take_it.
-  std::string comparison_op(bool take_it) {
+  // Consumes the comparison operator at the next token(s) and returns it; "" if none.
+  std::string comparison_op() {
     const Token& t = peek();
     std::string op;
     if (t.kind == Tok::Op && (t.code == pack("==") || t.code == pack("!=") || t.code == pack("<") ||
@@ -608,7 +604,7 @@ class Parser {
     } else if (is_kw(t, "not") && is_kw(peek(1), "in")) {
       op = "not in";
     }
-    if (take_it && !op.empty()) {
+    if (!op.empty()) {
       take();
       if (op == "is not" || op == "not in") take();
     }
@@ -618,19 +614,19 @@ class Parser {
   // a < b < c becomes (a < b) and (b < c), b copied.
   Node parse_comparison() {
     Node left = parse_binary(0);
-    std::string op = comparison_op(true);
+    std::string op = comparison_op();
     if (op.empty()) return left;
     Node result;
     const Pos pos = left.e->pos;
     for (;;) {
       Node right = parse_binary(0);
-      Node previous_right{clone(*right.e), right.h};
+      const uint32_t right_height = right.h;
       const Pos cmp_pos = left.e->pos;
       Node cmp = node(Expr::Kind::Compare, cmp_pos, op, std::move(left), std::move(right));
+      op = comparison_op();
+      if (!op.empty()) left = Node{clone(*cmp.e->args[1]), right_height};  // the next comparison's left side
       result = result.e ? node(Expr::Kind::BoolOp, pos, "and", std::move(result), std::move(cmp)) : std::move(cmp);
-      op = comparison_op(true);
       if (op.empty()) return result;
-      left = std::move(previous_right);
     }
   }
 
@@ -693,7 +689,7 @@ class Parser {
       const Pos pos = e.e->pos;
       if (at_op(".")) {
         take();
-        if (peek().kind != Tok::Name && peek().kind != Tok::Keyword) expected("attribute name after '.'");
+        if (peek().kind != Tok::Name) expected("attribute name after '.'");
         Node n = leaf(Expr::Kind::Attribute, pos);
         n.e->text = std::string(take().text);
         add(n, std::move(e));
