@@ -344,6 +344,11 @@ TEST(TorchScriptParser, ModuleLevel) {
   EXPECT_TRUE(parse("\n\n  # indented comment\n").statements.empty());
   EXPECT_EQ(parse("x = 1").statements.size(), 1u);  // no final newline
   EXPECT_EQ(parse("x = 1\r\ny = 2\r\n").statements.size(), 2u);
+  EXPECT_EQ(to_source(*parse("x = 1 + \\\n  2\n").statements.at(0)->value), "1 + 2");
+  // Comment lines do not count for indentation.
+  const SourceFile g = parse("def f():\n  x = 1\n# at column 1\n      # deeper\n  return x\ny = 0\n");
+  EXPECT_EQ(g.functions.at(0).body.size(), 2u);
+  EXPECT_EQ(g.statements.size(), 1u);
 }
 
 TEST(TorchScriptParser, Statements) {

@@ -515,6 +515,12 @@ class Parser {
     e->pos = pos;
     return Node{std::move(e), 1};
   }
+  // Raises n's height to h, within the limit.
+  void grow(Node& n, uint32_t h) {
+    n.h = h;
+    if (h > limits_.max_depth)
+      fail_at(n.e->pos, "expression nested deeper than " + std::to_string(limits_.max_depth) + " levels");
+  }
   // Appends a child (which may be empty: a slice bound) and grows the height.
   void add(Node& parent, Node child) {
     if (child.h + 1 > parent.h) grow(parent, child.h + 1);
@@ -732,12 +738,6 @@ class Parser {
       if (!accept_op(",")) break;
     }
     expect_op(")", "after call arguments");
-  }
-
-  void grow(Node& n, uint32_t h) {
-    n.h = h;
-    if (h > limits_.max_depth)
-      fail_at(n.e->pos, "expression nested deeper than " + std::to_string(limits_.max_depth) + " levels");
   }
 
   // After '[': one index, a slice, or several of them (a Tuple).
