@@ -31,8 +31,9 @@ struct Token {
   uint64_t code = 0;  // Op and Keyword: pack(text), for cheap comparisons
 };
 
-// Up to 8 characters in one integer (every operator and keyword fits).
-constexpr uint64_t pack(std::string_view s) {
+// Up to 8 characters in one integer (every operator and keyword fits). Always inlined, so that
+// pack("==") in the parser's comparisons folds to a constant.
+[[gnu::always_inline]] constexpr uint64_t pack(std::string_view s) {
   uint64_t code = 0;
   for (size_t k = 0; k < s.size() && k < 8; ++k) code |= uint64_t{static_cast<unsigned char>(s[k])} << (8 * k);
   return code;
