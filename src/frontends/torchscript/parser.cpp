@@ -7,7 +7,6 @@
 // as a + b + c ... are loops in the parser but grow the tree), both bounded by
 // ParseLimits::max_depth, so that neither the parser nor the recursive destruction and printing
 // of the tree can exhaust the stack.
-#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
@@ -29,14 +28,29 @@ struct Token {
   uint64_t ival = 0;  // Int: the magnitude (at most 2^63, which only `-` may precede)
   double fval = 0;    // Float
   std::string sval;   // Str: the decoded value
+  uint64_t code = 0;  // Op and Keyword: pack(text), for cheap comparisons
 };
 
+// Up to 8 characters in one integer (every operator and keyword fits). Always inlined, so that
+// pack("==") in the parser's comparisons folds to a constant.
+[[gnu::always_inline]] constexpr uint64_t pack(std::string_view s) {
+  uint64_t code = 0;
+  for (size_t k = 0; k < s.size() && k < 8; ++k) code |= uint64_t{static_cast<unsigned char>(s[k])} << (8 * k);
+  return code;
+}
+
 bool is_keyword(std::string_view s) {
-  static constexpr std::string_view kKeywords[] = {
-      "False", "None",  "True",   "and",   "assert", "break", "class", "continue", "def", "del",
-      "elif",  "else",  "for",    "from",  "if",     "import", "in",   "is",       "not", "or",
-      "pass",  "raise", "return", "while"};
-  return std::binary_search(std::begin(kKeywords), std::end(kKeywords), s);
+  if (s.size() > 8) return false;
+  switch (pack(s)) {
+    case pack("False"): case pack("None"): case pack("True"): case pack("and"): case pack("assert"):
+    case pack("break"): case pack("class"): case pack("continue"): case pack("def"): case pack("del"):
+    case pack("elif"): case pack("else"): case pack("for"): case pack("from"): case pack("if"):
+    case pack("import"): case pack("in"): case pack("is"): case pack("not"): case pack("or"):
+    case pack("pass"): case pack("raise"): case pack("return"): case pack("while"):
+      return true;
+    default:
+      return false;
+  }
 }
 
 bool is_ident_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
@@ -168,7 +182,10 @@ class Lexer {
         size_t p = pos_ + 1;
         while (p < src_.size() && is_ident_char(src_[p])) ++p;
         Token t = make(Tok::Name, pos_, p);
-        if (is_keyword(t.text)) t.kind = Tok::Keyword;
+        if (is_keyword(t.text)) {
+          t.kind = Tok::Keyword;
+          t.code = pack(t.text);
+        }
         pos_ = p;
         return t;
       }
@@ -320,28 +337,43 @@ class Lexer {
     return t;
   }
 
+  // Operators and delimiters: + - * / // % ** @ & | ^ ~ << >> < > <= >= == != -> = and the
+  // augmented assignments (+= //= **= <<= ...), ( ) [ ] { } , : . ;
   Token op() {
-    static constexpr std::string_view kOps3[] = {"//=", "**=", "<<=", ">>="};
-    static constexpr std::string_view kOps2[] = {"**", "//", "<<", ">>", "<=", ">=", "==", "!=", "->", "+=",
-                                                 "-=", "*=", "/=", "%=", "@=", "&=", "|=", "^="};
-    const std::string_view rest = src_.substr(pos_);
-    size_t len = 0;
-    for (std::string_view o : kOps3)
-      if (rest.substr(0, 3) == o) len = 3;
-    if (len == 0)
-      for (std::string_view o : kOps2)
-        if (rest.substr(0, 2) == o) len = 2;
-    if (len == 0 && std::strchr("+-*/%@&|^~<>()[]{},:.=;", rest[0]) != nullptr) len = 1;
-    if (len == 0) {
-      const unsigned char c = static_cast<unsigned char>(rest[0]);
-      char buf[8];
-      std::snprintf(buf, sizeof buf, c >= 0x20 && c < 0x7F ? "'%c'" : "0x%02X", c);
-      fail(line_, column_at(pos_), std::string("unexpected character ") + buf);
+    const char c = src_[pos_], c2 = at(pos_ + 1);
+    size_t len = 1;
+    switch (c) {
+      case '*': case '/': case '<': case '>':
+        if (c2 == c) len = at(pos_ + 2) == '=' ? 3 : 2;
+        else if (c2 == '=') len = 2;
+        break;
+      case '+': case '%': case '@': case '&': case '|': case '^': case '=':
+        if (c2 == '=') len = 2;
+        break;
+      case '-':
+        if (c2 == '=' || c2 == '>') len = 2;
+        break;
+      case '!':
+        if (c2 != '=') fail(line_, column_at(pos_), "unexpected character '!'");
+        len = 2;
+        break;
+      case '(': case '[': case '{':
+        ++nesting_;
+        break;
+      case ')': case ']': case '}':
+        if (nesting_ > 0) --nesting_;
+        break;
+      case '~': case ',': case ':': case '.': case ';':
+        break;
+      default: {
+        const unsigned char u = static_cast<unsigned char>(c);
+        char buf[8];
+        std::snprintf(buf, sizeof buf, u >= 0x20 && u < 0x7F ? "'%c'" : "0x%02X", u);
+        fail(line_, column_at(pos_), std::string("unexpected character ") + buf);
+      }
     }
-    const char c = rest[0];
-    if (len == 1 && (c == '(' || c == '[' || c == '{')) ++nesting_;
-    if (len == 1 && (c == ')' || c == ']' || c == '}') && nesting_ > 0) --nesting_;
     Token t = make(Tok::Op, pos_, pos_ + len);
+    t.code = pack(t.text);
     pos_ += len;
     return t;
   }
@@ -413,6 +445,11 @@ class Parser {
  private:
   // ---- tokens
   const Token& peek(size_t k = 0) {
+    if (head_ + k < buf_.size()) return buf_[head_ + k];
+    return lex_until(k);
+  }
+  // The slow path of peek, out of line so that the fast one stays small.
+  [[gnu::noinline]] const Token& lex_until(size_t k) {
     while (buf_.size() - head_ <= k) buf_.push_back(lex_.next());
     return buf_[head_ + k];
   }
@@ -428,8 +465,8 @@ class Parser {
     return t;
   }
 
-  static bool is_kw(const Token& t, std::string_view kw) { return t.kind == Tok::Keyword && t.text == kw; }
-  static bool is_op(const Token& t, std::string_view op) { return t.kind == Tok::Op && t.text == op; }
+  static bool is_kw(const Token& t, std::string_view kw) { return t.kind == Tok::Keyword && t.code == pack(kw); }
+  static bool is_op(const Token& t, std::string_view op) { return t.kind == Tok::Op && t.code == pack(op); }
   bool at_kw(std::string_view kw) { return is_kw(peek(), kw); }
   bool at_op(std::string_view op) { return is_op(peek(), op); }
   bool accept_op(std::string_view op) {
@@ -463,13 +500,9 @@ class Parser {
   struct Deeper {
     Parser& p;
     Deeper(Parser& parser, Pos at) : p(parser) {
-      if (++p.depth_ > p.limits_.max_depth) {
-        fail_deep(at);
-      }
-    }
-    [[noreturn]] void fail_deep(Pos at) {
-      --p.depth_;
-      p.fail_at(at, "nesting deeper than " + std::to_string(p.limits_.max_depth) + " levels");
+      if (p.depth_ >= p.limits_.max_depth)
+        p.fail_at(at, "nesting deeper than " + std::to_string(p.limits_.max_depth) + " levels");
+      ++p.depth_;
     }
     ~Deeper() { --p.depth_; }
     Deeper(const Deeper&) = delete;
@@ -482,6 +515,12 @@ class Parser {
     e->kind = kind;
     e->pos = pos;
     return Node{std::move(e), 1};
+  }
+  // Raises n's height to h, within the limit.
+  void grow(Node& n, uint32_t h) {
+    n.h = h;
+    if (h > limits_.max_depth)
+      fail_at(n.e->pos, "expression nested deeper than " + std::to_string(limits_.max_depth) + " levels");
   }
   // Appends a child (which may be empty: a slice bound) and grows the height.
   void add(Node& parent, Node child) {
@@ -499,8 +538,13 @@ class Parser {
   static bool starts_expression(const Token& t) {
     switch (t.kind) {
       case Tok::Name: case Tok::Int: case Tok::Float: case Tok::Str: return true;
-      case Tok::Keyword: return t.text == "None" || t.text == "True" || t.text == "False" || t.text == "not";
-      case Tok::Op: return t.text == "(" || t.text == "[" || t.text == "{" || t.text == "-" || t.text == "+" || t.text == "~";
+      case Tok::Keyword:
+        return t.code == pack("None") || t.code == pack("True") || t.code == pack("False") || t.code == pack("not");
+      case Tok::Op:
+        switch (t.code) {
+          case pack("("): case pack("["): case pack("{"): case pack("-"): case pack("+"): case pack("~"): return true;
+          default: return false;
+        }
       default: return false;
     }
   }
@@ -553,12 +597,12 @@ class Parser {
     return n;
   }
 
-  // The comparison operator at the next token(s), "" if none; consumes it when take_it.
-  std::string comparison_op(bool take_it) {
+  // Consumes the comparison operator at the next token(s) and returns it; "" if none.
+  std::string comparison_op() {
     const Token& t = peek();
     std::string op;
-    if (t.kind == Tok::Op && (t.text == "==" || t.text == "!=" || t.text == "<" || t.text == "<=" ||
-                              t.text == ">" || t.text == ">=")) {
+    if (t.kind == Tok::Op && (t.code == pack("==") || t.code == pack("!=") || t.code == pack("<") ||
+                              t.code == pack("<=") || t.code == pack(">") || t.code == pack(">="))) {
       op = std::string(t.text);
     } else if (is_kw(t, "in")) {
       op = "in";
@@ -567,7 +611,7 @@ class Parser {
     } else if (is_kw(t, "not") && is_kw(peek(1), "in")) {
       op = "not in";
     }
-    if (take_it && !op.empty()) {
+    if (!op.empty()) {
       take();
       if (op == "is not" || op == "not in") take();
     }
@@ -577,33 +621,34 @@ class Parser {
   // a < b < c becomes (a < b) and (b < c), b copied.
   Node parse_comparison() {
     Node left = parse_binary(0);
-    std::string op = comparison_op(true);
+    std::string op = comparison_op();
     if (op.empty()) return left;
     Node result;
     const Pos pos = left.e->pos;
     for (;;) {
       Node right = parse_binary(0);
-      Node previous_right{clone(*right.e), right.h};
+      const uint32_t right_height = right.h;
       const Pos cmp_pos = left.e->pos;
       Node cmp = node(Expr::Kind::Compare, cmp_pos, op, std::move(left), std::move(right));
+      op = comparison_op();
+      if (!op.empty()) left = Node{clone(*cmp.e->args[1]), right_height};  // the next comparison's left side
       result = result.e ? node(Expr::Kind::BoolOp, pos, "and", std::move(result), std::move(cmp)) : std::move(cmp);
-      op = comparison_op(true);
       if (op.empty()) return result;
-      left = std::move(previous_right);
     }
   }
 
   // Binary operators by level, loosest first: | ^ & (<< >>) (+ -) (* / // % @).
   static int binary_level(const Token& t) {
     if (t.kind != Tok::Op) return -1;
-    const std::string_view s = t.text;
-    if (s == "|") return 0;
-    if (s == "^") return 1;
-    if (s == "&") return 2;
-    if (s == "<<" || s == ">>") return 3;
-    if (s == "+" || s == "-") return 4;
-    if (s == "*" || s == "/" || s == "//" || s == "%" || s == "@") return 5;
-    return -1;
+    switch (t.code) {
+      case pack("|"): return 0;
+      case pack("^"): return 1;
+      case pack("&"): return 2;
+      case pack("<<"): case pack(">>"): return 3;
+      case pack("+"): case pack("-"): return 4;
+      case pack("*"): case pack("/"): case pack("//"): case pack("%"): case pack("@"): return 5;
+      default: return -1;
+    }
   }
 
   Node parse_binary(int level) {
@@ -619,7 +664,7 @@ class Parser {
 
   Node parse_unary() {
     const Token& t = peek();
-    if (t.kind != Tok::Op || (t.text != "-" && t.text != "+" && t.text != "~")) return parse_power();
+    if (t.kind != Tok::Op || (t.code != pack("-") && t.code != pack("+") && t.code != pack("~"))) return parse_power();
     const Token op = take();
     Deeper guard(*this, op.pos);
     // -9223372036854775808: the one literal that only exists negated.
@@ -651,7 +696,7 @@ class Parser {
       const Pos pos = e.e->pos;
       if (at_op(".")) {
         take();
-        if (peek().kind != Tok::Name && peek().kind != Tok::Keyword) expected("attribute name after '.'");
+        if (peek().kind != Tok::Name) expected("attribute name after '.'");
         Node n = leaf(Expr::Kind::Attribute, pos);
         n.e->text = std::string(take().text);
         add(n, std::move(e));
@@ -694,12 +739,6 @@ class Parser {
       if (!accept_op(",")) break;
     }
     expect_op(")", "after call arguments");
-  }
-
-  void grow(Node& n, uint32_t h) {
-    n.h = h;
-    if (h > limits_.max_depth)
-      fail_at(n.e->pos, "expression nested deeper than " + std::to_string(limits_.max_depth) + " levels");
   }
 
   // After '[': one index, a slice, or several of them (a Tuple).
@@ -765,17 +804,17 @@ class Parser {
         return n;
       }
       case Tok::Keyword:
-        if (t.text == "None" || t.text == "True" || t.text == "False") {
-          const Expr::Kind kind = t.text == "None" ? Expr::Kind::None : t.text == "True" ? Expr::Kind::True : Expr::Kind::False;
+        if (t.code == pack("None") || t.code == pack("True") || t.code == pack("False")) {
+          const Expr::Kind kind = t.code == pack("None") ? Expr::Kind::None : t.code == pack("True") ? Expr::Kind::True : Expr::Kind::False;
           Node n = leaf(kind, t.pos);
           take();
           return n;
         }
         break;
       case Tok::Op:
-        if (t.text == "(") return parse_parenthesized();
-        if (t.text == "[") return parse_list();
-        if (t.text == "{") return parse_dict();
+        if (t.code == pack("(")) return parse_parenthesized();
+        if (t.code == pack("[")) return parse_list();
+        if (t.code == pack("{")) return parse_dict();
         break;
       default:
         break;
@@ -934,11 +973,10 @@ class Parser {
     return s;
   }
 
+  // +=, //=, <<=, ...: the lexer's operators that end in '=' but do not compare.
   static bool is_aug_op(const Token& t) {
-    if (t.kind != Tok::Op || t.text.size() < 2 || t.text.back() != '=') return false;
-    const std::string_view op = t.text.substr(0, t.text.size() - 1);
-    return op == "+" || op == "-" || op == "*" || op == "/" || op == "//" || op == "%" || op == "**" ||
-           op == "@" || op == "&" || op == "|" || op == "^" || op == "<<" || op == ">>";
+    return t.kind == Tok::Op && t.text.size() >= 2 && t.text.back() == '=' && t.code != pack("==") &&
+           t.code != pack("!=") && t.code != pack("<=") && t.code != pack(">=");
   }
 
   void parse_simple_statement(std::vector<StmtPtr>& out) {
@@ -956,7 +994,7 @@ class Parser {
       s = stmt(Stmt::Kind::Assert, pos);
       take();
       s->value = parse_test().e;
-      if (accept_op(",")) s->targets.push_back(parse_test().e);
+      s->targets.push_back(accept_op(",") ? parse_test().e : nullptr);  // the message, null when none
     } else if (is_kw(t, "del")) {
       s = stmt(Stmt::Kind::Del, pos);
       take();
