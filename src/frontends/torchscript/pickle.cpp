@@ -153,7 +153,8 @@ class Unpickler {
     if (!s.empty() && s[0] == '+') s.remove_prefix(1);
     int64_t v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc::result_out_of_range) fail(std::string(what) + ": " + std::string(s.substr(0, 40)) + " is outside the int64 range");
+    if (ec == std::errc::result_out_of_range)
+      fail(std::string(what) + ": " + std::string(s.substr(0, 40)) + " is outside the int64 range");
     if (ec != std::errc() || end != s.data() + s.size() || s.empty())
       fail(std::string(what) + ": '" + std::string(s.substr(0, 40)) + "' is not a decimal integer");
     return v;
