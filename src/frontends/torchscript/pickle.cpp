@@ -141,6 +141,8 @@ class Unpickler {
     for (size_t k = n; k-- > 0;) v = v << 8 | static_cast<unsigned char>(s[k]);
     return v;
   }
+  // The bytes after a little-endian length of `width` bytes.
+  std::string_view counted(size_t width, const char* what) { return take(le(width, what), what); }
   // The argument of a text opcode: the bytes up to the next newline (which is consumed).
   std::string_view line(const char* what) {
     size_t nl = in_.find('\n', pos_);
@@ -153,7 +155,8 @@ class Unpickler {
     if (!s.empty() && s[0] == '+') s.remove_prefix(1);
     int64_t v = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-    if (ec == std::errc::result_out_of_range) fail(std::string(what) + ": " + std::string(s.substr(0, 40)) + " is outside the int64 range");
+    if (ec == std::errc::result_out_of_range)
+      fail(std::string(what) + ": " + std::string(s.substr(0, 40)) + " is outside the int64 range");
     if (ec != std::errc() || end != s.data() + s.size() || s.empty())
       fail(std::string(what) + ": '" + std::string(s.substr(0, 40)) + "' is not a decimal integer");
     return v;
@@ -484,15 +487,15 @@ PyRef Unpickler::run() {
         push(make_str(Kind::Str, utf8(take(static_cast<uint64_t>(n), "BINSTRING"), "BINSTRING")));
         break;
       }
-      case 'U': push(make_str(Kind::Str, utf8(take(le(1, "SHORT_BINSTRING"), "SHORT_BINSTRING"), "SHORT_BINSTRING"))); break;
+      case 'U': push(make_str(Kind::Str, utf8(counted(1, "SHORT_BINSTRING"), "SHORT_BINSTRING"))); break;
       case 'V': push(make_str(Kind::Str, raw_unicode_escape(line("UNICODE")))); break;
-      case 'X': push(make_str(Kind::Str, utf8(take(le(4, "BINUNICODE"), "BINUNICODE"), "BINUNICODE"))); break;
-      case 0x8c: push(make_str(Kind::Str, utf8(take(le(1, "SHORT_BINUNICODE"), "SHORT_BINUNICODE"), "SHORT_BINUNICODE"))); break;
-      case 0x8d: push(make_str(Kind::Str, utf8(take(le(8, "BINUNICODE8"), "BINUNICODE8"), "BINUNICODE8"))); break;
-      case 'B': push(make_str(Kind::Bytes, std::string(take(le(4, "BINBYTES"), "BINBYTES")))); break;
-      case 'C': push(make_str(Kind::Bytes, std::string(take(le(1, "SHORT_BINBYTES"), "SHORT_BINBYTES")))); break;
-      case 0x8e: push(make_str(Kind::Bytes, std::string(take(le(8, "BINBYTES8"), "BINBYTES8")))); break;
-      case 0x96: push(make_str(Kind::Bytes, std::string(take(le(8, "BYTEARRAY8"), "BYTEARRAY8")))); break;
+      case 'X': push(make_str(Kind::Str, utf8(counted(4, "BINUNICODE"), "BINUNICODE"))); break;
+      case 0x8c: push(make_str(Kind::Str, utf8(counted(1, "SHORT_BINUNICODE"), "SHORT_BINUNICODE"))); break;
+      case 0x8d: push(make_str(Kind::Str, utf8(counted(8, "BINUNICODE8"), "BINUNICODE8"))); break;
+      case 'B': push(make_str(Kind::Bytes, std::string(counted(4, "BINBYTES")))); break;
+      case 'C': push(make_str(Kind::Bytes, std::string(counted(1, "SHORT_BINBYTES")))); break;
+      case 0x8e: push(make_str(Kind::Bytes, std::string(counted(8, "BINBYTES8")))); break;
+      case 0x96: push(make_str(Kind::Bytes, std::string(counted(8, "BYTEARRAY8")))); break;
       case 0x97: fail("NEXT_BUFFER: out-of-band buffers are not supported");
       case 0x98: top("READONLY_BUFFER"); break;  // a read-only view of the bytes on the stack: the same bytes
 

@@ -222,7 +222,7 @@ std::string_view ZipArchive::read(std::string_view name) const {
 }
 
 std::string_view ZipArchive::data(const ZipEntry& e) const {
-  auto fail = [&](const std::string& message) -> std::string_view {
+  auto fail = [&](const std::string& message) {
     throw Error(path_ + ": zip: byte " + std::to_string(e.data_offset) + ": entry " + e.name + ": " + message);
   };
   // An entry of this archive, or a copy of one (found again by name).
@@ -232,22 +232,22 @@ std::string_view ZipArchive::data(const ZipEntry& e) const {
     own = find(e.name);
     if (!own || own->data_offset != e.data_offset || own->compressed_size != e.compressed_size ||
         own->method != e.method || own->size != e.size)
-      return fail("not an entry of this archive");
+      fail("not an entry of this archive");
   }
   const char* base = reinterpret_cast<const char*>(bytes_->data());
   if (own->method == 0) return {base + own->data_offset, own->size};
-  if (own->method != 8) return fail("unsupported compression method " + std::to_string(own->method));
+  if (own->method != 8) fail("unsupported compression method " + std::to_string(own->method));
 
   auto& cached = inflated_[static_cast<size_t>(own - entries_.data())];
   if (cached) return *cached;
   if (own->size / kMaxDeflateRatio > own->compressed_size)
-    return fail("a size of " + std::to_string(own->size) + " bytes is more than " + std::to_string(own->compressed_size) +
+    fail("a size of " + std::to_string(own->size) + " bytes is more than " + std::to_string(own->compressed_size) +
                 " deflated bytes can hold");
-  if (own->size > std::numeric_limits<size_t>::max() - 1) return fail("too large for this machine");
+  if (own->size > std::numeric_limits<size_t>::max() - 1) fail("too large for this machine");
   // One spare byte: a stream that inflates to more than `size` bytes fills it and is caught.
   auto out = std::make_unique<std::string>(own->size + 1, '\0');
   z_stream s{};
-  if (inflateInit2(&s, -MAX_WBITS) != Z_OK) return fail("zlib cannot start inflating");
+  if (inflateInit2(&s, -MAX_WBITS) != Z_OK) fail("zlib cannot start inflating");
   const uint8_t* in = bytes_->data() + own->data_offset;
   uint64_t in_left = own->compressed_size, out_left = out->size();
   s.next_out = reinterpret_cast<Bytef*>(out->data());
@@ -271,15 +271,15 @@ std::string_view ZipArchive::data(const ZipEntry& e) const {
   inflateEnd(&s);
   if (rc != Z_STREAM_END) {
     if (rc == Z_BUF_ERROR && produced > own->size)
-      return fail("inflates to more than its size of " + std::to_string(own->size) + " bytes");
-    if (rc == Z_BUF_ERROR) return fail("the deflate stream is truncated");
-    return fail("corrupt deflate stream" + (msg.empty() ? msg : " (" + msg + ")"));
+      fail("inflates to more than its size of " + std::to_string(own->size) + " bytes");
+    if (rc == Z_BUF_ERROR) fail("the deflate stream is truncated");
+    fail("corrupt deflate stream" + (msg.empty() ? msg : " (" + msg + ")"));
   }
   if (produced != own->size)
-    return fail("inflates to " + std::to_string(produced) + " bytes, not its size of " + std::to_string(own->size));
+    fail("inflates to " + std::to_string(produced) + " bytes, not its size of " + std::to_string(own->size));
   out->resize(own->size);
   uint32_t crc = static_cast<uint32_t>(crc32_z(0, reinterpret_cast<const Bytef*>(out->data()), out->size()));
-  if (crc != own->crc32) return fail("CRC mismatch (the inflated bytes are corrupt)");
+  if (crc != own->crc32) fail("CRC mismatch (the inflated bytes are corrupt)");
   cached = std::move(out);
   return *cached;
 }
