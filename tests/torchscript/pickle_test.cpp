@@ -76,25 +76,6 @@ const std::string kObject4 = bytes(
     "2\x00\x00\x00\x00\x00\x00\x00\x8c\x0b__torch__.m\x94\x8c\x04"
     "Conv\x94\x93\x94)\x81\x94}\x94(\x8c\x08training\x94\x88\x8c\x01k\x94K\x03ub.");
 
-// Frees a tree that may be cyclic (unpickle leaves cycles to its caller): every reference is
-// moved out of its object once.
-void dismantle(PyRef root) {
-  std::vector<PyRef> work{std::move(root)};
-  while (!work.empty()) {
-    PyRef o = std::move(work.back());
-    work.pop_back();
-    if (!o) continue;
-    for (auto& c : o->items) work.push_back(std::move(c));
-    for (auto& [k, v] : o->dict) {
-      work.push_back(std::move(k));
-      work.push_back(std::move(v));
-    }
-    if (o->state) work.push_back(std::move(o->state));
-    o->items.clear();
-    o->dict.clear();
-  }
-}
-
 std::string error_of(const std::string& p, const UnpickleLimits& limits = {}) {
   try {
     unpickle(p, "t.pkl", limits);

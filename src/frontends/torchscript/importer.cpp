@@ -168,13 +168,26 @@ class Importer {
   Importer(const ZipArchive& zip, const schema::NamespaceSchema& ns, const torch_frontend::ImportOptions& o,
            text::Document& doc)
       : zip_(zip), ns_(ns), o_(o), g_(doc.graph) {}
+  Importer(const Importer&) = delete;
+  Importer& operator=(const Importer&) = delete;
+  ~Importer() {
+    // A pickle can make objects that refer to each other (a module holding itself): break every
+    // link between converted values so that they are freed.
+    for (auto& [p, v] : converted_) {
+      v->items.clear();
+      if (v->obj) v->obj->attrs.clear();
+    }
+    for (PyRef& p : pickles_) dismantle(std::move(p));
+  }
 
   void run() {
     find_prefix();
     std::string_view data = zip_.read(prefix_ + "data.pkl");
     PyRef root = unpickle(data, zip_.path() + ":" + prefix_ + "data.pkl");
+    pickles_.push_back(root);
     if (const ZipEntry* c = zip_.find(prefix_ + "constants.pkl")) {
       PyRef consts = unpickle(zip_.data(*c), zip_.path() + ":" + prefix_ + "constants.pkl");
+      pickles_.push_back(consts);
       VRef t = convert(consts, "constants/", "CONSTANTS", 0);
       if (t->k != Val::K::Tuple && t->k != Val::K::List) throw Error(zip_.path() + ": constants.pkl does not hold a tuple");
       constants_ = t->items;
@@ -245,6 +258,7 @@ class Importer {
   std::string prefix_;
   std::unordered_map<std::string, std::shared_ptr<Storage>> storages_;
   std::unordered_map<const PyObject*, VRef> converted_;
+  std::vector<PyRef> pickles_;  // dismantled at the end (they may be cyclic)
   std::vector<VRef> constants_;
   std::map<std::string, std::unique_ptr<SourceFile>> files_;
   const SourceFile* cls_file_ = nullptr;  // the file of the class find_class found last

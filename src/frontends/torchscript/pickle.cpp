@@ -821,4 +821,21 @@ std::string describe(const PyObject& o, int depth) {
   return out;
 }
 
+void dismantle(PyRef root) {
+  std::vector<PyRef> work{std::move(root)};
+  while (!work.empty()) {
+    PyRef o = std::move(work.back());
+    work.pop_back();
+    if (!o) continue;
+    for (auto& c : o->items) work.push_back(std::move(c));
+    for (auto& [k, v] : o->dict) {
+      work.push_back(std::move(k));
+      work.push_back(std::move(v));
+    }
+    if (o->state) work.push_back(std::move(o->state));
+    o->items.clear();
+    o->dict.clear();
+  }
+}
+
 }  // namespace amanda::torchscript

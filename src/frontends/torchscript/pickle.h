@@ -54,6 +54,10 @@ struct UnpickleLimits {
 // must walk with a depth limit).
 PyRef unpickle(std::string_view bytes, const std::string& name, const UnpickleLimits& limits = {});
 
+// Frees a tree that may be cyclic (unpickle leaves cycles to its caller): every reference is
+// moved out of its object once, without recursion.
+void dismantle(PyRef root);
+
 // Helpers for consumers.
 const char* kind_name(PyObject::Kind k);
 // A short, bounded rendering for error messages: "Call(torch._utils._rebuild_tensor_v2, (...))".
