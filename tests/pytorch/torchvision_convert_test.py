@@ -28,6 +28,7 @@ import numpy as np
 import onnx
 import torch
 import torchvision
+import yaml
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 READERS = ["script", "libtorch"]
@@ -106,6 +107,123 @@ def bad_inputs(amanda, models_dir):
     return failures
 
 
+def seed_example(amanda):
+    """The seed's example, Sequential(Linear(784, 100, bias=False), ReLU()) traced, imported by each
+    reader into amanda/pytorch/1.13 (YAML): aten::linear then aten::relu, the weight an initializer
+    of shape [100, 784], the bias unconnected, typed and shaped values."""
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        pt = os.path.join(tmp, "seed.pt")
+        m = torch.nn.Sequential(torch.nn.Linear(784, 100, bias=False), torch.nn.ReLU()).eval()
+        torch.jit.save(torch.jit.trace(m, torch.randn(1, 784)), pt)
+        for reader in READERS:
+            out = os.path.join(tmp, f"seed.{reader}.yaml")
+            r = subprocess.run([amanda, "convert", pt, "--input-shape", "1,784", "--reader", reader,
+                                "--to", "amanda/pytorch/1.13", "-o", out], capture_output=True, text=True)
+            if r.returncode != 0:
+                failures.append(f"seed example ({reader}): exit {r.returncode}: {r.stderr[-400:]}")
+                continue
+            g = yaml.safe_load(open(out).read().replace("!tensor", ""))["graph"]
+            types = [op["type"] for op in g["ops"]]
+            inits = [p for p in g["input_ports"] if p["attrs"].get("graph_input") is False]
+            linear = next((op for op in g["ops"] if op["type"] == "aten::linear"), None)
+            bias_fed = any(e["input_port"]["port"] == "bias" for e in g["edges"])
+            ok = (types == ["aten::linear", "aten::relu"] and len(inits) == 1 and
+                  inits[0]["attrs"]["initializer"]["shape"] == [100, 784] and linear is not None and
+                  [p["name"] for p in linear["input_ports"]] == ["input", "weight", "bias"] and not bias_fed and
+                  g["output_ports"][0]["attrs"]["shape"] == [1, 100])
+            if not ok:
+                failures.append(f"seed example ({reader}): unexpected structure: ops {types}, initializers {inits}")
+            else:
+                print(f"seed example ({reader}): aten::linear (bias unconnected) -> aten::relu, weight [100, 784]")
+    return failures
+
+
+class ShapeFlow(torch.nn.Module):
+    """Scripted: control flow on shapes (the libtorch-free reader runs it), a loop, two outputs."""
+
+    def __init__(self):
+        super().__init__()
+        self.fc = torch.nn.Linear(6, 4)
+
+    def forward(self, x):
+        if x.size(1) > 2:
+            x = torch.relu(x)
+        else:
+            x = torch.sigmoid(x)
+        for _ in range(3):
+            x = x + x
+        y = self.fc(torch.flatten(x, 1))
+        return y, torch.sigmoid(y)
+
+
+class DataFlow(torch.nn.Module):
+    """Scripted: control flow on the input's values, which only libtorch's reader imports."""
+
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            return torch.relu(x)
+        return torch.sigmoid(x)
+
+
+def small_modules(amanda, node_dir):
+    """Scripted modules through the libtorch-free reader: ShapeFlow converts and matches torch in
+    onnxruntime (both outputs); DataFlow is refused by --reader script with the reason and the
+    place in the model's code, and --reader auto hands it to libtorch (whose graph has a prim::If
+    the table has no rule for: the report names it)."""
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        torch.manual_seed(0)
+        m = torch.jit.script(ShapeFlow().eval())
+        pt = os.path.join(tmp, "shapeflow.pt")
+        torch.jit.save(m, pt)
+        x = torch.randn(2, 3, 2)
+        with torch.no_grad():
+            refs = [t.numpy() for t in m(x)]
+        out = os.path.join(tmp, "shapeflow.onnx")
+        r = subprocess.run([amanda, "convert", pt, "--input-shape", "2,3,2", "--reader", "script", "-o", out],
+                           capture_output=True, text=True)
+        if r.returncode != 0:
+            failures.append(f"shapeflow: exit {r.returncode}: {r.stdout[-600:]}{r.stderr[-600:]}")
+        else:
+            onnx.checker.check_model(out, full_check=True)
+            xin = os.path.join(tmp, "x.bin")
+            x.numpy().astype("<f4").tofile(xin)
+            g = onnx.load(out).graph
+            name = [i.name for i in g.input if i.name not in {t.name for t in g.initializer}][0]
+            jf = os.path.join(tmp, "jobs.json")
+            json.dump([{"model": out, "inputs": {name: {"file": xin, "shape": [2, 3, 2]}}, "out": os.path.join(tmp, "sf")}], open(jf, "w"))
+            rr = subprocess.run(["node", os.path.join(node_dir, "ort_run.js"), jf], capture_output=True, text=True)
+            res = json.load(open(os.path.join(tmp, "sf.json"))) if rr.returncode == 0 else {"error": rr.stderr[-400:]}
+            if "error" in res:
+                failures.append(f"shapeflow: onnxruntime: {res['error'][:400]}")
+            elif len(res["outputs"]) != 2:
+                failures.append(f"shapeflow: {len(res['outputs'])} outputs, torch gives 2")
+            else:
+                for k, ref in enumerate(refs):
+                    got = np.fromfile(os.path.join(tmp, f"sf.{k}.bin"), dtype="<f4").reshape(res["outputs"][k]["shape"])
+                    diff = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
+                    if not diff <= TOL or float(np.std(ref)) == 0:
+                        failures.append(f"shapeflow output {k}: max abs difference {diff:.3g} (shape {got.shape} vs {ref.shape})")
+                    else:
+                        print(f"shapeflow (scripted, if on a shape, loop, 2 outputs) output {k}: max abs diff {diff:.3g}")
+        d = os.path.join(tmp, "dataflow.pt")
+        torch.jit.save(torch.jit.script(DataFlow().eval()), d)
+        out = os.path.join(tmp, "dataflow.onnx")
+        r = subprocess.run([amanda, "convert", d, "--input-shape", "2,3", "--reader", "script", "-o", out], capture_output=True, text=True)
+        if r.returncode != 1 or os.path.exists(out) or "depends on the input's values" not in r.stderr or "dataflow.pt" not in r.stderr:
+            failures.append(f"dataflow --reader script: expected a refusal naming the reason, got exit {r.returncode}: {r.stderr[-400:]}")
+        else:
+            print("dataflow --reader script: " + r.stderr.strip().splitlines()[-1][:200])
+        if "libtorch" in READERS:
+            r = subprocess.run([amanda, "convert", d, "--input-shape", "2,3", "-o", out], capture_output=True, text=True)
+            if r.returncode != 1 or os.path.exists(out) or "prim::If" not in r.stdout:
+                failures.append(f"dataflow --reader auto: expected libtorch's graph and a report naming prim::If, got exit {r.returncode}: {r.stdout[-400:]}{r.stderr[-300:]}")
+            else:
+                print("dataflow --reader auto: libtorch's reader took over; report names prim::If")
+    return failures
+
+
 def main():
     global READERS
     amanda, models_dir = sys.argv[1], sys.argv[2]
@@ -180,6 +298,8 @@ def main():
                 failures.append(f"{name}: max abs difference {diff:.3g} > {TOL} (max |torch| {scale:.3g})")
             print(f"{name}: amanda convert {dt:.2f} s; max abs diff vs torch {diff:.3g} (max |torch| {scale:.3g})")
     failures += bad_inputs(amanda, models_dir)
+    failures += seed_example(amanda)
+    failures += small_modules(amanda, node_dir)
     for f in failures:
         print("FAIL " + f)
     print(f"{len(names)} models, {len(failures)} failures")
