@@ -37,7 +37,7 @@ inline std::string torchscript_problem(std::string_view input, const std::string
   try {
     switch (static_cast<unsigned char>(input[0]) % 3) {
       case 0: torchscript::parse_source(rest, "fuzz.py"); break;
-      case 1: torchscript::unpickle(rest, "fuzz.pkl"); break;
+      case 1: torchscript::dismantle(torchscript::unpickle(rest, "fuzz.pkl")); break;
       default: {
         torch_frontend::ImportOptions o;
         o.input_shapes = {{1, 3, 8, 8}};

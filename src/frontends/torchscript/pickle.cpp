@@ -173,6 +173,7 @@ class Unpickler {
     PyRef o(new PyObject, FlatDelete{});
     o->kind = k;
     o->offset = op_;
+    made_.push_back(o);
     return o;
   }
   PyRef make_int(int64_t v) {
@@ -291,6 +292,9 @@ class Unpickler {
   std::vector<PyRef> stack_;
   std::vector<size_t> marks_;  // stack sizes at each MARK
   std::unordered_map<uint64_t, PyRef> memo_;
+  // Every object made, so that release() also frees cycles dropped from the stack before the end
+  // (a list appended to itself, then popped).
+  std::vector<std::weak_ptr<PyObject>> made_;
   std::unordered_map<const PyObject*, size_t> height_;
   size_t objects_ = 0;
 };
@@ -773,6 +777,9 @@ void Unpickler::release(const PyRef& keep) {
   std::vector<PyRef> work = std::move(stack_);
   for (auto& [key, o] : memo_) work.push_back(std::move(o));
   memo_.clear();
+  for (const auto& w : made_)
+    if (PyRef o = w.lock()) work.push_back(std::move(o));
+  made_.clear();
   while (!work.empty()) {
     PyRef o = std::move(work.back());
     work.pop_back();
