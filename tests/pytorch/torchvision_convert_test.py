@@ -166,6 +166,15 @@ class DataFlow(torch.nn.Module):
         return torch.sigmoid(x)
 
 
+class ViewInPlace(torch.nn.Module):
+    """Traced: an in-place op on a view, then a read of the viewed tensor (which it changed)."""
+
+    def forward(self, x):
+        y = x[:, :2]
+        y.relu_()
+        return x * 2
+
+
 def small_modules(amanda, node_dir):
     """Scripted modules through the libtorch-free reader: ShapeFlow converts and matches torch in
     onnxruntime (both outputs); DataFlow is refused by --reader script with the reason and the
@@ -215,6 +224,13 @@ def small_modules(amanda, node_dir):
             failures.append(f"dataflow --reader script: expected a refusal naming the reason, got exit {r.returncode}: {r.stderr[-400:]}")
         else:
             print("dataflow --reader script: " + r.stderr.strip().splitlines()[-1][:200])
+        v = os.path.join(tmp, "viewinplace.pt")
+        torch.jit.save(torch.jit.trace(ViewInPlace(), torch.randn(2, 3)), v)
+        r = subprocess.run([amanda, "convert", v, "--input-shape", "2,3", "--reader", "script", "-o", out], capture_output=True, text=True)
+        if r.returncode != 1 or os.path.exists(out) or "shares memory" not in r.stderr:
+            failures.append(f"viewinplace --reader script: expected a refusal (a silent wrong result otherwise), got exit {r.returncode}: {r.stderr[-400:]}")
+        else:
+            print("viewinplace --reader script: refused (in-place write through a view)")
         if "libtorch" in READERS:
             r = subprocess.run([amanda, "convert", d, "--input-shape", "2,3", "-o", out], capture_output=True, text=True)
             if r.returncode != 1 or os.path.exists(out) or "prim::If" not in r.stdout:

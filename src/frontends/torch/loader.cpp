@@ -158,7 +158,16 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
     try {
       const schema::NamespaceSchema* ns = registry->find(ns_name);
       if (!ns) throw torchscript::Unsupported("the namespace " + ns_name + " is not available");
-      text::Document doc = torchscript::import_archive(path, o, *ns);
+      std::vector<std::string> gaps;
+      text::Document doc = torchscript::import_archive(path, o, *ns, &gaps);
+      std::string list;
+      for (const auto& g : gaps) list += (list.empty() ? "" : ", ") + g;
+      // Untyped values where libtorch would type them: prefer libtorch's graph when it is here.
+      if (!gaps.empty() && o.reader == "auto" && torch_available())
+        throw torchscript::Unsupported("no shape rule for " + list);
+      if (!gaps.empty())
+        std::cerr << "amanda: note: " << path << ": the libtorch-free reader has no shape rule for " << list
+                  << "; their outputs are untyped\n";
       if (used) *used = "script";
       return doc;
     } catch (const torchscript::Unsupported& e) {

@@ -11,6 +11,7 @@
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 #include <unordered_map>
 
 #include "amanda/support/file.h"
@@ -226,6 +227,7 @@ class Importer {
       if (!p.type.empty() && p.type != "Tensor")
         throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
       VRef v = make_symbolic(*dt, o_.input_shapes[k]);
+      v->alias = std::make_shared<Alias>();
       PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));
       g_.set_attr(port, g_.sym("graph_input"), Value(true));
       set_type(port, *v, true);
@@ -264,6 +266,9 @@ class Importer {
   const SourceFile* cls_file_ = nullptr;  // the file of the class find_class found last
   std::unordered_map<std::string, std::vector<const schema::OpSchema*>> overloads_;
   std::unordered_map<std::string, int> taken_;
+ public:
+  std::set<std::string> gaps_;  // op types that had no shape rule
+ private:
   std::string hint_;   // the name the statement being run assigns to
   std::string where_;  // file:line of the statement being run
   int depth_ = 0;
@@ -934,9 +939,27 @@ class Importer {
       throw Error(where_ + ": no overload of " + base + " takes (" + got + ")");
     }
     const std::string& type = best.op->type;
-    if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
-    std::optional<std::vector<OutInfo>> outs = infer(type, best.args, where_ + ": " + type);
-    if (!outs) throw Unsupported(where_ + ": " + type + " has no shape rule in the libtorch-free reader");
+    bool unknown = false;  // an input of unknown shape: the outputs' shapes are unknown too
+    for (const auto& a : best.args) {
+      if (a->is_tensor() && !a->shape_known) unknown = true;
+      if (a->k == Val::K::List)
+        for (const auto& x : a->items) unknown |= x->is_tensor() && !x->shape_known;
+    }
+    std::optional<std::vector<OutInfo>> outs;
+    if (!unknown) {
+      if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+      outs = infer(type, best.args, where_ + ": " + type);
+    }
+    if (!outs) {
+      // No shape rule: the op still becomes a graph op (a conversion's report names it like any
+      // other), its tensor outputs untyped; whatever needs their shapes later is Unsupported.
+      for (const auto& p : best.op->outputs)
+        if (strip_alias(p.type) != "Tensor")
+          throw Unsupported(where_ + ": " + type + " has no shape rule in the libtorch-free reader");
+      if (!unknown) gaps_.insert(type);
+      outs.emplace(best.op->outputs.size(), OutInfo{});
+      for (auto& o : *outs) o.shape_known = false;
+    }
     return emit(*best.op, best.args, *outs);
   }
 
@@ -989,7 +1012,7 @@ class Importer {
   }
 
   void set_type(PortId p, const Val& v, bool graph_port) {
-    if (!v.defined) return;
+    if (!v.defined || !v.shape_known) return;
     g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(ir::dtype_name(v.dtype))));
     Value::List l;
     for (int64_t d : v.shape) l.push_back(Value(d));
@@ -997,6 +1020,8 @@ class Importer {
   }
 
   PortId port_of(Val& v) {
+    if (v.alias && v.version != v.alias->version)
+      throw Unsupported(where_ + ": a tensor read after an in-place op wrote a tensor it shares memory with (a view)");
     if (v.port) return v.port;
     if (!v.known) throw Error(where_ + ": internal: a tensor with no graph value");
     OpId root = g_.root();
@@ -1049,10 +1074,25 @@ class Importer {
     std::vector<VRef> results;
     std::string base = hint_.empty() ? s.type.substr(s.type.find("::") + 2, s.type.find('.') - s.type.find("::") - 2) : hint_;
     bool in_place = s.type.find("_.") != std::string::npos || (!s.type.empty() && s.type.back() == '_');
+    // Ops whose result may share the input's memory (views; dropout in eval mode returns its input).
+    static const std::set<std::string> views{
+        "aten::slice", "aten::select", "aten::view", "aten::reshape", "aten::permute", "aten::transpose",
+        "aten::unsqueeze", "aten::squeeze", "aten::expand", "aten::flatten", "aten::narrow", "aten::t",
+        "aten::contiguous", "aten::detach", "aten::alias", "aten::view_as", "aten::expand_as",
+        "aten::reshape_as", "aten::unflatten", "aten::dropout", "aten::feature_dropout", "aten::alpha_dropout",
+        "aten::diagonal", "aten::as_strided", "aten::unfold", "aten::split", "aten::chunk", "aten::unbind"};
+    bool view = views.count(s.type.substr(0, s.type.find('.'))) && !args.empty() && args[0]->is_tensor() && !args[0]->known;
     for (size_t k = 0; k < outs.size(); ++k) {
       PortId out = g_.add_output(op, g_.sym(s.outputs[k].expected_name().value_or("result" + std::to_string(k))));
       VRef v = make_symbolic(outs[k].dtype, outs[k].shape);
       v->defined = outs[k].defined;
+      v->shape_known = outs[k].shape_known;
+      if (view && args[0]->alias) {
+        v->alias = args[0]->alias;
+        v->version = v->alias->version;
+      } else {
+        v->alias = std::make_shared<Alias>();
+      }
       g_.set_attr(out, g_.sym("@value"), Value(unique(outs.size() == 1 ? base : base + "." + std::to_string(k))));
       set_type(out, *v, false);
       v->port = out;
@@ -1065,6 +1105,9 @@ class Importer {
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;
       self.shape = results[0]->shape;
+      self.shape_known = results[0]->shape_known;
+      if (!self.alias) self.alias = std::make_shared<Alias>();
+      self.version = ++self.alias->version;
       return args[0];
     }
     return pack(results);
@@ -1074,16 +1117,18 @@ class Importer {
 }  // namespace
 
 text::Document import_archive(const std::string& path, const torch_frontend::ImportOptions& o,
-                              const schema::NamespaceSchema& ns) {
-  return import_archive(map_file(path), path, o, ns);
+                              const schema::NamespaceSchema& ns, std::vector<std::string>* shape_gaps) {
+  return import_archive(map_file(path), path, o, ns, shape_gaps);
 }
 
 text::Document import_archive(std::shared_ptr<const Buffer> bytes, const std::string& name,
-                              const torch_frontend::ImportOptions& o, const schema::NamespaceSchema& ns) {
+                              const torch_frontend::ImportOptions& o, const schema::NamespaceSchema& ns,
+                              std::vector<std::string>* shape_gaps) {
   ZipArchive zip(std::move(bytes), name);
   text::Document doc;
   Importer imp(zip, ns, o, doc);
   imp.run();
+  if (shape_gaps) shape_gaps->assign(imp.gaps_.begin(), imp.gaps_.end());
   return doc;
 }
 

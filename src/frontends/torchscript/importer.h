@@ -17,10 +17,13 @@ namespace amanda::torchscript {
 
 // Throws Unsupported for a construct it does not handle (the caller may use libtorch instead)
 // and amanda::Error, naming the file, for a file that is not a TorchScript archive or is corrupt.
+// An op with no shape rule still becomes a graph op, with untyped outputs (and so do the ops fed
+// by them); its type is added to `shape_gaps` (the caller may prefer libtorch's typed graph).
 text::Document import_archive(const std::string& path, const torch_frontend::ImportOptions& o,
-                              const schema::NamespaceSchema& ns);
+                              const schema::NamespaceSchema& ns, std::vector<std::string>* shape_gaps = nullptr);
 // The same for an archive already in memory; `name` is used in errors.
 text::Document import_archive(std::shared_ptr<const Buffer> bytes, const std::string& name,
-                              const torch_frontend::ImportOptions& o, const schema::NamespaceSchema& ns);
+                              const torch_frontend::ImportOptions& o, const schema::NamespaceSchema& ns,
+                              std::vector<std::string>* shape_gaps = nullptr);
 
 }  // namespace amanda::torchscript

@@ -50,6 +50,12 @@ struct Known {
 
 struct Obj;
 struct Val;
+
+// Tensors that share memory (a tensor and its views) share one Alias: an in-place write to any of
+// them bumps its version, and a tensor whose version is behind it was overwritten under it.
+struct Alias {
+  int64_t version = 0;
+};
 using VRef = std::shared_ptr<Val>;
 
 struct Val {
@@ -66,8 +72,11 @@ struct Val {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;
   bool defined = true;  // false: an undefined tensor (an unused output)
+  bool shape_known = true;  // false: made by an op without a shape rule (dtype and shape unknown)
   std::shared_ptr<Known> known;
   ir::PortId port;
+  std::shared_ptr<Alias> alias;  // symbolic tensors: the memory it shares with its views
+  int64_t version = 0;
   std::string name;  // a name for the graph value (an attribute path for parameters)
 
   bool is_tensor() const { return k == K::Tensor; }
@@ -106,6 +115,7 @@ struct OutInfo {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;
   bool defined = true;
+  bool shape_known = true;
 };
 // Shape and element type of the outputs of an op that becomes a graph op; nullopt when no rule.
 std::optional<std::vector<OutInfo>> infer(const std::string& op_type, const Args& a, const std::string& where);
