@@ -226,6 +226,9 @@ class Importer {
       const Param& p = fwd->params[k + 1];
       if (!p.type.empty() && p.type != "Tensor")
         throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
+      for (int64_t d : o_.input_shapes[k])
+        if (d < 0 || d > (int64_t(1) << 40)) throw Error("input shape " + std::to_string(k + 1) + ": size " + std::to_string(d) + " out of range");
+      numel(o_.input_shapes[k]);  // throws when the element count overflows
       VRef v = make_symbolic(*dt, o_.input_shapes[k]);
       v->alias = std::make_shared<Alias>();
       PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));

@@ -18,6 +18,8 @@ using ir::DType;
 
 const std::vector<double>& Storage::values() {
   if (has_vals) return vals;
+  if (count > (size_t(1) << 26))
+    throw Unsupported("a constant computation on a tensor of " + std::to_string(count) + " elements");
   vals.resize(count);
   auto load = [&](auto tag) {
     using T = decltype(tag);
@@ -76,9 +78,21 @@ VRef make_list(std::vector<VRef> items, Val::K k) {
 
 int64_t numel(const std::vector<int64_t>& shape) {
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape)
+    if (d < 0 || __builtin_mul_overflow(n, d, &n)) throw Error("a tensor shape with a negative size or too many elements");
   return n;
 }
+
+namespace {
+// Known tensors are shape arithmetic, masks and small parameters: a computation that would make
+// a bigger one is refused rather than allowed to take the machine's memory.
+constexpr int64_t kMaxKnownElements = int64_t(1) << 26;
+void check_known_size(int64_t n) {
+  if (n > kMaxKnownElements)
+    throw Unsupported("a constant computation of " + std::to_string(n) + " elements (more than " +
+                      std::to_string(kMaxKnownElements) + ")");
+}
+}  // namespace
 
 std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
   std::vector<int64_t> s(shape.size(), 1);
@@ -87,6 +101,7 @@ std::vector<int64_t> contiguous_strides(const std::vector<int64_t>& shape) {
 }
 
 VRef make_known(DType t, std::vector<int64_t> shape, std::vector<double> values) {
+  check_known_size(static_cast<int64_t>(values.size()));
   auto v = std::make_shared<Val>();
   v->k = Val::K::Tensor;
   v->dtype = t;
@@ -197,6 +212,7 @@ void for_each(const Val& t, F&& f) {
 }  // namespace
 
 std::vector<double> elements(const Val& t) {
+  check_known_size(numel(t.shape));
   const std::vector<double>& v = t.known->st->values();
   std::vector<double> out;
   out.reserve(static_cast<size_t>(numel(t.shape)));
@@ -260,11 +276,17 @@ bool has(const Args& a, size_t i) { return i < a.size() && a[i]->k != Val::K::No
 std::vector<int64_t> ints_arg(const Args& a, size_t i, const std::string& where) {
   if (i >= a.size()) bad(where, "argument " + std::to_string(i) + " is missing");
   const Val& v = *a[i];
+  if (v.k == Val::K::Int && (v.i > (int64_t(1) << 40) || v.i < -(int64_t(1) << 40)))
+    bad(where, "argument " + std::to_string(i) + " holds " + std::to_string(v.i) + ", out of range for a size");
   if (v.k == Val::K::Int) return {v.i};
   if (v.k != Val::K::List && v.k != Val::K::Tuple) bad(where, "argument " + std::to_string(i) + " is not a list of ints");
   std::vector<int64_t> out;
   for (const auto& x : v.items) {
     if (x->k != Val::K::Int) bad(where, "argument " + std::to_string(i) + " holds " + describe(*x) + ", not an int");
+    // sizes, strides, paddings, dims: anything beyond 2^40 is no real model's (and would overflow
+    // the output-size arithmetic)
+    if (x->i > (int64_t(1) << 40) || x->i < -(int64_t(1) << 40))
+      bad(where, "argument " + std::to_string(i) + " holds " + std::to_string(x->i) + ", out of range for a size");
     out.push_back(x->i);
   }
   return out;
