@@ -227,7 +227,7 @@ class Importer {
       if (!p.type.empty() && p.type != "Tensor")
         throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
       for (int64_t d : o_.input_shapes[k])
-        if (d < 0 || d > (int64_t(1) << 40)) throw Error("input shape " + std::to_string(k + 1) + ": size " + std::to_string(d) + " out of range");
+        if (d < 0 || d > (int64_t(1) << 40)) throw Error(zip_.path() + ": --input-shape number " + std::to_string(k + 1) + ": size " + std::to_string(d) + " is out of range (0 to 2^40)");
       numel(o_.input_shapes[k]);  // throws when the element count overflows
       VRef v = make_symbolic(*dt, o_.input_shapes[k]);
       v->alias = std::make_shared<Alias>();
