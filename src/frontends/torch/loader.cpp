@@ -172,6 +172,9 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
       return doc;
     } catch (const torchscript::Unsupported& e) {
       if (o.reader == "script") throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what());
+      if (!torch_available())
+        throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what() +
+                    "; and the libtorch reader is not available: " + load().why);
       if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "torch import: falling back to libtorch: " << e.what() << "\n";
     }
   }
