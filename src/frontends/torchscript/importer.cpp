@@ -862,6 +862,14 @@ class Importer {
       throw Unsupported(where_ + ": NumToTensor of " + describe(a));
     }
     if (path == "ops.prim.RaiseException") throw Error(where_ + ": the model raises an exception here");
+    if (path == "ops.prim.unchecked_cast") {
+      need(1);
+      return args[0];
+    }
+    if (path == "unchecked_cast") {  // unchecked_cast(List[int], x)
+      need(2);
+      return args[1];
+    }
     if (path == "int" || path == "float" || path == "bool") {
       need(1);
       double x = number_of(*args[0], where_);
@@ -926,10 +934,52 @@ class Importer {
     Args args;
   };
 
+  // TorchScript's builtins on lists, strings and None (scripted code calls them as torch.X).
+  std::optional<VRef> builtin(const std::string& base, const std::vector<VRef>& args) {
+    auto is_seq = [](const Val& v) { return v.k == Val::K::List || v.k == Val::K::Tuple; };
+    if ((base == "aten::__is__" || base == "aten::__isnot__") && args.size() == 2) {
+      const Val &a = *args[0], &b = *args[1];
+      bool same = a.k == Val::K::None || b.k == Val::K::None ? a.k == b.k : args[0] == args[1];
+      return make_bool(base == "aten::__is__" ? same : !same);
+    }
+    if (base == "aten::len" && args.size() == 1) {
+      const Val& a = *args[0];
+      if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
+      if (a.k == Val::K::Str) return make_int(static_cast<int64_t>(a.s.size()));
+      if (a.is_tensor() && a.shape_known && !a.shape.empty()) return make_int(a.shape[0]);
+      return std::nullopt;
+    }
+    if (base == "aten::__getitem__" && args.size() == 2 && is_seq(*args[0]) && args[1]->k == Val::K::Int) {
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? args[1]->i + n : args[1]->i;
+      if (k < 0 || k >= n) throw Error(where_ + ": list index " + std::to_string(args[1]->i) + " out of range");
+      return args[0]->items[static_cast<size_t>(k)];
+    }
+    if (base == "aten::append" && args.size() == 2 && args[0]->k == Val::K::List) {
+      if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      args[0]->items.push_back(args[1]);
+      return args[0];
+    }
+    if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
+    if (base == "aten::__contains__" && args.size() == 2 && is_seq(*args[0])) {
+      const Val& x = *args[1];
+      for (const auto& e : args[0]->items) {
+        if (e->k != x.k) continue;
+        if ((x.k == Val::K::Str && e->s == x.s) || (x.k == Val::K::Int && e->i == x.i) ||
+            (x.k == Val::K::Float && e->f == x.f) || (x.k == Val::K::Bool && e->b == x.b))
+          return make_bool(true);
+      }
+      return make_bool(false);
+    }
+    if (base == "aten::format" && !args.empty() && args[0]->k == Val::K::Str) return make_str(args[0]->s);
+    if (base == "aten::warn") return make_none();
+    return std::nullopt;
+  }
+
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    if (auto b = builtin(base, args)) return *b;
     auto it = overloads_.find(base);
-    if (it == overloads_.end()) throw Error(where_ + ": " + base + " is not an op of " + ns_.name);
+    if (it == overloads_.end()) throw Unsupported(where_ + ": " + base + " is not an op of " + ns_.name);
     Match best;
     for (const schema::OpSchema* s : it->second) {
       Match m = match(*s, args, kwargs);
@@ -939,7 +989,7 @@ class Importer {
       std::string got;
       for (const auto& a : args) got += (got.empty() ? "" : ", ") + describe(*a);
       for (const auto& [n, a] : kwargs) got += (got.empty() ? "" : ", ") + n + "=" + describe(*a);
-      throw Error(where_ + ": no overload of " + base + " takes (" + got + ")");
+      throw Unsupported(where_ + ": no overload of " + base + " takes (" + got + ")");
     }
     const std::string& type = best.op->type;
     bool unknown = false;  // an input of unknown shape: the outputs' shapes are unknown too
