@@ -955,6 +955,8 @@ class Importer {
       return args[0]->items[static_cast<size_t>(k)];
     }
     if (base == "aten::append" && args.size() == 2 && args[0]->k == Val::K::List) {
+      // Lists of lists could be made to contain themselves (a cycle of shared pointers).
+      if (is_seq(*args[1]) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
       args[0]->items.push_back(args[1]);
       return args[0];
