@@ -1,7 +1,7 @@
 // The parser of TorchScript's serialized Python (frontends/torchscript/ast.h): tree structure of
 // excerpts of real archives' code/ files, to_source round trips, errors with their positions,
-// robustness (prefixes, deep nesting), and every code file of extracted archives when
-// AMANDA_TEST_PT_DIR names a folder of them.
+// robustness (prefixes, deep nesting), and every code file of real archives (the fuzz corpus's,
+// and extracted archives under AMANDA_TEST_PT_DIR when it names a folder of them).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -10,7 +10,9 @@
 #include <string>
 
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
 #include "frontends/torchscript/ast.h"
+#include "frontends/torchscript/zip.h"
 #include "test_files.h"
 
 namespace amanda::torchscript {
@@ -605,11 +607,32 @@ TEST(TorchScriptParser, NestingLimits) {
   EXPECT_EQ(error_of(sum.substr(0, 5 + 4 * 150) + "\n"), "");
 }
 
-// Parses every code/**/*.py under AMANDA_TEST_PT_DIR (extracted torch.jit.save archives).
+// Parses every code/**/*.py of the fuzz corpus's torch.jit.save archives (a traced CNN, a scripted
+// module with control flow; fuzz/make_torchscript_seeds.py), and under AMANDA_TEST_PT_DIR
+// (extracted archives) when it is set.
 TEST(TorchScriptParser, RealArchives) {
-  const char* dir = std::getenv("AMANDA_TEST_PT_DIR");
-  if (!dir || !*dir) GTEST_SKIP() << "AMANDA_TEST_PT_DIR is not set";
   size_t files = 0, classes = 0;
+  std::string corpus = std::string(AMANDA_TEST_DATA) + "/../fuzz/corpus/torchscript/";
+  for (const char* seed : {"archive_traced_cnn", "archive_scripted"}) {
+    std::string bytes = test_files::slurp(corpus + seed);
+    ZipArchive z(make_buffer(bytes.substr(1)), seed);
+    for (const ZipEntry& e : z.entries()) {
+      if (e.name.find("/code/") == std::string::npos || e.name.size() < 3 || e.name.compare(e.name.size() - 3, 3, ".py"))
+        continue;
+      ++files;
+      try {
+        classes += parse_source(z.data(e), e.name).classes.size();
+      } catch (const ParseError& x) {
+        ADD_FAILURE() << x.what();
+      }
+    }
+  }
+  EXPECT_GE(files, 6u);  // 4 files in the traced archive, 2 in the scripted one
+  const char* dir = std::getenv("AMANDA_TEST_PT_DIR");
+  if (!dir || !*dir) {
+    EXPECT_GT(classes, 0u);
+    return;
+  }
   for (const auto& entry : std::filesystem::recursive_directory_iterator(dir)) {
     const std::string p = entry.path().generic_string();
     if (!entry.is_regular_file() || entry.path().extension() != ".py" || p.find("/code/") == std::string::npos) continue;

@@ -1,6 +1,6 @@
 // The zip reader on archives assembled here (stored, deflated, Zip64, with a comment), on broken
 // ones (every truncation, offsets and sizes out of range, corrupt deflate data, random byte
-// changes), and on a real TorchScript archive when AMANDA_TEST_PT names one.
+// changes), and on real TorchScript archives (the fuzz corpus's, and AMANDA_TEST_PT's).
 #include <zlib.h>
 
 #include <cstdlib>
@@ -388,11 +388,11 @@ bool fits_in(const ZipEntry& e, const ZipArchive& z) {
   return e.data_offset <= z.buffer()->size() && e.compressed_size <= z.buffer()->size() - e.data_offset;
 }
 
-// A TorchScript archive made by torch.jit.save: AMANDA_TEST_PT=path/to/model.pt.
-TEST(Zip, RealArchive) {
-  const char* path = std::getenv("AMANDA_TEST_PT");
-  if (!path || !*path) GTEST_SKIP() << "set AMANDA_TEST_PT to a .pt file made by torch.jit.save";
-  ZipArchive z(map_file(path), path);
+// Archives made by torch.jit.save: the fuzz corpus's two (fuzz/make_torchscript_seeds.py: a traced
+// CNN and a scripted module; the first byte of a seed picks the reader), and AMANDA_TEST_PT when it
+// names another .pt file.
+void check_real_archive(std::shared_ptr<const Buffer> bytes, const std::string& path) {
+  ZipArchive z(std::move(bytes), path);
   const ZipEntry* data = nullptr;
   for (auto& e : z.entries()) {
     EXPECT_TRUE(fits_in(e, z)) << e.name;
@@ -427,6 +427,20 @@ TEST(Zip, RealArchive) {
   EXPECT_TRUE(root->new_object);
   EXPECT_EQ(root->items[0]->str.rfind("__torch__.", 0), 0u) << describe(*root);
   ASSERT_NE(root->state, nullptr);
+  dismantle(std::move(root));
+}
+
+TEST(Zip, RealArchive) {
+  std::string corpus = std::string(AMANDA_TEST_DATA) + "/../fuzz/corpus/torchscript/";
+  for (const char* seed : {"archive_traced_cnn", "archive_scripted"}) {
+    SCOPED_TRACE(seed);
+    std::string bytes(map_file(corpus + seed)->view());
+    check_real_archive(make_buffer(bytes.substr(1)), seed);
+  }
+  if (const char* path = std::getenv("AMANDA_TEST_PT"); path && *path) {
+    SCOPED_TRACE(path);
+    check_real_archive(map_file(path), path);
+  }
 }
 
 }  // namespace

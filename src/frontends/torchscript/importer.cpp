@@ -543,7 +543,7 @@ class Importer {
           const Expr& t = *s.targets[0];
           if (t.kind != Expr::Kind::Name) throw Unsupported(where_ + ": augmented assignment to " + to_source(t));
           VRef a = eval(t, fr), b = eval(*s.value, fr);
-          fr.vars[t.text] = arith(s.text, *a, *b);
+          fr.vars[t.text] = arith(s.text, a, b);
           break;
         }
         case Stmt::Kind::AnnAssign:
@@ -678,11 +678,11 @@ class Importer {
       }
       case Expr::Kind::Binary: {
         VRef a = eval(*e.args[0], fr), b = eval(*e.args[1], fr);
-        return arith(e.text, *a, *b);
+        return arith(e.text, a, b);
       }
       case Expr::Kind::Compare: {
         VRef a = eval(*e.args[0], fr), b = eval(*e.args[1], fr);
-        return compare(e.text, *a, *b);
+        return compare(e.text, a, b);
       }
       case Expr::Kind::BoolOp: {
         VRef a = eval(*e.args[0], fr);
@@ -725,76 +725,43 @@ class Importer {
     throw Unsupported(where_ + ": attribute " + name + " of " + describe(o));
   }
 
-  VRef arith(const std::string& op, const Val& a, const Val& b) {
-    if (a.is_tensor() || b.is_tensor()) {
-      static const std::map<std::string, std::string> ops{{"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"},
-                                                         {"/", "aten::div"}, {"//", "aten::floor_divide"},
-                                                         {"%", "aten::remainder"}, {"**", "aten::pow"}, {"@", "aten::matmul"}};
-      auto it = ops.find(op);
-      if (it == ops.end() || !a.is_tensor()) throw Unsupported(where_ + ": operator " + op + " on " + describe(a) + " and " + describe(b));
-      return call_op(it->second, {std::make_shared<Val>(a), std::make_shared<Val>(b)}, {});
+  // Python operators in the code: on tensors the aten op, on numbers the same scalar ops that
+  // torch.add(a, b) & co. run (tensor_ops.cpp), on lists concatenation.
+  VRef arith(const std::string& op, const VRef& a, const VRef& b) {
+    static const std::map<std::string, std::string> tensor_ops{
+        {"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}, {"/", "aten::div"},
+        {"//", "aten::floor_divide"}, {"%", "aten::remainder"}, {"**", "aten::pow"}, {"@", "aten::matmul"}};
+    static const std::map<std::string, std::string> number_ops{
+        {"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}, {"/", "aten::div"},
+        {"//", "aten::floordiv"}, {"%", "aten::remainder"}, {"**", "aten::pow"}};
+    if (a->is_tensor() || b->is_tensor()) {
+      auto it = tensor_ops.find(op);
+      if (it == tensor_ops.end() || !a->is_tensor())
+        throw Unsupported(where_ + ": operator " + op + " on " + describe(*a) + " and " + describe(*b));
+      return call_op(it->second, {a, b}, {});
     }
-    if (op == "+" && (a.k == Val::K::List || a.k == Val::K::Tuple) && a.k == b.k) {
-      std::vector<VRef> items = a.items;
-      items.insert(items.end(), b.items.begin(), b.items.end());
-      return make_list(std::move(items), a.k);
+    if (op == "+" && (a->k == Val::K::List || a->k == Val::K::Tuple) && a->k == b->k) {
+      std::vector<VRef> items = a->items;
+      items.insert(items.end(), b->items.begin(), b->items.end());
+      return make_list(std::move(items), a->k);
     }
-    bool ints = (a.k == Val::K::Int || a.k == Val::K::Bool) && (b.k == Val::K::Int || b.k == Val::K::Bool);
-    auto num = [&](const Val& v) -> double {
-      if (v.k == Val::K::Int) return static_cast<double>(v.i);
-      if (v.k == Val::K::Float) return v.f;
-      if (v.k == Val::K::Bool) return v.b;
-      throw Unsupported(where_ + ": operator " + op + " on " + describe(a) + " and " + describe(b));
-    };
-    double x = num(a), y = num(b);
-    if (ints && op != "/" && op != "**") {
-      int64_t p = a.k == Val::K::Int ? a.i : a.b, q = b.k == Val::K::Int ? b.i : b.b;
-      if ((op == "//" || op == "%") && q == 0) throw Error(where_ + ": integer division by zero");
-      int64_t r = 0;
-      bool over = false;
-      if (op == "+") over = __builtin_add_overflow(p, q, &r);
-      else if (op == "-") over = __builtin_sub_overflow(p, q, &r);
-      else if (op == "*") over = __builtin_mul_overflow(p, q, &r);
-      else if (op == "//") r = to_int64(std::floor(static_cast<double>(p) / static_cast<double>(q)), where_);
-      else if (op == "%") r = to_int64(x - std::floor(x / y) * y, where_);
-      else throw Unsupported(where_ + ": operator " + op + " on ints");
-      if (over) throw Error(where_ + ": integer overflow");
-      return make_int(r);
-    }
-    if (op == "+") return make_float(x + y);
-    if (op == "-") return make_float(x - y);
-    if (op == "*") return make_float(x * y);
-    if (op == "/") return make_float(x / y);
-    if (op == "//") return make_float(std::floor(x / y));
-    if (op == "**") return ints && y >= 0 ? make_int(to_int64(std::pow(x, y), where_)) : make_float(std::pow(x, y));
-    throw Unsupported(where_ + ": operator " + op + " on numbers");
+    auto it = number_ops.find(op);
+    if (it != number_ops.end())
+      if (auto r = scalar_op(it->second, {a, b}, where_)) return *r;
+    throw Unsupported(where_ + ": operator " + op + " on " + describe(*a) + " and " + describe(*b));
   }
 
-  VRef compare(const std::string& op, const Val& a, const Val& b) {
-    if (op == "is" || op == "is not") {
-      bool same = (a.k == Val::K::None && b.k == Val::K::None) || (&a == &b);
-      if (a.k != Val::K::None && b.k == Val::K::None) same = false;
-      return make_bool(op == "is" ? same : !same);
-    }
-    if (a.is_tensor() || b.is_tensor()) throw Unsupported(where_ + ": comparison " + op + " of tensors in the code");
-    auto num = [&](const Val& v) -> double {
-      if (v.k == Val::K::Int) return static_cast<double>(v.i);
-      if (v.k == Val::K::Float) return v.f;
-      if (v.k == Val::K::Bool) return v.b;
-      throw Unsupported(where_ + ": comparison " + op + " of " + describe(a) + " and " + describe(b));
-    };
-    if (a.k == Val::K::Str && b.k == Val::K::Str) {
-      if (op == "==") return make_bool(a.s == b.s);
-      if (op == "!=") return make_bool(a.s != b.s);
-    }
-    double x = num(a), y = num(b);
-    if (op == "==") return make_bool(x == y);
-    if (op == "!=") return make_bool(x != y);
-    if (op == "<") return make_bool(x < y);
-    if (op == "<=") return make_bool(x <= y);
-    if (op == ">") return make_bool(x > y);
-    if (op == ">=") return make_bool(x >= y);
-    throw Unsupported(where_ + ": comparison " + op);
+  VRef compare(const std::string& op, const VRef& a, const VRef& b) {
+    if (op == "is" || op == "is not") return *builtin(op == "is" ? "aten::__is__" : "aten::__isnot__", {a, b});
+    if (a->is_tensor() || b->is_tensor()) throw Unsupported(where_ + ": comparison " + op + " of tensors in the code");
+    if (a->k == Val::K::Str && b->k == Val::K::Str && (op == "==" || op == "!="))
+      return make_bool((a->s == b->s) == (op == "=="));
+    static const std::map<std::string, std::string> ops{{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"},
+                                                       {"<=", "aten::le"}, {">", "aten::gt"}, {">=", "aten::ge"}};
+    auto it = ops.find(op);
+    if (it != ops.end())
+      if (auto r = scalar_op(it->second, {a, b}, where_)) return *r;
+    throw Unsupported(where_ + ": comparison " + op + " of " + describe(*a) + " and " + describe(*b));
   }
 
   VRef call(const Expr& e, Frame& fr) {

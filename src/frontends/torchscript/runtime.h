@@ -119,6 +119,9 @@ struct OutInfo {
 };
 // Shape and element type of the outputs of an op that becomes a graph op; nullopt when no rule.
 std::optional<std::vector<OutInfo>> infer(const std::string& op_type, const Args& a, const std::string& where);
+// aten ops on Python numbers (add, sub, mul, div, floordiv, remainder, pow, comparisons, neg,
+// ...; `base` without overload: "aten::add"); nullopt when the arguments are not all numbers.
+std::optional<VRef> scalar_op(const std::string& base, const Args& a, const std::string& where);
 // Runs an op on known inputs (or returns a scalar from shapes: aten::size). nullopt when there is
 // no kernel; the result's tensors are known.
 std::optional<std::vector<VRef>> evaluate(const std::string& op_type, const Args& a, const std::string& where);

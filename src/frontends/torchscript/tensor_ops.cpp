@@ -813,18 +813,12 @@ std::optional<std::vector<VRef>> elementwise(const std::string& b, const Args& a
 
 }  // namespace
 
-namespace {
-
-}  // namespace
-
 int64_t to_int64(double x, const std::string& where) {
   if (!(x >= -9.2233720368547758e18 && x < 9.2233720368547758e18)) throw Error(where + ": " + std::to_string(x) + " does not fit in an int");
   return static_cast<int64_t>(x);
 }
 
-namespace {
-
-// aten ops on Python numbers (TorchScript prints int arithmetic as torch.add(a, b), ...).
+// TorchScript prints int arithmetic as torch.add(a, b), ...
 std::optional<VRef> scalar_op(const std::string& b, const Args& a, const std::string& where) {
   if (a.empty()) return std::nullopt;
   for (const auto& v : a)
@@ -873,8 +867,6 @@ std::optional<VRef> scalar_op(const std::string& b, const Args& a, const std::st
   if (b == "aten::__xor__") return ints ? make_int(iv(0) ^ iv(1)) : std::optional<VRef>();
   return std::nullopt;
 }
-
-}  // namespace
 
 std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, const std::string& where) {
   std::string b = base_of(op), ov = overload_of(op);
