@@ -27,6 +27,7 @@
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/io/io.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/file.h"
@@ -96,10 +97,9 @@ int main(int argc, char** argv) {
   }
 
   auto s0 = Clock::now();
-  auto reg = schema::make_default_registry();
-  reg->add_provider(onnx_frontend::make_onnx_namespace_provider());
+  auto reg = io::default_registry();
   mapping::TableSet tables;
-  tables.add_folder(mapping::shipped_table_dir());
+  io::add_default_tables(tables);
   auto s1 = Clock::now();
   std::cout << fmt::format("# setup\tregistry + tables/ read\t{:.4f}\n", secs(s0, s1)) << std::flush;
 

@@ -6,6 +6,7 @@
 
 #include "amanda/ir/equal.h"
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/io/io.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
@@ -17,12 +18,7 @@ using amanda::ir::Value;
 
 namespace {
 
-std::unique_ptr<schema::Registry> registry() {
-  auto r = schema::make_default_registry();
-  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
-  r->add_provider(torch_frontend::make_torch_namespace_provider());
-  return r;
-}
+std::unique_ptr<schema::Registry> registry() { return io::default_registry(); }
 
 std::unique_ptr<Table> table(const std::string& yaml) { return parse_table(text::parse_tree(yaml, text::Format::Yaml, "t.yaml")); }
 

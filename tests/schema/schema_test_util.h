@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/io/io.h"
 #include "amanda/schema/registry.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
@@ -54,12 +55,8 @@ class TempDir {
   fs::path path_;
 };
 
-// The registry the tool builds: shipped namespaces, the ONNX ones, $AMANDA_SCHEMA_PATH.
-inline std::unique_ptr<Registry> tool_registry() {
-  auto r = make_default_registry();
-  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
-  return r;
-}
+// The registry the tool builds (amanda/io): shipped namespaces, ONNX's, PyTorch's, $AMANDA_SCHEMA_PATH.
+inline std::unique_ptr<Registry> tool_registry() { return io::default_registry(); }
 
 inline std::unique_ptr<NamespaceSchema> parse_schema(std::string_view yaml, const TypeSystems& types,
                                                      const std::string& file = "schema.yaml") {

@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "amanda/io/io.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
 
@@ -18,18 +19,11 @@ void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
 
-// Reads a document: ONNX (.onnx) by extension, else YAML or JSON. Throws like text::read_file.
-text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt);
-// Writes a document: ONNX (.onnx) by extension, else text. Returns the side file written, or "".
-struct WriteAnyOptions {
-  text::WriteOptions text;
-  bool external_data = false;
-  size_t threshold = 1024;
-};
-std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteAnyOptions& options);
-
-// The tool's namespaces: the shipped ones, $AMANDA_SCHEMA_PATH, and ONNX's from libonnx.
-std::unique_ptr<schema::Registry> tool_registry();
+// Reading and writing any file, and the default namespaces: the library's I/O layer (amanda/io).
+using io::read_any;
+using io::write_any;
+using WriteAnyOptions = io::WriteOptions;
+inline std::unique_ptr<schema::Registry> tool_registry() { return io::default_registry(); }
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

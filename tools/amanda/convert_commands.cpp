@@ -14,26 +14,9 @@ namespace amanda::tool {
 
 namespace {
 
-std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
+using io::full_namespace;
 
-void load_tables(mapping::TableSet& set, const std::vector<std::string>& dirs) {
-  set.add_folder(mapping::shipped_table_dir());
-  if (const char* p = std::getenv("AMANDA_TABLE_PATH")) {
-    std::string s = p;
-    size_t start = 0;
-    while (start <= s.size()) {
-      size_t e = s.find(':', start);
-      if (e == std::string::npos) e = s.size();
-      if (e > start) set.add_folder(s.substr(start, e - start));
-      start = e + 1;
-    }
-  }
-  for (const auto& d : dirs) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(d, ec)) set.add_folder(d);
-    else set.add(mapping::read_table(d));
-  }
-}
+void load_tables(mapping::TableSet& set, const std::vector<std::string>& extra) { io::add_default_tables(set, extra); }
 
 struct ConvertOpts {
   std::string in, out, to, report = "text", explain, format;

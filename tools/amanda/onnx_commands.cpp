@@ -1,29 +1,10 @@
-// ONNX files in the tool: reading/writing by extension (used by inspect, fmt, verify, validate)
-// and `amanda diff A B`, the semantic comparison of two documents of any format.
+// `amanda diff A B`, the semantic comparison of two documents of any format.
 #include <iostream>
 
-#include "amanda/frontends/onnx/model.h"
-#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
 
 namespace amanda::tool {
-
-text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
-  if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
-  if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
-  return text::read_file(path, diags, format);
-}
-
-std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteAnyOptions& options) {
-  if (onnx_frontend::is_onnx_path(path)) {
-    onnx_frontend::ExportOptions o;
-    o.external_data = options.external_data;
-    o.threshold = options.threshold;
-    return onnx_frontend::write_model(doc, path, o);
-  }
-  return text::write_file(doc, path, format, options.text);
-}
 
 namespace {
 

@@ -15,13 +15,6 @@
 
 namespace amanda::tool {
 
-std::unique_ptr<schema::Registry> tool_registry() {
-  auto r = schema::make_default_registry();
-  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
-  r->add_provider(torch_frontend::make_torch_namespace_provider());
-  return r;
-}
-
 namespace {
 
 // Loads --schema files into the registry; prints the error and returns false on failure.

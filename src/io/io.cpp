@@ -1,0 +1,65 @@
+#include "amanda/io/io.h"
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/frontends/onnx/namespaces.h"
+
+namespace amanda::io {
+
+text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
+  if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
+  if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
+  return text::read_file(path, diags, format);
+}
+
+text::Document read_any(const std::string& path, Diagnostics& diags, const torch_frontend::ImportOptions& torch,
+                        schema::Registry* registry) {
+  if (torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path, torch, registry);
+  return read_any(path, diags);
+}
+
+std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteOptions& options) {
+  if (onnx_frontend::is_onnx_path(path)) {
+    onnx_frontend::ExportOptions o;
+    o.external_data = options.external_data;
+    o.threshold = options.threshold;
+    return onnx_frontend::write_model(doc, path, o);
+  }
+  return text::write_file(doc, path, format, options.text);
+}
+
+std::string write_any(const text::Document& doc, const std::string& path, const WriteOptions& options) {
+  return write_any(doc, path, text::format_for_path(path), options);
+}
+
+std::unique_ptr<schema::Registry> default_registry() {
+  auto r = schema::make_default_registry();
+  r->add_provider(onnx_frontend::make_onnx_namespace_provider());
+  r->add_provider(torch_frontend::make_torch_namespace_provider());
+  return r;
+}
+
+void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& extra) {
+  set.add_folder(mapping::shipped_table_dir());
+  if (const char* p = std::getenv("AMANDA_TABLE_PATH")) {
+    std::string s = p;
+    size_t start = 0;
+    while (start <= s.size()) {
+      size_t e = s.find(':', start);
+      if (e == std::string::npos) e = s.size();
+      if (e > start) set.add_folder(s.substr(start, e - start));
+      start = e + 1;
+    }
+  }
+  for (const auto& d : extra) {
+    std::error_code ec;
+    if (std::filesystem::is_directory(d, ec)) set.add_folder(d);
+    else set.add(mapping::read_table(d));
+  }
+}
+
+std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
+
+}  // namespace amanda::io
