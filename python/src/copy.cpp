@@ -57,7 +57,8 @@ struct ScopeCopier {
       if (PortId c = a.find_control(from, dir)) ports[c.value] = dir == PortDir::In ? b.control_in(to) : b.control_out(to);
     }
     std::vector<OpId> ops, attr_graphs;
-    for (OpId c = a.first_child(from); c; c = a.next_sibling(c)) (a.is_graph(c) ? attr_graphs : ops).push_back(c);
+    for (OpId c = a.first_child(from); c; c = a.next_sibling(c)) ops.push_back(c);
+    attr_graphs = a.attr_graphs(from);
     std::vector<OpId> copies = b.clone_ops(a, ops, to);
     if (ops.empty() && a.has_body(from)) b.mark_has_body(to);
     for (size_t i = 0; i < ops.size(); ++i) {

@@ -164,6 +164,7 @@ void walk(const DocPtr& d, OpId scope, std::vector<PyOp>& out) {
   auto push_children = [&](OpId s) {
     std::vector<OpId> cs;
     for (OpId c = g.first_child(s); c; c = g.next_sibling(c)) cs.push_back(c);
+    for (OpId c : g.attr_graphs(s)) cs.push_back(c);
     for (auto it = cs.rbegin(); it != cs.rend(); ++it) stack.push_back(*it);
   };
   push_children(scope);
