@@ -12,8 +12,10 @@
 namespace amanda::python {
 
 std::shared_ptr<schema::Registry> default_registry() {
-  static std::shared_ptr<schema::Registry> reg = io::default_registry();
-  return reg;
+  // Never destroyed: freeing the loaded namespaces (many small allocations) at exit would cost a
+  // short script more than its conversion does; the tool skips it the same way (kept_until_exit).
+  static auto* reg = new std::shared_ptr<schema::Registry>(io::default_registry());
+  return *reg;
 }
 
 namespace {
