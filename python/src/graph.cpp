@@ -92,10 +92,24 @@ struct AttrMap {
       default: return g.attr(ir::EdgeId(id), s);
     }
   }
+  // A graph value must be a graph this op owns (Op.add_graph), never another op's or a body.
+  void check_graphs(const ir::Value& v, const std::string& where) const {
+    ir::Graph& g = d->g();
+    if (v.is_graph()) {
+      OpId x = v.as_graph();
+      if (of != Of::Op || !g.valid(x) || !g.is_graph(x) || x == g.root() || g.parent(x) != OpId(id))
+        throw GraphError(where, "a graph value must be a graph made by this op's add_graph()");
+    } else if (v.is_list()) {
+      for (const auto& e : v.as_list()) check_graphs(e, where);
+    } else if (v.is_map()) {
+      for (const auto& e : v.as_map()) check_graphs(e.value, where);
+    }
+  }
   void set(const std::string& k, py::handle v) {
     check();
     ir::Graph& g = d->g();
     ir::Value val = from_python(d, v, path() + " attribute " + k);
+    check_graphs(val, path() + " attribute " + k);
     Symbol s = g.sym(k);
     switch (of) {
       case Of::Op: g.set_attr(OpId(id), s, std::move(val)); break;
@@ -194,10 +208,29 @@ std::vector<OpId> op_ids(const DocPtr& d, const std::vector<PyOp>& ops) {
   return ids;
 }
 
+// Where a port can be an edge's source or destination: an op's output (source) and input
+// (destination) live in the op's enclosing graph; an op's or graph's own input (source) and output
+// (destination) live in its body.
+OpId source_scope(const ir::Graph& g, PortId p) {
+  return g.port_dir(p) == PortDir::Out ? g.parent(g.port_op(p)) : g.port_op(p);
+}
+OpId destination_scope(const ir::Graph& g, PortId p) {
+  return g.port_dir(p) == PortDir::In ? g.parent(g.port_op(p)) : g.port_op(p);
+}
+
 PyEdge connect(const PyPort& src, const PyPort& dst) {
   same_document(src, dst, "connect");
   ir::Graph& g = live(src);
   live(dst);
+  std::string what = g.path(src.id) + " -> " + g.path(dst.id);
+  if (g.is_control(src.id) != g.is_control(dst.id))
+    throw GraphError(what, "an edge joins two control ports or two data ports");
+  OpId s = source_scope(g, src.id), t = destination_scope(g, dst.id);
+  // An attribute graph may also read its owner's inputs (explicit captures).
+  bool capture = t && g.is_graph(t) && t != g.root() && g.parent(t) == s && g.port_dir(src.id) == PortDir::In;
+  if (!s || !t || (s != t && !capture))
+    throw GraphError(what, "the ports are not in one graph (an edge goes from an output, or the enclosing graph's "
+                           "input, to an input, or the enclosing graph's output, of the same graph)");
   if (!g.is_control(dst.id) && g.producer(dst.id))
     throw GraphError(g.path(dst.id), "already fed by " + g.path(g.producer(dst.id)) + " (a data port has one producer)");
   return {src.d, g.connect(src.id, dst.id)};
@@ -206,6 +239,7 @@ PyEdge connect(const PyPort& src, const PyPort& dst) {
 PyOp insert_on_edge(const PyEdge& e, const std::string& type, const std::string& name, const std::string& in,
                     const std::string& out) {
   ir::Graph& g = live(e);
+  if (g.is_control(e.id)) throw GraphError(g.path(e.id), "an op goes on a data edge, not a control edge");
   return {e.d, g.insert_op_on_edge(e.id, g.sym(type), g.sym(name), g.sym(in), g.sym(out))};
 }
 

@@ -184,3 +184,25 @@ def test_verify_reports_paths():
     assert problems and problems[0].where.startswith("dup") and problems[0].severity == "error"
     assert problems[0].message and "dup" in str(problems[0]) and "Diagnostic" in repr(problems[0])
     assert x2.index == 1
+
+
+def test_misuse_is_refused_with_paths():
+    """Edges that the verifier would reject are refused when made, naming both ports."""
+    g, a, b = chain()
+    blk = g.create_op("Block", "blk", inputs=["i"], outputs=["o"])
+    inner = blk.add_body().create_op("Relu", "in", inputs=["X"], outputs=["Y"])
+    for src, dst in [(a.outputs[0], b.outputs[0]), (a.inputs[0], b.inputs[0]), (a.outputs[0], inner.inputs[0]),
+                     (a.control_output, b.inputs[0])]:
+        with pytest.raises(amanda.GraphError) as e:
+            g.connect(src, dst)
+        assert e.value.path == f"{src.path} -> {dst.path}"
+    with pytest.raises(amanda.GraphError):
+        a.control_output.connect(b.control_input).insert_op("Identity")
+    branch = a.add_graph("then")
+    with pytest.raises(amanda.GraphError) as e:
+        b.attrs["then"] = branch  # a's graph
+    assert e.value.path == "b attribute then"
+    r = branch.create_op("Relu", "r", inputs=["X"])
+    branch.connect(a.inputs[0], r.inputs[0])  # an explicit capture of the owner's input
+    a.attrs["then"] = branch
+    assert g.verify() == []
