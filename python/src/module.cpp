@@ -83,11 +83,7 @@ mapping::TableSet& shared_tables() {
 }
 std::mutex tables_mutex;  // TableSet::plan caches reversed tables
 
-py::object convert(const PyGraph& g, const std::string& to, const std::vector<std::string>& tables,
-                   const std::vector<std::string>& tags, bool keep_unmapped, const std::string& explain, bool in_place,
-                   py::object registry);
-
-py::object conversion_error;  // amanda.ConversionError
+py::handle conversion_error;  // amanda.ConversionError (a handle: nothing to release after the interpreter is gone)
 
 py::object convert(const PyGraph& g, const std::string& to, const std::vector<std::string>& tables,
                    const std::vector<std::string>& tags, bool keep_unmapped, const std::string& explain, bool in_place,
