@@ -60,6 +60,7 @@ ir::Graph& live(const PyEdge& e);
 // ---- values (values.cpp)
 py::object to_python(const DocPtr& d, const ir::Value& v);
 ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where);
+ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where, int depth);
 py::object tensor_to_numpy(const DocPtr& d, const std::shared_ptr<const ir::Tensor>& t);
 
 // A whole-document copy (copy.cpp): same ops, ports, edges, attributes, bodies and attribute

@@ -140,7 +140,15 @@ py::object to_python(const DocPtr& d, const ir::Value& v) {
   return py::none();
 }
 
-ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where) {
+namespace {
+// Deeper than any real attribute; a list that contains itself stops here instead of exhausting the stack.
+constexpr int kMaxDepth = 256;
+}  // namespace
+
+ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where) { return from_python(d, h, where, 0); }
+
+ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where, int depth) {
+  if (depth > kMaxDepth) throw GraphError(where, "the value nests deeper than " + std::to_string(kMaxDepth) + " levels");
   if (h.is_none()) return ir::Value();
   if (py::isinstance<py::bool_>(h)) return ir::Value(h.cast<bool>());
   if (py::isinstance<PyTensor>(h)) return ir::Value(h.cast<PyTensor&>().t);
@@ -173,13 +181,13 @@ ir::Value from_python(const DocPtr& d, py::handle h, const std::string& where) {
     ir::Value::Map m;
     for (auto [k, v] : h.cast<py::dict>()) {
       if (!py::isinstance<py::str>(k)) throw GraphError(where, "map keys are str");
-      m.push_back({k.cast<std::string>(), from_python(d, v, where)});
+      m.push_back({k.cast<std::string>(), from_python(d, v, where, depth + 1)});
     }
     return ir::Value(std::move(m));
   }
   if (py::isinstance<py::list>(h) || py::isinstance<py::tuple>(h)) {
     ir::Value::List l;
-    for (py::handle x : h) l.push_back(from_python(d, x, where));
+    for (py::handle x : h) l.push_back(from_python(d, x, where, depth + 1));
     return ir::Value(std::move(l));
   }
   throw GraphError(where, "cannot hold a value of Python type " + py::str(py::type::of(h).attr("__name__")).cast<std::string>());

@@ -206,3 +206,13 @@ def test_misuse_is_refused_with_paths():
     branch.connect(a.inputs[0], r.inputs[0])  # an explicit capture of the owner's input
     a.attrs["then"] = branch
     assert g.verify() == []
+
+
+def test_self_containing_values_are_refused():
+    g = amanda.Graph(name="g")
+    loop = []
+    loop.append(loop)
+    with pytest.raises(amanda.GraphError) as e:
+        g.attrs["x"] = loop
+    assert e.value.path == "g attribute x" and "deeper" in str(e.value)
+    assert "x" not in g.attrs
