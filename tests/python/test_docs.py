@@ -19,3 +19,18 @@ def test_readme_python_example(monkeypatch):
     assert lines[0] == "['Conv', 'Relu', 'GlobalAveragePool', 'Squeeze', 'Gemm', 'Softmax']"
     assert lines[1].startswith("4 ['amanda/onnx/13 -> amanda/onnx/12', ")
     assert os.path.getsize("/tmp/small_cnn_opset11.onnx") > 0
+
+
+def test_python_md_tour_runs(models_dir, tmp_path, monkeypatch):
+    """docs/python.md's tour, on resnet18 (its file names pointed at the models folder and tmp)."""
+    doc = open(os.path.join(ROOT, "docs", "python.md")).read()
+    blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
+    assert len(blocks) >= 2
+    code = "\n".join(blocks).replace('"resnet18.onnx"', repr(os.path.join(models_dir, "resnet18.onnx")))
+    monkeypatch.chdir(tmp_path)
+    ns = {}
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        exec(compile(code, "docs/python.md", "exec"), ns)
+    assert out.getvalue().startswith("amanda/onnx/13 49\n")
+    assert (tmp_path / "resnet18_opset11.onnx").stat().st_size > 40_000_000
+    assert ns["result"].ok and ns["g11"].report.ok and ns["w"].base.borrowed_from_file
