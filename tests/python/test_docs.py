@@ -26,7 +26,7 @@ def test_python_md_tour_runs(models_dir, tmp_path, monkeypatch):
     doc = open(os.path.join(ROOT, "docs", "python.md")).read()
     blocks = re.findall(r"```python\n(.*?)```", doc, re.S)
     assert len(blocks) >= 2
-    code = "\n".join(blocks).replace('"resnet18.onnx"', repr(os.path.join(models_dir, "resnet18.onnx")))
+    code = "\n".join(blocks).replace('"resnet18.onnx"', repr(os.path.abspath(os.path.join(models_dir, "resnet18.onnx"))))
     monkeypatch.chdir(tmp_path)
     ns = {}
     with contextlib.redirect_stdout(io.StringIO()) as out:
