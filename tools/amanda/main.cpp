@@ -1,9 +1,12 @@
 // amanda: the command-line tool. Thin: parse arguments, call the library, print.
 // Each group of subcommands registers itself (graph_commands.cpp, ...).
+#include <unistd.h>
+
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "amanda/support/progress.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -20,6 +23,9 @@ int main(int argc, char** argv) {
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);
   register_convert_commands(app, exit_code);
+  register_view_commands(app, exit_code);
+  // A progress line for work over a second, on a terminal only; -q turns it off (each command).
+  if (isatty(STDERR_FILENO)) amanda::set_progress_sink(amanda::terminal_progress());
   std::string known;
   bool found = false;
   for (const auto* sub : app.get_subcommands({})) {
