@@ -64,21 +64,35 @@ void neighbours(const ir::Graph& g, ir::OpId op, F&& f) {
     for (ir::EdgeId e = g.first_out_edge(p); e; e = g.next_out_edge(e)) f(g.port_op(g.edge_dst(e)));
 }
 
+// The key an op is matched by: its path; for an op without a name of its own (named by position,
+// which shifts when a rule adds or removes ops) the value name its first output carries (ONNX keeps
+// value names through a conversion), in its scope.
+std::string match_key(const ir::Graph& g, ir::OpId op) {
+  if (!g.name_generated(op)) return g.path(op);
+  Symbol value = g.symbols().find("@value");
+  if (value != SymbolTable::kNone)
+    for (ir::PortId p : g.outputs(op))
+      if (const ir::Value* v = g.attr(p, value); v && v->is_string()) {
+        ir::OpId scope = g.parent(op);
+        return (scope == g.root() ? std::string() : g.path(scope) + "/") + "@value:" + v->as_string();
+      }
+  return g.path(op);
+}
+
 }  // namespace
 
 Diff diff_graphs(const ir::Graph& a, const ir::Graph& b) {
   Diff d;
   d.mark.assign(b.id_bound(), Mark::Same);
-  absl::flat_hash_map<std::string, ir::OpId> in_a, in_b;
-  a.for_each_op([&](ir::OpId op) { in_a.emplace(a.path(op), op); });
-  b.for_each_op([&](ir::OpId op) { in_b.emplace(b.path(op), op); });
+  absl::flat_hash_map<std::string, ir::OpId> in_a;
+  a.for_each_op([&](ir::OpId op) { in_a.emplace(match_key(a, op), op); });
   // Union-find over A's ops (ids) and B's ops (offset by A's id bound).
   const uint32_t off = static_cast<uint32_t>(a.id_bound());
   UnionFind uf(off + b.id_bound());
   std::vector<uint8_t> removed(a.id_bound(), 0), counterpart_changed(a.id_bound(), 0);
   std::vector<ir::OpId> b_of_a(a.id_bound());
   b.for_each_op([&](ir::OpId y) {
-    auto it = in_a.find(b.path(y));
+    auto it = in_a.find(match_key(b, y));
     if (it == in_a.end()) {
       d.mark[y.value] = Mark::Added;
       ++d.added;

@@ -103,6 +103,7 @@ Layout layered_layout(const LayoutGraph& g, const LayoutOptions& o) {
   out.y.assign(n, 0);
   out.layer.assign(n, 0);
   out.points.resize(m);
+  out.reversed.assign(m, 0);
   if (!n) return out;
 
   // 1. Orient every edge downwards.
@@ -288,6 +289,7 @@ Layout layered_layout(const LayoutGraph& g, const LayoutOptions& o) {
         add(cx[d], top[l] + tall[l]);
       }
     add(cx[b], out.y[b]);
+    out.reversed[e] = rev[e];
     if (rev[e])  // drawn in the edge's own direction
       for (size_t k = 0, j = pts.size() - 2; k < j; k += 2, j -= 2) {
         std::swap(pts[k], pts[j]);

@@ -204,7 +204,7 @@ std::string scene_json(const ir::Graph& g, const SceneOptions& o) {
     j.out += ',';
     j.num(e.dst);
     j.out += ',';
-    j.num(e.control ? 1 : 0);
+    j.num((e.control ? 1 : 0) | (e.reversed ? 2 : 0));
     for (float p : e.points) {
       j.out += ',';
       j.num(std::round(p));

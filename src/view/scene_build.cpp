@@ -14,7 +14,7 @@ namespace amanda::view {
 namespace {
 
 // Rough text widths of the viewer's fonts (12 px bold type, 10 px name), so boxes fit labels.
-constexpr float kTypeChar = 7.2f, kNameChar = 6.0f, kPad = 18;
+constexpr float kTypeChar = 8.0f, kNameChar = 6.2f, kPad = 24;
 constexpr size_t kMaxName = 32;
 
 void size_node(SceneNode& n) {
@@ -150,7 +150,10 @@ class Builder {
       s_.nodes[sc.first_node + i].x = l.x[i];
       s_.nodes[sc.first_node + i].y = l.y[i];
     }
-    for (uint32_t i = 0; i < sc.edge_count; ++i) s_.edges[sc.first_edge + i].points = std::move(l.points[i]);
+    for (uint32_t i = 0; i < sc.edge_count; ++i) {
+      s_.edges[sc.first_edge + i].points = std::move(l.points[i]);
+      s_.edges[sc.first_edge + i].reversed = l.reversed[i];
+    }
     sc.w = l.width;
     sc.h = l.height;
   }

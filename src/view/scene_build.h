@@ -26,6 +26,7 @@ struct SceneEdge {
   uint32_t src, dst;  // node indices
   bool control;
   std::vector<float> points;
+  bool reversed = false;  // closes a cycle: leaves the source's top, reaches the destination's bottom
 };
 
 struct SceneScope {

@@ -89,20 +89,29 @@
     const s = scopes[k], z = scopeSize(k);
     drawScopes.push({ scope: k, x: ox, y: oy, w: z.w, h: z.h });
     for (let i = s.n0; i < s.n0 + s.nc; i++) {
+      // By the centre, where edges attach: a node and its edges move together.
       shown[i] = 1;
-      X[i] = ox + z.fx(S.x[i], false);
+      X[i] = ox + z.fx(S.x[i] + S.w[i] / 2, false) - S.w[i] / 2;
       Y[i] = oy + z.fy(S.y[i], true);
       const g = z.grow.get(i);
       W[i] = g ? g.w : S.w[i];
       H[i] = g ? g.h : S.h[i];
     }
     for (let e = s.e0; e < s.e0 + s.ec; e++) {
-      const src = S.edges[e], n = (src.length - 3) >> 1;
+      const src = S.edges[e], n = (src.length - 3) >> 1, a = src[0], b = src[1], up = (src[2] & 2) !== 0;
       const p = new Float64Array(n * 2);
+      for (let j = 1; j + 1 < n; j++) {
+        p[2 * j] = ox + z.fx(src[3 + 2 * j], false);
+        p[2 * j + 1] = oy + z.fy(src[4 + 2 * j], true);
+      }
+      // The ends from the nodes as placed (an expanded op is taller than its layer).
+      if (n >= 2) {
+        p[0] = X[a] + S.w[a] / 2; p[1] = up ? Y[a] : Y[a] + H[a];
+        p[2 * n - 2] = X[b] + S.w[b] / 2; p[2 * n - 1] = up ? Y[b] + H[b] : Y[b];
+      }
       let x0 = Infinity, y0 = Infinity, x1 = -Infinity, y1 = -Infinity;
       for (let j = 0; j < n; j++) {
-        const x = ox + z.fx(src[3 + 2 * j], false), y = oy + z.fy(src[4 + 2 * j], true);
-        p[2 * j] = x; p[2 * j + 1] = y;
+        const x = p[2 * j], y = p[2 * j + 1];
         if (x < x0) x0 = x; if (x > x1) x1 = x; if (y < y0) y0 = y; if (y > y1) y1 = y;
       }
       edgePts[e] = p;
@@ -206,7 +215,7 @@
     for (let pass = 0; pass < 2; pass++) {
       ctx.beginPath();
       for (let e = 0; e < E; e++) {
-        if (!edgeShown[e] || S.edges[e][2] !== pass) continue;
+        if (!edgeShown[e] || (S.edges[e][2] & 1) !== pass) continue;
         if (edgeBox[4 * e] > vx1 || edgeBox[4 * e + 2] < vx0 || edgeBox[4 * e + 1] > vy1 || edgeBox[4 * e + 3] < vy0) continue;
         if (S.edges[e][0] === selected || S.edges[e][1] === selected) { sel.push(e); continue; }
         const p = edgePts[e];

@@ -27,6 +27,7 @@ struct LayoutOptions {
 struct Layout {
   std::vector<float> x, y;                  // top-left corner of each node
   std::vector<std::vector<float>> points;   // per edge: x0, y0, x1, y1, ... (empty for a self loop)
+  std::vector<uint8_t> reversed;            // per edge: laid out upwards (it closes a cycle)
   std::vector<uint32_t> layer;              // layer of each node
   float width = 0, height = 0;
 };
