@@ -8,6 +8,7 @@ packages=(
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata libtorch-dev zlib1g-dev
   python3 python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
   clang libclang-rt-14-dev
+  graphviz chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -93,6 +93,8 @@ void place(std::vector<double>& want, const std::vector<double>& wt, const std::
     for (size_t j = 0; j < b.count; ++j, ++i) want[i] = b.sum / b.weight + offs[i];
 }
 
+constexpr double kCentrePull = 0.15;
+
 }  // namespace
 
 Layout layered_layout(const LayoutGraph& g, const LayoutOptions& o) {
@@ -224,7 +226,7 @@ Layout layered_layout(const LayoutGraph& g, const LayoutOptions& o) {
       cx[v] = x + vwidth[v] / 2;
       x += vwidth[v] + o.node_sep;
     }
-    for (uint32_t v : row) cx[v] -= x / 2;
+    for (uint32_t v : row) cx[v] -= (x - o.node_sep) / 2;  // each layer centred on x = 0
   }
   std::vector<double> want, wt, gap;
   auto align = [&](const std::vector<uint32_t>& row, const Adjacency& nb) {
@@ -240,7 +242,11 @@ Layout layered_layout(const LayoutGraph& g, const LayoutOptions& o) {
       } else {
         double s = 0;
         for (uint32_t w : ns) s += cx[w];
-        want[i] = s / static_cast<double>(ns.size());
+        // A real node is also pulled a little towards the middle line: without it each residual
+        // block shifts the main column sideways by part of a gap, and a deep network drifts into a
+        // long diagonal.
+        double k = static_cast<double>(ns.size()), pull = v < n ? kCentrePull : 0.0;
+        want[i] = s / (k + pull);
         wt[i] = v >= n ? 2.0 : 1.0;  // keep long edges straight
       }
       if (i + 1 < row.size()) gap[i] = (vwidth[v] + vwidth[row[i + 1]]) / 2 + o.node_sep;
