@@ -3,7 +3,7 @@
 // (--remote-debugging-pipe: no port, no npm package) to open a page `amanda view` wrote.
 //
 //   node cdp_view.js PAGE.html [--screenshot OUT.png] [--click NAME_OR_TYPE] [--expand NAME_OR_TYPE]
-//                    [--size WxH] [--zoom Z] [--timeout SECONDS]
+//                    [--size WxH] [--zoom Z] [--frames] [--timeout SECONDS]
 //
 // Prints one JSON object: how long the page took to be drawn (ms from navigation to the viewer's
 // ready mark), the op count the page shows, console errors and uncaught exceptions, and for
@@ -15,7 +15,7 @@ const os = require('os');
 const path = require('path');
 
 const args = process.argv.slice(2);
-const opt = { page: null, screenshot: null, click: null, expand: null, size: '1400x900', timeout: 60, zoom: 0 };
+const opt = { page: null, screenshot: null, click: null, expand: null, size: '1400x900', timeout: 60, zoom: 0, frames: false };
 for (let i = 0; i < args.length; i++) {
   const a = args[i];
   if (a === '--screenshot') opt.screenshot = args[++i];
@@ -23,6 +23,7 @@ for (let i = 0; i < args.length; i++) {
   else if (a === '--expand') opt.expand = args[++i];
   else if (a === '--size') opt.size = args[++i];
   else if (a === '--zoom') opt.zoom = Number(args[++i]);
+  else if (a === '--frames') opt.frames = true;
   else if (a === '--timeout') opt.timeout = Number(args[++i]);
   else if (!opt.page) opt.page = a;
   else { console.error('cdp_view: unexpected argument ' + a); process.exit(2); }
@@ -113,6 +114,10 @@ const killer = setTimeout(() => finish({ error: 'timed out after ' + opt.timeout
       'parseMs: amandaView.parseMs, pageReadyMs: amandaView.readyMs, layoutMs: amandaView.layoutMs, ' +
       "opCountShown: Number(document.getElementById('op-count').textContent) })");
     Object.assign(result, page);
+    if (opt.frames) {
+      await eval_('amandaView.frameMs()');  // once to warm up
+      result.frameMs = await eval_('amandaView.frameMs()');
+    }
     const click = async (query, type) => {
       // Finds the op with the viewer's search (exact type or name first), scrolls it into view, clicks.
       const i = await eval_('amandaView.find(' + JSON.stringify(query) + ')[0] ?? -1');

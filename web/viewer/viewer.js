@@ -586,6 +586,17 @@
     reveal, toggle, select, fit,
     // Zoom z with the top of the graph in view (for pictures of deep graphs).
     zoomTop: (z) => { const c = cssSize(); view.s = z; view.x = world.w / 2 - c.w / 2 / z; view.y = -20 / z; redraw(); },
+    // Draws now and returns how long a frame took (ms), at the fitted view and at 100 %.
+    frameMs: () => {
+      const t = [];
+      for (const z of [0, 1]) {
+        if (z) { view.s = 1; } else fit();
+        const a = performance.now();
+        draw();
+        t.push(performance.now() - a);
+      }
+      return { fitted: t[0], actual: t[1] };
+    },
     center: (i) => { reveal(i); select(-1); details.innerHTML = ''; },
     shownCount: () => { let n = 0; for (let i = 0; i < N; i++) n += shown[i]; return n; },
     // CSS pixel position of a node's centre (of its header when expanded), relative to the page.
