@@ -44,8 +44,14 @@ class Builder {
     for (uint32_t i = 1; i < g_.edge_id_bound(); ++i)
       if (g_.valid(ir::EdgeId(i))) edges_by_scope_[count[g_.edge_scope(ir::EdgeId(i)).value]++] = ir::EdgeId(i);
 
-    add_scope(g_.root(), -1, g_.name_str(g_.root()).empty() ? "graph" : std::string(g_.name_str(g_.root())));
-    for (ir::OpId ag : g_.attr_graphs(g_.root())) add_scope(ag, -1, body_title(g_, g_.root(), ag));
+    std::string title = g_.name_str(g_.root()).empty() ? "graph" : std::string(g_.name_str(g_.root()));
+    if (g_.root_kind() == ir::Graph::RootKind::Op) {
+      // An op document: the op itself is drawn (and counted), its body and graphs inside it.
+      add_scope(ir::OpId(), -1, title);
+    } else {
+      add_scope(g_.root(), -1, title);
+      for (ir::OpId ag : g_.attr_graphs(g_.root())) add_scope(ag, -1, body_title(g_, g_.root(), ag));
+    }
     Progress progress("laying out", g_.op_count());
     auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < pending_.size(); ++i) {
@@ -88,27 +94,21 @@ class Builder {
     ir::OpId sg = pending_[si];
     port_nodes_.clear();
     s_.scopes[si].first_node = static_cast<uint32_t>(s_.nodes.size());
+    s_.scopes[si].first_edge = static_cast<uint32_t>(s_.edges.size());
+    if (!sg) {  // the scope holding an op document's root op
+      add_op_node(si, g_.root());
+      s_.scopes[si].node_count = 1;
+      size_node(s_.nodes.back());
+      return;
+    }
     // The scope's own ports: inside, its inputs are sources and its outputs sinks.
     for (ir::PortId p : g_.inputs(sg))
       if (!is_initializer(g_, p)) port_node(si, p, NodeKind::Input);
-    for (ir::OpId c = g_.first_child(sg); c; c = g_.next_sibling(c)) {
-      if (g_.is_graph(c)) continue;
-      SceneNode n{NodeKind::Op, c, ir::PortId(), si, std::string(g_.type_str(c)), {}};
-      if (!g_.name_generated(c)) {
-        n.sublabel = std::string(g_.name_str(c));
-        if (n.sublabel.size() > kMaxName) n.sublabel = n.sublabel.substr(0, kMaxName - 1) + "…";
-      }
-      uint32_t idx = add_node(std::move(n));
-      if (op_node_.size() < g_.id_bound()) op_node_.resize(g_.id_bound(), UINT32_MAX);
-      op_node_[c.value] = idx;
-      ++s_.ops;
-      if (g_.first_child(c) && has_op_child(c)) s_.nodes[idx].bodies.push_back(add_scope(c, idx, "body"));
-      for (ir::OpId ag : g_.attr_graphs(c)) s_.nodes[idx].bodies.push_back(add_scope(ag, idx, body_title(g_, c, ag)));
-    }
+    for (ir::OpId c = g_.first_child(sg); c; c = g_.next_sibling(c))
+      if (!g_.is_graph(c)) add_op_node(si, c);
     for (ir::PortId p : g_.outputs(sg)) port_node(si, p, NodeKind::Output);
     // Edges; their endpoints outside the scope's ops (an owner's input read inside, a capture)
     // get port nodes of their own.
-    s_.scopes[si].first_edge = static_cast<uint32_t>(s_.edges.size());
     for (uint32_t k = edge_off_[sg.value]; k < edge_off_[sg.value + 1]; ++k) {
       ir::EdgeId e = edges_by_scope_[k];
       ir::PortId src = g_.edge_src(e), dst = g_.edge_dst(e);
@@ -119,6 +119,20 @@ class Builder {
     s_.scopes[si].node_count = static_cast<uint32_t>(s_.nodes.size()) - s_.scopes[si].first_node;
     s_.scopes[si].edge_count = static_cast<uint32_t>(s_.edges.size()) - s_.scopes[si].first_edge;
     for (uint32_t i = s_.scopes[si].first_node; i < s_.nodes.size(); ++i) size_node(s_.nodes[i]);
+  }
+
+  void add_op_node(uint32_t si, ir::OpId c) {
+    SceneNode n{NodeKind::Op, c, ir::PortId(), si, std::string(g_.type_str(c)), {}};
+    if (!g_.name_generated(c)) {
+      n.sublabel = std::string(g_.name_str(c));
+      if (n.sublabel.size() > kMaxName) n.sublabel = n.sublabel.substr(0, kMaxName - 1) + "…";
+    }
+    uint32_t idx = add_node(std::move(n));
+    if (op_node_.size() < g_.id_bound()) op_node_.resize(g_.id_bound(), UINT32_MAX);
+    op_node_[c.value] = idx;
+    ++s_.ops;
+    if (g_.first_child(c) && has_op_child(c)) s_.nodes[idx].bodies.push_back(add_scope(c, idx, "body"));
+    for (ir::OpId ag : g_.attr_graphs(c)) s_.nodes[idx].bodies.push_back(add_scope(ag, idx, body_title(g_, c, ag)));
   }
 
   bool has_op_child(ir::OpId op) const {

@@ -9,7 +9,7 @@ tests/view/cdp_view.js, and checks that the page logs no error, that the op coun
 model's (counted here with onnx, nested graphs included), that a real click on an op shows that
 op's type and attributes, and that double-clicking a Loop/If shows its body; takes a screenshot of
 each into OUT_DIR. Then --diff of a conversion (a Softmax that opset 13 needs rewritten as
-Flatten/Softmax/Reshape), the SVG output through Graphviz, and bad input (exit 1, no file).
+Flatten/Softmax/Reshape), a seed-form document with op bodies two deep, the SVG output through Graphviz, and bad input (exit 1, no file).
 Run with /usr/bin/python3 (Debian's python3-onnx).
 """
 import json
@@ -21,6 +21,7 @@ import tempfile
 import xml.etree.ElementTree as ET
 
 import onnx
+import yaml
 from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -117,6 +118,24 @@ def main():
     view_model(amanda, os.path.join(models, "vit_b_16.onnx"), out_dir, "vit_b_16")
     view_model(amanda, os.path.join(TESTDATA, "test_loop11", "model.onnx"), out_dir, "test_loop11", expand="Loop")
     view_model(amanda, os.path.join(TESTDATA, "test_if", "model.onnx"), out_dir, "test_if", expand="If")
+
+    # A document of the seed's own form: an op whose body holds an op with a body (no ONNX).
+    seed_doc = os.path.join(HERE, "..", "golden", "features", "nested_bodies.yaml")
+
+    def yaml_ops(node):
+        return sum(1 + yaml_ops(op) for op in node.get("ops", []) or [])
+
+    expected = 1 + yaml_ops(yaml.safe_load(open(seed_doc))["op"])
+    page = os.path.join(out_dir, "nested_bodies.html")
+    r = run([amanda, "view", seed_doc, "-o", page])
+    res = browse(page, "--expand", "outer", "--click", "inner") if r.returncode == 0 else {"error": r.stderr}
+    check("error" not in res and res["errors"] == [], f"nested bodies: the page opens without errors ({res.get('error') or res['errors']})")
+    if "error" not in res:
+        check(res["opCountShown"] == expected, f"nested bodies: the page shows {res['opCountShown']} ops, the document has {expected}")
+        check(res["expand"]["expanded"], "nested bodies: double-clicking the op document's op opens its body")
+        c = res["click"]
+        check(c["heading"] == "Relu" and ["alpha", "0"] in c["attributes"],
+              f"nested bodies: clicking an op two bodies down (found by search) shows it ({c['heading']}, {c['attributes']})")
 
     with tempfile.TemporaryDirectory() as tmp:
         # A conversion: opset 12's Softmax over axis 1 of a rank-3 tensor becomes Shape, Flatten,
