@@ -2,12 +2,16 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 
 namespace amanda {
 
 namespace {
 
 ProgressSink* g_sink = nullptr;
+// Work shorter than this shows nothing. $AMANDA_PROGRESS_DELAY (seconds) changes it, so a test can
+// see the line on a small input.
+double g_delay = 1.0;
 
 class TerminalProgress final : public ProgressSink {
  public:
@@ -41,6 +45,7 @@ ProgressSink* progress_sink() { return g_sink; }
 
 ProgressSink* terminal_progress() {
   static TerminalProgress t;
+  if (const char* d = std::getenv("AMANDA_PROGRESS_DELAY"); d && *d) g_delay = std::atof(d);
   return &t;
 }
 
@@ -58,7 +63,7 @@ void Progress::check() {
   next_ = done_ + step_;
   auto now = std::chrono::steady_clock::now();
   double s = std::chrono::duration<double>(now - start_).count();
-  if (s < 1.0 || (shown_ && now - last_ < std::chrono::milliseconds(100))) return;
+  if (s < g_delay || (shown_ && now - last_ < std::chrono::milliseconds(100))) return;
   last_ = now;
   shown_ = true;
   sink_->update(label_, done_, total_, s);

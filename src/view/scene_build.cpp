@@ -55,9 +55,10 @@ class Builder {
     Progress progress("laying out", g_.op_count());
     auto t0 = std::chrono::steady_clock::now();
     for (size_t i = 0; i < pending_.size(); ++i) {
+      size_t ops_before = s_.ops;
       fill_scope(static_cast<uint32_t>(i));
       if (layout) lay_out(s_.scopes[i]);
-      progress.advance(s_.scopes[i].node_count);
+      progress.advance(s_.ops - ops_before);
     }
     s_.layout_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }

@@ -9,11 +9,13 @@ tests/view/cdp_view.js, and checks that the page logs no error, that the op coun
 model's (counted here with onnx, nested graphs included), that a real click on an op shows that
 op's type and attributes, and that double-clicking a Loop/If shows its body; takes a screenshot of
 each into OUT_DIR. Then --diff of a conversion (a Softmax that opset 13 needs rewritten as
-Flatten/Softmax/Reshape), a seed-form document with op bodies two deep, the SVG output through Graphviz, and bad input (exit 1, no file).
+Flatten/Softmax/Reshape), a seed-form document with op bodies two deep, the progress line on
+a terminal (and none with -q or without a terminal), the SVG output through Graphviz, and bad input (exit 1, no file).
 Run with /usr/bin/python3 (Debian's python3-onnx).
 """
 import json
 import os
+import pty
 import re
 import subprocess
 import sys
@@ -101,6 +103,24 @@ def view_model(amanda, model_path, out_dir, name, click_node=None, expand=None):
     print(f"      {name}: {expected} ops, ready in {res['readyMs']} ms")
 
 
+def on_terminal(cmd, env):
+    """Runs cmd with standard error on a pseudo-terminal; returns the exit code and what it wrote there."""
+    master, slave = pty.openpty()
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=slave, env=env)
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # the other end closed
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    return p.wait(), out.decode("utf-8", "replace")
+
+
 def softmax_model(path):
     x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3, 4])
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 3, 4])
@@ -162,6 +182,20 @@ def main():
         check("error" not in res and res["errors"] == [], f"diff: the page opens without errors ({res.get('error') or res['errors']})")
         check(res.get("click", {}).get("heading", "").endswith("added") or "retyped" in res.get("click", {}).get("heading", ""),
               f"diff: the panel shows the mark ({res.get('click', {}).get('heading')})")
+
+        # Progress: a line on a terminal (here with no delay, so a small model shows it), erased at
+        # the end; nothing with -q, nothing when standard error is not a terminal.
+        env = dict(os.environ, AMANDA_PROGRESS_DELAY="0")
+        vit = os.path.join(models, "vit_b_16.onnx")
+        rc, err = on_terminal([amanda, "view", vit, "-o", os.path.join(tmp, "p.html")], env)
+        check(rc == 0 and "reading nodes: " in err and "laying out: " in err and err.endswith("\r\x1b[K"),
+              f"progress: view on a terminal shows reading and laying out, then erases the line ({err[-120:]!r})")
+        rc, err = on_terminal([amanda, "convert", a, "--to", "onnx/13", "-o", os.path.join(tmp, "p.onnx")], env)
+        check(rc == 0 and "converting amanda/onnx/12 -> amanda/onnx/13: " in err, f"progress: convert shows each table ({err[-120:]!r})")
+        rc, err = on_terminal([amanda, "view", vit, "-o", os.path.join(tmp, "p.html"), "-q"], env)
+        check(rc == 0 and err == "", f"progress: -q shows nothing ({err[-80:]!r})")
+        r = run([amanda, "view", vit, "-o", os.path.join(tmp, "p.html")], env=env)
+        check(r.returncode == 0 and r.stderr == "", f"progress: nothing when standard error is not a terminal ({r.stderr[-80:]!r})")
 
         # SVG through Graphviz: every op is a node, labelled with its type.
         svg = os.path.join(tmp, "if.svg")
