@@ -9,6 +9,7 @@ packages=(
   python3 python3-dev python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
   python3-pybind11 python3-pytest
   clang libclang-rt-14-dev
+  graphviz chromium
 )
 missing=()
 for p in "${packages[@]}"; do

@@ -7,6 +7,8 @@
 #include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
+#include "amanda/support/progress.h"
+
 namespace amanda::mapping {
 
 using ir::EdgeId;
@@ -143,7 +145,7 @@ struct Match {
 class Applier {
  public:
   Applier(ir::Graph& g, const CompiledTable::Impl& impl, const ConvertOptions& o, Report& rep)
-      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep) {
+      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep), progress_("converting " + impl.table.name(), g.op_count()) {
     for (const auto& [type, list] : impl.by_type) dispatch_[g.sym(type)] = &list;
     src_sym_ = g.sym(t_.src);
     dst_sym_ = g.sym(t_.dst);
@@ -164,6 +166,7 @@ class Applier {
   const Table& t_;
   const ConvertOptions& o_;
   Report& rep_;
+  Progress progress_;  // a progress line for a big graph (see support/progress.h)
   absl::flat_hash_map<Symbol, const std::vector<Candidate>*> dispatch_;
   absl::flat_hash_map<Symbol, bool> pass_;
   std::vector<uint8_t> claimed_;
@@ -211,6 +214,7 @@ class Applier {
     std::vector<OpId> pending_consts;
     matches.reserve(order.size());
     for (OpId op : order) {
+      progress_.advance();
       if (claimed(op)) continue;
       ++rep_.ops;
       bool explaining = !o_.explain.empty() && g_.name_str(op) == o_.explain;

@@ -11,6 +11,7 @@
 
 #include "amanda/support/base64.h"
 #include "amanda/support/file.h"
+#include "amanda/support/progress.h"
 #include "amanda/text/document.h"
 #include "scalars.h"
 
@@ -322,6 +323,7 @@ class Builder {
     absl::flat_hash_map<Symbol, Pos> named;
     while (ev_.type != Event::SeqEnd) {
       OpId op = g_->create_op(scope, 0, 0, /*generate_name=*/false);
+      progress_.advance();
       Pos loc = parse_node(op, NodeKind::Op);
       kids.push_back(op);
       if (Symbol n = g_->name(op)) {
@@ -872,6 +874,7 @@ class Builder {
   const ReadOptions& opt_;
   Event ev_;
   ir::Graph* g_ = nullptr;
+  Progress progress_{"reading ops", 0};  // a progress line for a big document
   std::vector<PendingEdge> pending_;
   std::vector<ParseError> problems_;
   struct Duplicate {

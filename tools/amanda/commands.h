@@ -18,6 +18,7 @@ void register_graph_commands(CLI::App& app, int& exit_code);
 void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
+void register_view_commands(CLI::App& app, int& exit_code);
 
 // Reading and writing any file, and the default namespaces: the library's I/O layer (amanda/io).
 using io::read_any;

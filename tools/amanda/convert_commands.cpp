@@ -8,6 +8,7 @@
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
+#include "amanda/support/progress.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -40,6 +41,7 @@ T& kept_until_exit(std::unique_ptr<T> p) {
 }
 
 int run_convert(const ConvertOpts& o) {
+  if (o.quiet) set_progress_sink(nullptr);
   schema::Registry& reg_ref = kept_until_exit(tool_registry());
   schema::Registry* reg = &reg_ref;
   mapping::TableSet& tables = kept_until_exit(std::make_unique<mapping::TableSet>());

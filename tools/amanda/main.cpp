@@ -1,9 +1,12 @@
 // amanda: the command-line tool. Thin: parse arguments, call the library, print.
 // Each group of subcommands registers itself (graph_commands.cpp, ...).
+#include <unistd.h>
+
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
+#include "amanda/support/progress.h"
 #include "commands.h"
 
 int main(int argc, char** argv) {
@@ -16,10 +19,18 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("amanda 0.1.0"));
   int exit_code = kOk;
+  // -q turns the progress line off: the commands that print a report have their own -q (which
+  // also does); for the others it falls through to this one (subcommands inherit fallthrough).
+  app.add_flag_callback("-q,--quiet", [] { amanda::set_progress_sink(nullptr); }, "No progress line on the terminal");
+  app.fallthrough();
   register_graph_commands(app, exit_code);
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);
   register_convert_commands(app, exit_code);
+  register_view_commands(app, exit_code);
+  // A progress line for work over a second, on a terminal only. -q turns it off: the commands
+  // that print a report have their own -q; for the others it falls through to this one.
+  if (isatty(STDERR_FILENO)) amanda::set_progress_sink(amanda::terminal_progress());
   std::string known;
   bool found = false;
   for (const auto* sub : app.get_subcommands({})) {

@@ -9,6 +9,7 @@
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/support/file.h"
+#include "amanda/support/progress.h"
 #include "proto_util.h"
 #include "wire.h"
 
@@ -568,7 +569,9 @@ std::string write_model(const text::Document& doc, const std::string& path, cons
     if (m.has_graph()) {
       // Root initializers in file order (their bytes straight from the IR), then subgraphs.
       auto& inits = *m.mutable_graph()->mutable_initializer();
+      Progress progress("writing external data", static_cast<uint64_t>(inits.size()));
       for (int i = 0; i < inits.size(); ++i) {
+        progress.advance();
         const ir::Tensor* t = static_cast<size_t>(i) < deferred.size() ? deferred[static_cast<size_t>(i)] : nullptr;
         if (!t) {
           moved += move_to_external(inits[i], *side, options.threshold);

@@ -11,6 +11,7 @@
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/support/progress.h"
 #include "proto_util.h"
 #include "wire.h"
 
@@ -406,7 +407,9 @@ class Importer {
       g_.set_name_generated(ops[i], true);
     }
     // Pass 2: edges and attributes (attribute graphs may capture any value of this graph).
+    Progress progress("reading nodes", static_cast<uint64_t>(gp.node_size()));
     for (int ni = 0; ni < gp.node_size(); ++ni) {
+      progress.advance();
       const auto& n = gp.node(ni);
       OpId op = ops[ni];
       for (int i = 0; i < n.input_size(); ++i) {
