@@ -6,6 +6,7 @@
 
 #include "amanda/frontends/onnx/namespaces.h"
 #include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frontends/tensorflow/namespaces.h"
 #include "amanda/schema/validate.h"
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"
@@ -19,6 +20,7 @@ std::unique_ptr<schema::Registry> tool_registry() {
   auto r = schema::make_default_registry();
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   r->add_provider(torch_frontend::make_torch_namespace_provider());
+  r->add_provider(tf_frontend::make_tf_namespace_provider());
   return r;
 }
 
