@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "amanda/frontends/onnx/model.h"
+#include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
@@ -12,6 +13,7 @@ namespace amanda::tool {
 text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
   if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
   if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
+  if (!format && tf_frontend::is_graphdef_path(path)) return tf_frontend::read_graph(path);
   return text::read_file(path, diags, format);
 }
 
@@ -21,6 +23,10 @@ std::string write_any(const text::Document& doc, const std::string& path, text::
     o.external_data = options.external_data;
     o.threshold = options.threshold;
     return onnx_frontend::write_model(doc, path, o);
+  }
+  if (tf_frontend::is_graphdef_path(path)) {
+    tf_frontend::write_graph(doc, path);
+    return "";
   }
   return text::write_file(doc, path, format, options.text);
 }
