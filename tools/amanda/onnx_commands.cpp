@@ -4,6 +4,7 @@
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/tfjs.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
@@ -14,6 +15,7 @@ text::Document read_any(const std::string& path, Diagnostics& diags, std::option
   if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
   if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
   if (!format && tf_frontend::is_graphdef_path(path)) return tf_frontend::read_graph(path);
+  if (!format && tf_frontend::is_tfjs_file(path)) return tf_frontend::read_tfjs(path);
   return text::read_file(path, diags, format);
 }
 
@@ -23,6 +25,11 @@ std::string write_any(const text::Document& doc, const std::string& path, text::
     o.external_data = options.external_data;
     o.threshold = options.threshold;
     return onnx_frontend::write_model(doc, path, o);
+  }
+  if (tf_frontend::is_tfjs_output_path(path) && doc.kind == text::Document::Kind::Graph &&
+      doc.graph.type_str(doc.graph.root()).starts_with("amanda/tensorflow/")) {
+    tf_frontend::write_tfjs(doc, path);  // a TensorFlow graph written to model.json: a TF.js graph model
+    return "";
   }
   if (tf_frontend::is_graphdef_path(path)) {
     tf_frontend::write_graph(doc, path);

@@ -25,6 +25,9 @@ class Exporter {
  public:
   explicit Exporter(const text::Document& doc) : g_(doc.graph) {
     if (doc.kind != text::Document::Kind::Graph) throw Error("only a graph document can be written as a GraphDef");
+    std::string_view ns = g_.type_str(g_.root());
+    if (!ns.empty() && !ns.starts_with("amanda/tensorflow/"))
+      throw Error("the graph is in namespace " + std::string(ns) + ", not amanda/tensorflow: convert it first (amanda convert)");
   }
 
   void run(tf::GraphDef& out) {
