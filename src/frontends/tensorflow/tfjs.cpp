@@ -13,6 +13,7 @@
 
 #include <absl/container/flat_hash_map.h>
 #include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/type_resolver_util.h>
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
@@ -505,9 +506,13 @@ class TfjsExporter {
       }
     }
     // The topology without the weights' bytes (they are in the shards).
+    // Through the deterministic bytes (map keys sorted), so that equal graphs give equal JSON.
+    static std::unique_ptr<google::protobuf::util::TypeResolver> resolver(google::protobuf::util::NewTypeResolverForDescriptorPool(
+        "type.googleapis.com", google::protobuf::DescriptorPool::generated_pool()));
     std::string topo;
     google::protobuf::util::JsonPrintOptions po;
-    auto st = google::protobuf::util::MessageToJsonString(gd, &topo, po);
+    auto st = google::protobuf::util::BinaryToJsonString(resolver.get(), "type.googleapis.com/tensorflow.GraphDef", serialize(gd),
+                                                         &topo, po);
     if (!st.ok()) throw Error("cannot write the topology as JSON: " + std::string(st.message()));
     rapidjson::StringBuffer sb;
     rapidjson::Writer<rapidjson::StringBuffer> w(sb);
