@@ -252,9 +252,10 @@ def tfjs_namespace(mappers, version, registry_names):
             s["attrs"] = attrs
         if ports:
             s["input_ports"] = ports
-        outs = m.get("outputs")
-        if outs:
-            s["output_ports"] = [{"attrs": {"name": {"type": "str", "constant": o}}, "arity": "single"} for o in outs]
+        # TF.js lists outputs only for ops with several; the others have one (TensorFlow calls
+        # _FusedConv2D's and _FusedMatMul's `output`, TF.js reads output 0).
+        outs = m.get("outputs") or ["output"]
+        s["output_ports"] = [{"attrs": {"name": {"type": "str", "constant": o}}, "arity": "single"} for o in outs]
         out.append(s)
     major_minor = ".".join(version.split(".")[:2])
     return {"namespace": {"name": "amanda/tensorflow/tfjs/" + major_minor, "type_system": "python",

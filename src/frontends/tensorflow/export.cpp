@@ -191,7 +191,8 @@ class Exporter {
         out[std::string(key.substr(6))] = std::move(a);
         continue;
       }
-      if (key.starts_with("@")) continue;
+      if (key.starts_with("@_")) key.remove_prefix(1);  // an internal attribute (import.cpp)
+      else if (key.starts_with("@")) continue;
       AttrKind kind = implied_kind(v, sigs_.attr_hint(n.op(), key));
       if (kinds && kinds->is_map())
         if (const Value* kn = kinds->find(key); kn && kn->is_string())

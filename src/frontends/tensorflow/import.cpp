@@ -238,7 +238,9 @@ class Importer {
       }
       if (implied_kind(out->value, sigs_.attr_hint(n.op(), key)) != actual)
         kinds.push_back({key, Value(kind_name(actual))});
-      g_.set_attr(op, g_.sym(key), std::move(out->value));
+      // TensorFlow's internal attributes ('_class', '_grappler_...') are not part of any op's
+      // registration and TensorFlow does not check them: annotations here ('@_class').
+      g_.set_attr(op, g_.sym(key[0] == '_' ? "@" + key : key), std::move(out->value));
       if (!out->tensor_meta.is_null()) g_.set_attr(op, g_.sym("@tensor." + key), std::move(out->tensor_meta));
     }
     if (!kinds.empty()) g_.set_attr(op, g_.sym("@attr_kinds"), Value(std::move(kinds)));
