@@ -36,7 +36,8 @@ bool parse_index(std::string_view s, uint32_t& out) {
 
 class Importer {
  public:
-  Importer(const tf::GraphDef& g, const ImportOptions& o) : gd_(g), opt_(o), g_(doc_.graph) {
+  // owned: the GraphDef is the importer's to change (tensor bytes are moved out of it).
+  Importer(const tf::GraphDef& g, const ImportOptions& o, bool owned = false) : gd_(g), opt_(o), g_(doc_.graph), owned_(owned) {
     s_ref_ = g_.sym("@ref");
   }
 
@@ -62,6 +63,7 @@ class Importer {
   const ImportOptions& opt_;
   text::Document doc_{text::Document::Kind::Graph};
   ir::Graph& g_;
+  bool owned_ = false;
   Signatures sigs_;
   bool uses_tfjs_ = false;
   Symbol s_ref_;
@@ -182,7 +184,9 @@ class Importer {
       OpId op = g_.create_op(scope, g_.sym(type), g_.sym(n.name()), false);
       names[n.name()] = op;
       if (n.op().find("::") != std::string::npos) g_.set_attr(op, g_.sym("@op"), Value(n.op()));
+      mutable_ = owned_ ? const_cast<tf::NodeDef*>(&n) : nullptr;
       attrs(op, n, where);
+      mutable_ = nullptr;
       if (!n.device().empty()) g_.set_attr(op, g_.sym("@device"), Value(n.device()));
       if (n.has_experimental_debug_info()) {
         Value::Map m;
@@ -211,6 +215,8 @@ class Importer {
   }
 
   // Node attributes, in key order (the map's order in the file is not kept by protobuf).
+  tf::NodeDef* mutable_ = nullptr;  // the node being read, when its tensors' bytes may be moved out
+
   void attrs(OpId op, const tf::NodeDef& n, const std::string& where) {
     if (n.attr().empty()) return;
     std::vector<const google::protobuf::MapPair<std::string, tf::AttrValue>*> items;
@@ -223,16 +229,31 @@ class Importer {
       const tf::AttrValue& v = kv->second;
       std::string awhere = where + ", attribute '" + key + "'";
       if (key.empty() || key[0] == '@') fail(awhere, "an attribute name Amanda cannot hold");
-      std::optional<AttrOut> out = attr_from_proto(v, awhere);
       AttrKind actual = kind_of(v);
-      bool exact = false;
-      if (out) {
+      // A tensor's bytes move to the IR (no copy); the rest of the proto is compared below.
+      std::string content;
+      bool moved = false;
+      if (actual == AttrKind::Tensor && !v.tensor().tensor_content().empty() && mutable_) {
+        content = std::move(*mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content());
+        mutable_->mutable_attr()->at(key).mutable_tensor()->clear_tensor_content();
+        moved = true;
+      }
+      std::optional<AttrOut> out = attr_from_proto(v, awhere, moved ? &content : nullptr);
+      bool exact = out.has_value();
+      // Scalars convert exactly by construction; the other kinds are rebuilt and compared.
+      bool scalar = actual == AttrKind::S || actual == AttrKind::I || actual == AttrKind::F || actual == AttrKind::B ||
+                    actual == AttrKind::Type;
+      if (out && (!scalar || v.GetReflection()->GetUnknownFields(v).field_count())) {
         tf::AttrValue back;
-        exact = attr_to_proto(out->value, actual, out->tensor_meta.is_null() ? nullptr : &out->tensor_meta, back) &&
+        exact = attr_to_proto(out->value, actual, out->tensor_meta.is_null() ? nullptr : &out->tensor_meta, back, moved) &&
                 serialize(back) == serialize(v);
       }
       if (!exact) {
         // No exact readable form (a named dim, a resource tensor, ...): the bytes, whole.
+        if (moved) {
+          *mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content() =
+              out && out->value.is_tensor() ? std::string(out->value.as_tensor().bytes()) : content;
+        }
         g_.set_attr(op, g_.sym("@attr." + key), Value(base64_encode(serialize(v))));
         continue;
       }
@@ -375,7 +396,7 @@ text::Document import_graph_bytes(std::string_view bytes, const ImportOptions& o
   tf::GraphDef g;
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
-  return import_graph(g, options);
+  return Importer(g, options, /*owned=*/true).run();
 }
 
 text::Document import_graph_text(std::string_view text, const ImportOptions& options) {

@@ -12,6 +12,7 @@
 #include <fstream>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/type_resolver_util.h>
 #include <rapidjson/document.h>
@@ -215,6 +216,37 @@ class TfjsImporter {
     google::protobuf::util::JsonParseOptions po;
     auto st = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &gd, po);
     if (!st.ok()) fail("modelTopology is not a GraphDef: " + std::string(st.message()));
+    // The weights' Const nodes hold only a dtype and a shape in the topology: taken out before the
+    // import (which would fill them with zeros), checked against the manifest in attach().
+    if (auto m = d.FindMember("weightsManifest"); m != d.MemberEnd() && m->value.IsArray()) {
+      absl::flat_hash_set<std::string> names;
+      for (const auto& group : m->value.GetArray())
+        if (group.IsObject())
+          if (auto ws = group.FindMember("weights"); ws != group.MemberEnd() && ws->value.IsArray())
+            for (const auto& w : ws->value.GetArray())
+              if (w.IsObject())
+                if (auto n = w.FindMember("name"); n != w.MemberEnd() && n->value.IsString()) names.insert(n->value.GetString());
+      for (auto& n : *gd.mutable_node()) {
+        if (n.op() != "Const" || !names.contains(n.name())) continue;
+        auto it = n.mutable_attr()->find("value");
+        if (it == n.mutable_attr()->end() || it->second.value_case() != tf::AttrValue::kTensor) continue;
+        const tf::TensorProto& t = it->second.tensor();
+        tf::TensorProto rest = t;  // (no bytes to copy: that is the point)
+        rest.clear_dtype();
+        rest.clear_tensor_shape();
+        if (rest.ByteSizeLong() != 0 || !rest.GetReflection()->GetUnknownFields(rest).empty())
+          continue;  // it holds more than a dtype and a shape: imported as it is
+        std::vector<int64_t> shape;
+        bool ok = !t.tensor_shape().unknown_rank();
+        for (const auto& dim : t.tensor_shape().dim()) {
+          ok &= dim.size() >= 0 && dim.name().empty();
+          shape.push_back(dim.size());
+        }
+        if (!ok) continue;
+        declared_[n.name()] = {detail::ir_dtype(t.dtype()), std::move(shape)};
+        n.mutable_attr()->erase(it);
+      }
+    }
     ImportOptions io;
     io.file_name = file_;
     doc_.emplace(import_graph(gd, io));
@@ -235,6 +267,8 @@ class TfjsImporter {
   const ShardLoader& shards_;
   std::string file_;
   std::optional<text::Document> doc_;
+  // Const nodes whose empty `value` was taken out of the topology: the dtype and shape it declared.
+  absl::flat_hash_map<std::string, std::pair<ir::DType, std::vector<int64_t>>> declared_;
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(file_ + ": error: " + msg); }
 
@@ -390,13 +424,14 @@ class TfjsImporter {
     if (!op) fail(where + ": names no node of the topology");
     if (g.type_str(op) != "Const") fail(where + ": names node '" + s.name + "' of type " + std::string(g.type_str(op)) + ", not a Const");
     Symbol value_key = g.sym("value");
-    const Value* old = g.attr(op, value_key);
-    if (!old || !old->is_tensor()) fail(where + ": its Const node has no readable 'value' tensor");
-    const ir::Tensor& declared = old->as_tensor();
+    auto dec = declared_.find(s.name);
+    if (dec == declared_.end()) fail(where + ": its Const node has no 'value' of just a dtype and a shape, or a second weight names it");
+    auto [declared_dtype, declared_shape] = std::move(dec->second);
+    declared_.erase(dec);
     ir::DType dt = ir_type(s.dtype);
-    if (declared.dtype != dt || declared.shape != s.shape)
+    if (declared_dtype != dt || declared_shape != s.shape)
       fail(where + ": the manifest says " + s.dtype + " " + shape_text(s.shape) + ", its Const node " +
-           std::string(ir::dtype_name(declared.dtype)) + " " + shape_text(declared.shape));
+           std::string(ir::dtype_name(declared_dtype)) + " " + shape_text(declared_shape));
     auto [buf, data] = span(bufs, offset, bytes);
     ir::Tensor t;
     std::optional<ir::Tensor> raw;  // the quantised bytes, kept when requantising would not give them back
@@ -415,8 +450,10 @@ class TfjsImporter {
     } else {
       std::string out(count * 4, '\0');
       bool exact = true;
+      const bool f16 = s.q.dtype == "float16", u8 = s.q.dtype == "uint8", to_int = s.dtype == "int32";
+      const double qmax = u8 ? 255 : 65535;
       for (uint64_t i = 0; i < count; ++i) {
-        if (s.q.dtype == "float16") {
+        if (f16) {
           uint16_t h;
           std::memcpy(&h, data + 2 * i, 2);
           float f = half_to_float(h);
@@ -424,16 +461,16 @@ class TfjsImporter {
           exact &= float_to_half(f) == h;
           continue;
         }
-        uint32_t q = s.q.dtype == "uint8" ? data[i] : uint32_t(data[2 * i] | (data[2 * i + 1] << 8));
+        uint32_t q = u8 ? data[i] : uint32_t(data[2 * i] | (data[2 * i + 1] << 8));
         double v = double(q) * s.q.scale + s.q.min;
-        if (s.dtype == "int32") {
+        if (to_int) {
           int32_t x = static_cast<int32_t>(std::round(v));
           std::memcpy(out.data() + 4 * i, &x, 4);
-          exact &= requantize(double(x), s.q) == q;
+          exact &= requantize(double(x), s.q.min, s.q.scale, qmax) == q;
         } else {
           float f = static_cast<float>(v);
           std::memcpy(out.data() + 4 * i, &f, 4);
-          exact &= requantize(double(f), s.q) == q;
+          exact &= requantize(double(f), s.q.min, s.q.scale, qmax) == q;
         }
       }
       t = ir::Tensor::from_bytes(dt, s.shape, std::move(out));
@@ -447,9 +484,9 @@ class TfjsImporter {
   }
 
  public:
-  static uint32_t requantize(double x, const Quantization& q) {
-    double max = q.dtype == "uint8" ? 255 : 65535;
-    double v = std::round((x - q.min) / q.scale);
+  // The inverse of TF.js's dequantisation: round((x - min) / scale), clamped to [0, max].
+  static uint32_t requantize(double x, double min, double scale, double max) {
+    double v = std::nearbyint((x - min) / scale);
     if (!(v >= 0)) v = 0;
     if (v > max) v = max;
     return static_cast<uint32_t>(v);
@@ -639,7 +676,7 @@ class TfjsExporter {
         std::memcpy(&f, t.data + 4 * i, 4);
         x = f;
       }
-      uint32_t v = TfjsImporter::requantize(x, qq);
+      uint32_t v = TfjsImporter::requantize(x, qq.min, qq.scale, qq.dtype == "uint8" ? 255 : 65535);
       if (qq.dtype == "uint8") bytes += static_cast<char>(v);
       else if (qq.dtype == "uint16") bytes.append(reinterpret_cast<const char*>(&v), 2);
       else throw Error(where + ": unknown quantization dtype '" + qq.dtype + "'");

@@ -301,7 +301,8 @@ TensorMeta TensorMeta::from_value(const ir::Value* v) {
   return m;
 }
 
-std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta& meta, const std::string& where) {
+std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta& meta, const std::string& where,
+                                            std::string* content) {
   ir::DType d = ir_dtype(t.dtype());
   if (d == ir::DType::Undefined) return std::nullopt;
   if (!t.has_tensor_shape() && t.tensor_shape().dim_size()) return std::nullopt;
@@ -337,6 +338,15 @@ std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta
     return out;
   }
   uint64_t esize = ir::dtype_size(d);
+  if (content && !content->empty()) {
+    if (typed.count) return std::nullopt;
+    uint64_t want = *count * esize;
+    if (content->size() != want)
+      throw Error(where + ": tensor_content holds " + std::to_string(content->size()) + " bytes, but shape " +
+                  shape_text(shape) + " of " + std::string(*dtype_name(t.dtype())) + " needs " + std::to_string(want));
+    auto buf = make_buffer(std::move(*content));
+    return ir::Tensor::borrow(d, std::move(shape), buf, buf->data(), buf->size());
+  }
   if (!t.tensor_content().empty()) {
     if (typed.count) return std::nullopt;  // both forms: kept whole by the caller
     uint64_t want = *count * esize;
@@ -367,7 +377,7 @@ std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta
   return ir::Tensor::from_bytes(d, std::move(shape), std::move(bytes));
 }
 
-void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tf::TensorProto& out) {
+void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tf::TensorProto& out, bool without_content) {
   out.Clear();
   tf::DataType dt = tf_dtype(t.dtype);
   if (!meta.tf_dtype.empty())
@@ -390,7 +400,7 @@ void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tf::TensorProt
     for (uint64_t i = 0; i < n; ++i) add_typed(out, t.dtype, t.data + i * esize);
     return;
   }
-  if (t.size) out.set_tensor_content(t.data, t.size);
+  if (t.size && !without_content) out.set_tensor_content(t.data, t.size);
 }
 
 std::string_view kind_name(AttrKind k) {
@@ -439,7 +449,7 @@ AttrKind implied_kind(const ir::Value& v, std::string_view hint) {
   return own_kind(v);
 }
 
-std::optional<AttrOut> attr_from_proto(const tf::AttrValue& v, const std::string& where) {
+std::optional<AttrOut> attr_from_proto(const tf::AttrValue& v, const std::string& where, std::string* content) {
   AttrOut out;
   switch (v.value_case()) {
     case tf::AttrValue::kS: out.value = ir::Value(v.s()); return out;
@@ -460,7 +470,7 @@ std::optional<AttrOut> attr_from_proto(const tf::AttrValue& v, const std::string
     }
     case tf::AttrValue::kTensor: {
       TensorMeta m;
-      auto t = tensor_from_proto(v.tensor(), m, where);
+      auto t = tensor_from_proto(v.tensor(), m, where, content);
       if (!t) return std::nullopt;
       out.value = ir::Value(std::move(*t));
       out.tensor_meta = m.to_value();
@@ -525,7 +535,7 @@ std::optional<AttrOut> attr_from_proto(const tf::AttrValue& v, const std::string
   }
 }
 
-bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, tf::AttrValue& out) {
+bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, tf::AttrValue& out, bool without_content) {
   out.Clear();
   if (!fits(v, kind)) return false;
   switch (kind) {
@@ -536,7 +546,7 @@ bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_me
     case AttrKind::Type: out.set_type(*dtype_from_name(v.as_string())); return true;
     case AttrKind::Shape: return shape_proto(v, *out.mutable_shape());
     case AttrKind::Tensor:
-      tensor_to_proto(v.as_tensor(), TensorMeta::from_value(tensor_meta), *out.mutable_tensor());
+      tensor_to_proto(v.as_tensor(), TensorMeta::from_value(tensor_meta), *out.mutable_tensor(), without_content);
       return true;
     case AttrKind::Func: out.mutable_func()->set_name(v.find("name")->as_string()); return true;
     case AttrKind::Placeholder: out.set_placeholder(v.find("placeholder")->as_string()); return true;
@@ -569,13 +579,12 @@ bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_me
 }
 
 std::string serialize(const google::protobuf::MessageLite& m) {
-  std::string out;
-  {
-    google::protobuf::io::StringOutputStream s(&out);
-    google::protobuf::io::CodedOutputStream c(&s);
-    c.SetSerializationDeterministic(true);
-    m.SerializeToCodedStream(&c);
-  }
+  // Sized once: growing a string to a 14 MB GraphDef copies it again and again.
+  std::string out(m.ByteSizeLong(), '\0');
+  google::protobuf::io::ArrayOutputStream a(out.data(), static_cast<int>(out.size()));
+  google::protobuf::io::CodedOutputStream c(&a);
+  c.SetSerializationDeterministic(true);
+  m.SerializeWithCachedSizes(&c);
   return out;
 }
 

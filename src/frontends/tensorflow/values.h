@@ -42,8 +42,11 @@ struct TensorMeta {
 // TensorProto -> ir::Tensor. Throws amanda::Error (`where`: for the message) when the data do not
 // hold the elements the shape says. Returns nullopt for a tensor the IR cannot hold (resource,
 // variant, an unknown dtype, an unknown shape).
-std::optional<ir::Tensor> tensor_from_proto(const tensorflow::TensorProto& t, TensorMeta& meta, const std::string& where);
-void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tensorflow::TensorProto& out);
+// `content`: the tensor_content the caller moved out of `t` (the tensor then owns those bytes: no copy).
+std::optional<ir::Tensor> tensor_from_proto(const tensorflow::TensorProto& t, TensorMeta& meta, const std::string& where,
+                                            std::string* content = nullptr);
+// without_content: leaves tensor_content out (for comparing with a proto whose bytes were moved out).
+void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tensorflow::TensorProto& out, bool without_content = false);
 
 // The kinds of AttrValue; the IR value alone cannot always tell them apart ("float32" may be a
 // type or a string; [1, 2] a list(int) or a shape), so the importer records the kind when the
@@ -62,9 +65,10 @@ struct AttrOut {
   ir::Value tensor_meta;  // per-tensor TensorMeta values (a tensor: a map; list(tensor): a list)
 };
 // AttrValue -> IR value; nullopt when it has no exact readable form (the caller keeps the bytes).
-std::optional<AttrOut> attr_from_proto(const tensorflow::AttrValue& v, const std::string& where);
+std::optional<AttrOut> attr_from_proto(const tensorflow::AttrValue& v, const std::string& where, std::string* content = nullptr);
 // IR value of a kind -> AttrValue; false when the value does not fit the kind.
-bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, tensorflow::AttrValue& out);
+bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, tensorflow::AttrValue& out,
+                   bool without_content = false);
 
 // Deterministic bytes (map entries sorted), for comparing messages.
 std::string serialize(const google::protobuf::MessageLite& m);
