@@ -7,6 +7,7 @@
 #include "amanda/frontends/tensorflow/tfjs.h"
 
 #include <cmath>
+#include <limits>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -86,6 +87,13 @@ std::string shape_text(const std::vector<int64_t>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
+}
+
+// A double as float32, overflowing to infinity (a plain cast of an out-of-range double is undefined).
+float to_float(double v) {
+  if (v > 3.4028234663852886e38) return std::numeric_limits<float>::infinity();
+  if (v < -3.4028234663852886e38) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
 }
 
 // ------------------------------------------------------------------ float16
@@ -464,11 +472,12 @@ class TfjsImporter {
         uint32_t q = u8 ? data[i] : uint32_t(data[2 * i] | (data[2 * i + 1] << 8));
         double v = double(q) * s.q.scale + s.q.min;
         if (to_int) {
-          int32_t x = static_cast<int32_t>(std::round(v));
+          double r = std::round(v);  // (clamped: a cast of an out-of-range double is undefined)
+          int32_t x = r >= 2147483647.0 ? INT32_MAX : r <= -2147483648.0 ? INT32_MIN : static_cast<int32_t>(r);
           std::memcpy(out.data() + 4 * i, &x, 4);
           exact &= requantize(double(x), s.q.min, s.q.scale, qmax) == q;
         } else {
-          float f = static_cast<float>(v);
+          float f = to_float(v);
           std::memcpy(out.data() + 4 * i, &f, 4);
           exact &= requantize(double(f), s.q.min, s.q.scale, qmax) == q;
         }

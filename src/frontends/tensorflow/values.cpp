@@ -2,6 +2,7 @@
 #include "values.h"
 
 #include <cstring>
+#include <limits>
 
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
@@ -35,6 +36,14 @@ constexpr DtypeRow kDtypes[] = {
     {tf::DT_VARIANT, "variant", ir::DType::Undefined}, {tf::DT_UINT32, "uint32", ir::DType::UInt32},
     {tf::DT_UINT64, "uint64", ir::DType::UInt64},
 };
+
+// A double as float32 (an attribute's `f`), overflowing to infinity: a plain cast of an
+// out-of-range double is undefined, and a YAML document may say 1e300.
+float to_float(double v) {
+  if (v > 3.4028234663852886e38) return std::numeric_limits<float>::infinity();
+  if (v < -3.4028234663852886e38) return -std::numeric_limits<float>::infinity();
+  return static_cast<float>(v);
+}
 
 const DtypeRow* row(int dt) {
   for (const auto& r : kDtypes)
@@ -541,7 +550,7 @@ bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_me
   switch (kind) {
     case AttrKind::S: out.set_s(v.as_string()); return true;
     case AttrKind::I: out.set_i(v.as_int()); return true;
-    case AttrKind::F: out.set_f(static_cast<float>(v.as_float())); return true;
+    case AttrKind::F: out.set_f(to_float(v.as_float())); return true;
     case AttrKind::B: out.set_b(v.as_bool()); return true;
     case AttrKind::Type: out.set_type(*dtype_from_name(v.as_string())); return true;
     case AttrKind::Shape: return shape_proto(v, *out.mutable_shape());
@@ -559,7 +568,7 @@ bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_me
     switch (kind) {
       case AttrKind::ListS: l->add_s(x.as_string()); break;
       case AttrKind::ListI: l->add_i(x.as_int()); break;
-      case AttrKind::ListF: l->add_f(static_cast<float>(x.as_float())); break;
+      case AttrKind::ListF: l->add_f(to_float(x.as_float())); break;
       case AttrKind::ListB: l->add_b(x.as_bool()); break;
       case AttrKind::ListType: l->add_type(*dtype_from_name(x.as_string())); break;
       case AttrKind::ListShape:
