@@ -3,7 +3,7 @@
 # @vladmandic/human (tests/tensorflow/js), Amanda's import + export of the model as a frozen .pb
 # against protobuf's own parse + serialize of the same GraphDef, and Amanda's read of model.json +
 # shards against TF.js's own loader in Node (read, JSON.parse, tf.loadGraphModel(fromMemory); best
-# of 5). Needs a Release build in build/ (target tensorflow_bench) and scripts/install-deps.sh.
+# of 5). Both sides in CPU time (user + system), which a loaded machine distorts less than wall time. Needs a Release build in build/ (target tensorflow_bench) and scripts/install-deps.sh.
 #   scripts/tf_speed.sh [BUILD_DIR]
 set -e
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,7 +14,7 @@ out=$(mktemp -d)
 node "$root/tests/tensorflow/js/tfjs_run.js" load-time $(ls "$models"/*.json | grep -v '/models.json$') >"$out/tfjs.json" 2>/dev/null
 /usr/bin/python3 - "$out/bench.json" "$out/tfjs.json" <<'PY'
 import json, sys
-bench = {b["name"]: b["real_time"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
+bench = {b["name"]: b["cpu_time"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
 tfjs = json.load(open(sys.argv[2]))
 print("| model | .pb MB | protobuf parse+serialize ms | amanda import+export ms | ratio | TF.js load ms | amanda read_tfjs ms | ratio |")
 print("|---|---|---|---|---|---|---|---|")
