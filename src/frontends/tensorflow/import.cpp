@@ -125,7 +125,10 @@ class Importer {
       if (args.contains(a.name())) fail(where, "input argument '" + a.name() + "' given twice");
       args[a.name()] = g_.add_input(fg, g_.sym(a.name()));
     }
-    for (const auto& a : f.signature().output_arg()) g_.add_output(fg, g_.sym(a.name()));
+    for (const auto& a : f.signature().output_arg()) {
+      if (g_.find_output(fg, g_.sym(a.name()))) fail(where, "output argument '" + a.name() + "' given twice");
+      g_.add_output(fg, g_.sym(a.name()));
+    }
     // Everything but the body and its outputs, whole: signature, attr, arg_attr, resource ids.
     tf::FunctionDef shell = f;
     shell.clear_node_def();

@@ -38,7 +38,9 @@ namespace {
 
 // ------------------------------------------------------------------ JSON <-> ir::Value
 
-Value from_json(const rapidjson::Value& j) {
+// (Nesting is limited: model.json is untrusted, and this recursion must not exhaust the stack.)
+Value from_json(const rapidjson::Value& j, int depth = 0) {
+  if (depth > 200) throw Error("values nest more than 200 deep");
   if (j.IsNull()) return Value();
   if (j.IsBool()) return Value(j.GetBool());
   if (j.IsInt64()) return Value(j.GetInt64());
@@ -47,11 +49,12 @@ Value from_json(const rapidjson::Value& j) {
   if (j.IsArray()) {
     Value::List l;
     l.reserve(j.Size());
-    for (const auto& x : j.GetArray()) l.push_back(from_json(x));
+    for (const auto& x : j.GetArray()) l.push_back(from_json(x, depth + 1));
     return Value(std::move(l));
   }
   Value::Map m;
-  for (const auto& kv : j.GetObject()) m.push_back({std::string(kv.name.GetString(), kv.name.GetStringLength()), from_json(kv.value)});
+  for (const auto& kv : j.GetObject())
+    m.push_back({std::string(kv.name.GetString(), kv.name.GetStringLength()), from_json(kv.value, depth + 1)});
   return Value(std::move(m));
 }
 
@@ -205,7 +208,7 @@ class TfjsImporter {
 
   text::Document run() {
     rapidjson::Document d;
-    d.Parse<rapidjson::kParseFullPrecisionFlag>(json_.data(), json_.size());
+    d.Parse<rapidjson::kParseFullPrecisionFlag | rapidjson::kParseIterativeFlag>(json_.data(), json_.size());
     if (d.HasParseError())
       throw ParseError(SourceLoc{file_, 0, 0}, std::string("not JSON: ") + rapidjson::GetParseError_En(d.GetParseError()) +
                                                    " at byte " + std::to_string(d.GetErrorOffset()));
@@ -214,7 +217,9 @@ class TfjsImporter {
     if (topo == d.MemberEnd() || !topo->value.IsObject()) fail("no 'modelTopology' object (not a TF.js graph model)");
     if (auto f = d.FindMember("format"); f != d.MemberEnd() && !(f->value.IsString() && std::string_view(f->value.GetString()) == "graph-model"))
       fail("format is not \"graph-model\" (TF.js layers models are not read)");
-    // The topology: protobuf's JSON form of a GraphDef.
+    // The topology: protobuf's JSON form of a GraphDef (whose nesting protobuf limits to 100;
+    // checked first, as writing it back out below recurses).
+    if (too_deep(topo->value, 0)) fail("modelTopology nests more than 100 deep");
     rapidjson::StringBuffer sb;
     {
       rapidjson::Writer<rapidjson::StringBuffer> w(sb);
@@ -263,7 +268,11 @@ class TfjsImporter {
     Value::Map meta;
     for (const auto& kv : d.GetObject()) {
       std::string key(kv.name.GetString(), kv.name.GetStringLength());
-      meta.push_back({key, key == "modelTopology" ? Value() : from_json(kv.value)});
+      try {
+        meta.push_back({key, key == "modelTopology" ? Value() : from_json(kv.value)});
+      } catch (const Error& e) {
+        fail("'" + key + "': " + e.what());
+      }
     }
     g.set_attr(g.root(), g.sym("tfjs"), Value(std::move(meta)));
     if (auto m = d.FindMember("weightsManifest"); m != d.MemberEnd()) weights(m->value);
@@ -279,6 +288,17 @@ class TfjsImporter {
   absl::flat_hash_map<std::string, std::pair<ir::DType, std::vector<int64_t>>> declared_;
 
   [[noreturn]] void fail(const std::string& msg) const { throw Error(file_ + ": error: " + msg); }
+
+  static bool too_deep(const rapidjson::Value& v, int depth) {
+    if (depth > 100) return true;
+    if (v.IsArray())
+      for (const auto& x : v.GetArray())
+        if (too_deep(x, depth + 1)) return true;
+    if (v.IsObject())
+      for (const auto& kv : v.GetObject())
+        if (too_deep(kv.value, depth + 1)) return true;
+    return false;
+  }
 
   Quantization quantization(const rapidjson::Value& q, const std::string& where) {
     Quantization out;
