@@ -3,7 +3,15 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <google/protobuf/stubs/logging.h>
+
 #include "tensorflow_roundtrip_check.h"
+
+// protobuf logs every string field that is not UTF-8 before refusing the input: noise here.
+extern "C" int LLVMFuzzerInitialize(int*, char***) {
+  google::protobuf::SetLogHandler(nullptr);
+  return 0;
+}
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string problem = amanda::fuzz::tensorflow_roundtrip_problem({reinterpret_cast<const char*>(data), size});

@@ -534,11 +534,16 @@ class TfjsExporter {
     const Value* meta = attr(g_.root(), "tfjs");
     const Value* manifest = meta && meta->is_map() ? meta->find("weightsManifest") : nullptr;
     Value built;
-    if (!manifest) {
+    // A model read from a model.json without a manifest keeps its Const values in the topology;
+    // a graph from elsewhere gets one.
+    bool no_manifest = !manifest && meta && meta->is_map();
+    if (!manifest && !no_manifest) {
       built = default_manifest(gd);
       manifest = &built;
     }
-    if (!manifest->is_list()) throw Error("tfjs.weightsManifest is not a list");
+    if (no_manifest) manifest = &built;  // (an empty list: no weights, no shards, no key written)
+    else if (!manifest->is_list()) throw Error("tfjs.weightsManifest is not a list");
+    if (no_manifest) built = Value(Value::List{});
     absl::flat_hash_map<std::string, tf::NodeDef*> nodes;
     for (auto& n : *gd.mutable_node()) nodes[n.name()] = &n;
     const Value* sizes = attr(g_.root(), "@tfjs_shard_bytes");
@@ -612,7 +617,7 @@ class TfjsExporter {
       w.String("amanda");
     }
     if (!wrote_topology) topology();
-    if (!wrote_manifest) weights();
+    if (!wrote_manifest && !no_manifest) weights();
     w.EndObject();
     files.model_json.assign(sb.GetString(), sb.GetSize());
     return files;
