@@ -34,3 +34,8 @@ fi
 if [ ! -d "$(dirname "$0")/../tests/js/node_modules/onnxruntime-node" ]; then
   (cd "$(dirname "$0")/../tests/js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# TF.js test tooling (tests/tensorflow/js): real TF.js graph models (@vladmandic/human's models/),
+# TF.js's pure-JavaScript CPU backend, and tfjs-converter's op lists (scripts/gen_tf_namespaces.py).
+if [ ! -d "$(dirname "$0")/../tests/tensorflow/js/node_modules/@vladmandic/human" ]; then
+  (cd "$(dirname "$0")/../tests/tensorflow/js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
+fi

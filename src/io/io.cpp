@@ -5,12 +5,17 @@
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/frontends/tensorflow/tfjs.h"
 
 namespace amanda::io {
 
 text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
   if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
   if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
+  if (!format && tf_frontend::is_graphdef_path(path)) return tf_frontend::read_graph(path);
+  if (!format && tf_frontend::is_tfjs_file(path)) return tf_frontend::read_tfjs(path);
   return text::read_file(path, diags, format);
 }
 
@@ -27,6 +32,15 @@ std::string write_any(const text::Document& doc, const std::string& path, text::
     o.threshold = options.threshold;
     return onnx_frontend::write_model(doc, path, o);
   }
+  if (tf_frontend::is_tfjs_output_path(path) && doc.kind == text::Document::Kind::Graph &&
+      doc.graph.type_str(doc.graph.root()).starts_with("amanda/tensorflow/")) {
+    tf_frontend::write_tfjs(doc, path);  // a TensorFlow graph written to model.json: a TF.js graph model
+    return "";
+  }
+  if (tf_frontend::is_graphdef_path(path)) {
+    tf_frontend::write_graph(doc, path);
+    return "";
+  }
   return text::write_file(doc, path, format, options.text);
 }
 
@@ -38,6 +52,7 @@ std::unique_ptr<schema::Registry> default_registry() {
   auto r = schema::make_default_registry();
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   r->add_provider(torch_frontend::make_torch_namespace_provider());
+  r->add_provider(tf_frontend::make_tf_namespace_provider());
   return r;
 }
 

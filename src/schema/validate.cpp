@@ -402,12 +402,16 @@ class Validator {
           break;
         case Arity::Variadic: {
           unbounded = true;
-          size_t count = n - i;
+          // A variadic port followed by single ones (TensorFlow's ConcatV2: values..., axis)
+          // leaves them their ports.
+          size_t singles_after = 0;
+          for (size_t sj = si + 1; sj < schema.size(); ++sj) singles_after += schema[sj].schema->arity == Arity::Single;
+          size_t count = n - i > singles_after ? n - i - singles_after : 0;
           if (count < s.schema->min_arity)
             problem(plan, g_.path(op), std::string("too few ") + side + " ports: " + plan.type + " needs at least " +
                                            std::to_string(s.schema->min_arity) + " for variadic '" + s.expected.value_or("?") +
                                            "', found " + std::to_string(count));
-          while (i < n) check_one(ps[i++], true);
+          for (size_t end = i + count; i < end;) check_one(ps[i++], true);
           break;
         }
       }

@@ -1,0 +1,25 @@
+#!/bin/sh
+# TensorFlow speed (docs/performance.md, "TensorFlow"): for every TF.js graph model of
+# @vladmandic/human (tests/tensorflow/js), Amanda's import + export of the model as a frozen .pb
+# against protobuf's own parse + serialize of the same GraphDef, and Amanda's read of model.json +
+# shards against TF.js's own loader in Node (read, JSON.parse, tf.loadGraphModel(fromMemory); best
+# of 5). Both sides in CPU time (user + system), which a loaded machine distorts less than wall time. Needs a Release build in build/ (target tensorflow_bench) and scripts/install-deps.sh.
+#   scripts/tf_speed.sh [BUILD_DIR]
+set -e
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${1:-$root/build}
+models=$root/tests/tensorflow/js/node_modules/@vladmandic/human/models
+out=$(mktemp -d)
+"$build/bench/tensorflow_bench" --benchmark_min_time=0.5 --benchmark_format=json >"$out/bench.json" 2>/dev/null
+node "$root/tests/tensorflow/js/tfjs_run.js" load-time $(ls "$models"/*.json | grep -v '/models.json$') >"$out/tfjs.json" 2>/dev/null
+/usr/bin/python3 - "$out/bench.json" "$out/tfjs.json" <<'PY'
+import json, sys
+bench = {b["name"]: b["cpu_time"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
+tfjs = json.load(open(sys.argv[2]))
+print("| model | .pb MB | protobuf parse+serialize ms | amanda import+export ms | ratio | TF.js load ms | amanda read_tfjs ms | ratio |")
+print("|---|---|---|---|---|---|---|---|")
+for m in sorted(tfjs):
+    p, a, r = bench["protobuf_parse_serialize/" + m], bench["amanda_import_export_pb/" + m], bench["amanda_read_tfjs/" + m]
+    print("| %s | | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |" % (m, p, a, a / p, tfjs[m], r, r / tfjs[m]))
+PY
+rm -rf "$out"

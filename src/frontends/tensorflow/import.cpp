@@ -1,0 +1,426 @@
+// TensorFlow GraphDef -> text::Document. See docs/tensorflow.md for the mapping.
+#include <algorithm>
+#include <charconv>
+
+#include <absl/container/flat_hash_map.h>
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+#include <google/protobuf/unknown_field_set.h>
+
+#include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/support/base64.h"
+#include "amanda/support/diagnostics.h"
+#include "signatures.h"
+#include "values.h"
+
+namespace amanda::tf_frontend {
+
+using namespace detail;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+namespace tf = tensorflow;
+
+namespace {
+
+// Output ports made up front for a list argument; longer lists get theirs when referenced (a
+// fuzzed N of 10^9 must not make 10^9 ports).
+constexpr int64_t kEagerListLimit = 4096;
+
+bool parse_index(std::string_view s, uint32_t& out) {
+  if (s.empty() || s.size() > 9) return false;
+  auto r = std::from_chars(s.data(), s.data() + s.size(), out);
+  return r.ec == std::errc() && r.ptr == s.data() + s.size();
+}
+
+class Importer {
+ public:
+  // owned: the GraphDef is the importer's to change (tensor bytes are moved out of it).
+  Importer(const tf::GraphDef& g, const ImportOptions& o, bool owned = false) : gd_(g), opt_(o), g_(doc_.graph), owned_(owned) {
+    s_ref_ = g_.sym("@ref");
+  }
+
+  text::Document run() {
+    OpId root = g_.root();
+    g_.set_graph_namespace(root, g_.sym(kTensorflowNamespace));
+    if (gd_.has_versions()) g_.set_attr(root, g_.sym("versions"), versions(gd_.versions()));
+    if (gd_.version()) g_.set_attr(root, g_.sym("version"), Value(static_cast<int64_t>(gd_.version())));
+    keep_unknown_fields(gd_, root);
+    if (gd_.has_library()) {
+      for (const auto& f : gd_.library().function()) sigs_.add_function(f.signature());
+      library(gd_.library());
+    }
+    absl::flat_hash_map<std::string, OpId> names;
+    body(root, gd_.node(), nullptr, "", names);
+    if (uses_tfjs_)
+      g_.set_attr(root, g_.sym("imports"), Value(Value::Map{{std::string(kTfjsPrefix), Value(kTfjsNamespace)}}));
+    return std::move(doc_);
+  }
+
+ private:
+  const tf::GraphDef& gd_;
+  const ImportOptions& opt_;
+  text::Document doc_{text::Document::Kind::Graph};
+  ir::Graph& g_;
+  bool owned_ = false;
+  Signatures sigs_;
+  bool uses_tfjs_ = false;
+  Symbol s_ref_;
+
+  [[noreturn]] void fail(const std::string& where, const std::string& msg) const {
+    throw Error(opt_.file_name + ": error: " + where + ": " + msg);
+  }
+
+  static Value versions(const tf::VersionDef& v) {
+    Value::Map m;
+    m.push_back({"producer", Value(static_cast<int64_t>(v.producer()))});
+    if (v.min_consumer()) m.push_back({"min_consumer", Value(static_cast<int64_t>(v.min_consumer()))});
+    if (v.bad_consumers_size()) {
+      Value::List l;
+      for (int b : v.bad_consumers()) l.push_back(Value(static_cast<int64_t>(b)));
+      m.push_back({"bad_consumers", Value(std::move(l))});
+    }
+    return Value(std::move(m));
+  }
+
+  // Fields this version of the schema does not know (a newer TensorFlow's), kept as bytes.
+  template <class M>
+  void keep_unknown_fields(const M& m, OpId op) {
+    const auto& u = m.GetReflection()->GetUnknownFields(m);
+    if (u.empty()) return;
+    std::string bytes;
+    u.SerializeToString(&bytes);
+    g_.set_attr(op, g_.sym("@unknown_fields"), Value(base64_encode(bytes)));
+  }
+
+  void library(const tf::FunctionDefLibrary& lib) {
+    OpId root = g_.root();
+    Value::Map m;
+    Value::List fns;
+    for (const auto& f : lib.function()) fns.push_back(Value::graph(function(f)));
+    if (!fns.empty()) m.push_back({"function", Value(std::move(fns))});
+    if (lib.gradient_size()) {
+      Value::List l;
+      for (const auto& gr : lib.gradient())
+        l.push_back(Value(Value::Map{{"function_name", Value(gr.function_name())}, {"gradient_func", Value(gr.gradient_func())}}));
+      m.push_back({"gradient", Value(std::move(l))});
+    }
+    if (lib.registered_gradients_size()) {
+      Value::List l;
+      for (const auto& gr : lib.registered_gradients())
+        l.push_back(Value(Value::Map{{"gradient_func", Value(gr.gradient_func())}, {"registered_op_type", Value(gr.registered_op_type())}}));
+      m.push_back({"registered_gradients", Value(std::move(l))});
+    }
+    g_.set_attr(root, g_.sym("library"), Value(std::move(m)));
+  }
+
+  // A FunctionDef: an attribute graph of the root whose ports are the signature's arguments.
+  OpId function(const tf::FunctionDef& f) {
+    const std::string& name = f.signature().name();
+    std::string where = "function '" + name + "'";
+    OpId fg = g_.create_attr_graph(g_.root(), g_.sym(name));
+    absl::flat_hash_map<std::string, PortId> args;
+    for (const auto& a : f.signature().input_arg()) {
+      if (args.contains(a.name())) fail(where, "input argument '" + a.name() + "' given twice");
+      args[a.name()] = g_.add_input(fg, g_.sym(a.name()));
+    }
+    for (const auto& a : f.signature().output_arg()) {
+      if (g_.find_output(fg, g_.sym(a.name()))) fail(where, "output argument '" + a.name() + "' given twice");
+      g_.add_output(fg, g_.sym(a.name()));
+    }
+    // Everything but the body and its outputs, whole: signature, attr, arg_attr, resource ids.
+    tf::FunctionDef shell = f;
+    shell.clear_node_def();
+    shell.clear_ret();
+    shell.clear_control_ret();
+    g_.set_attr(fg, g_.sym("@function_def"), Value(base64_encode(serialize(shell))));
+    if (f.control_ret_size()) {
+      std::vector<std::pair<std::string, std::string>> cr(f.control_ret().begin(), f.control_ret().end());
+      std::sort(cr.begin(), cr.end());
+      Value::Map m;
+      for (auto& [k, v] : cr) m.push_back({k, Value(v)});
+      g_.set_attr(fg, g_.sym("control_ret"), Value(std::move(m)));
+    }
+    absl::flat_hash_map<std::string, OpId> names;
+    body(fg, f.node_def(), &args, where + ", ", names);
+    names_ = &names;
+    // ret: output argument -> the tensor that feeds it.
+    std::vector<std::pair<std::string, std::string>> ret(f.ret().begin(), f.ret().end());
+    std::sort(ret.begin(), ret.end());
+    for (const auto& [out, ref] : ret) {
+      PortId dst = g_.find_output(fg, g_.sym(out));
+      if (!dst) fail(where, "ret names '" + out + "', which is not an output argument");
+      PortId src = resolve(fg, ref, true, &args, where + "ret '" + out + "'");
+      g_.connect(src, dst);
+    }
+    names_ = nullptr;
+    return fg;
+  }
+
+  struct Pending {
+    OpId op;
+    const tf::NodeDef* node;
+  };
+  absl::flat_hash_map<std::string, OpId>* names_ = nullptr;
+
+  void body(OpId scope, const google::protobuf::RepeatedPtrField<tf::NodeDef>& nodes,
+            const absl::flat_hash_map<std::string, PortId>* args, const std::string& where_prefix,
+            absl::flat_hash_map<std::string, OpId>& names) {
+    names.reserve(nodes.size());
+    names_ = &names;
+    std::vector<Pending> pending;
+    pending.reserve(nodes.size());
+    int index = 0;
+    for (const auto& n : nodes) {
+      std::string where = where_prefix + (n.name().empty() ? "node #" + std::to_string(index) : "node '" + n.name() + "'");
+      ++index;
+      if (n.name().empty()) fail(where, "a node without a name");
+      if (names.contains(n.name())) fail(where, "a second node of that name");
+      if (n.op().empty()) fail(where, "a node without an op");
+      const OpSignature* sig = sigs_.find(n.op());
+      std::string type = n.op();
+      if (sig && sig->tfjs) {
+        type = std::string(kTfjsPrefix) + "::" + type;
+        uses_tfjs_ = true;
+      }
+      OpId op = g_.create_op(scope, g_.sym(type), g_.sym(n.name()), false);
+      names[n.name()] = op;
+      if (n.op().find("::") != std::string::npos) g_.set_attr(op, g_.sym("@op"), Value(n.op()));
+      mutable_ = owned_ ? const_cast<tf::NodeDef*>(&n) : nullptr;
+      attrs(op, n, where);
+      mutable_ = nullptr;
+      if (!n.device().empty()) g_.set_attr(op, g_.sym("@device"), Value(n.device()));
+      if (n.has_experimental_debug_info()) {
+        Value::Map m;
+        Value::List a, b;
+        for (const auto& s : n.experimental_debug_info().original_node_names()) a.push_back(Value(s));
+        for (const auto& s : n.experimental_debug_info().original_func_names()) b.push_back(Value(s));
+        m.push_back({"original_node_names", Value(std::move(a))});
+        m.push_back({"original_func_names", Value(std::move(b))});
+        g_.set_attr(op, g_.sym("@debug_info"), Value(std::move(m)));
+      }
+      keep_unknown_fields(n, op);
+      if (sig) {
+        for (const auto& a : sig->outputs) {
+          if (!a.list) {
+            g_.add_output(op, g_.sym(a.name));
+            continue;
+          }
+          int64_t len = list_length(a, n.attr());
+          if (len < 0 || len > kEagerListLimit) break;  // the rest: when referenced
+          for (int64_t i = 0; i < len; ++i) g_.add_output(op, g_.sym(a.name + "." + std::to_string(i)));
+        }
+      }
+      pending.push_back({op, &n});
+    }
+    for (const auto& p : pending) inputs(scope, p.op, *p.node, args, where_prefix + "node '" + p.node->name() + "'");
+  }
+
+  // Node attributes, in key order (the map's order in the file is not kept by protobuf).
+  tf::NodeDef* mutable_ = nullptr;  // the node being read, when its tensors' bytes may be moved out
+
+  void attrs(OpId op, const tf::NodeDef& n, const std::string& where) {
+    if (n.attr().empty()) return;
+    std::vector<const google::protobuf::MapPair<std::string, tf::AttrValue>*> items;
+    items.reserve(n.attr_size());
+    for (const auto& kv : n.attr()) items.push_back(&kv);
+    std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+    Value::Map kinds;
+    for (const auto* kv : items) {
+      const std::string& key = kv->first;
+      const tf::AttrValue& v = kv->second;
+      std::string awhere = where + ", attribute '" + key + "'";
+      if (key.empty() || key[0] == '@') fail(awhere, "an attribute name Amanda cannot hold");
+      AttrKind actual = kind_of(v);
+      // A tensor's bytes move to the IR (no copy); the rest of the proto is compared below.
+      std::string content;
+      bool moved = false;
+      if (actual == AttrKind::Tensor && !v.tensor().tensor_content().empty() && mutable_) {
+        content = std::move(*mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content());
+        mutable_->mutable_attr()->at(key).mutable_tensor()->clear_tensor_content();
+        moved = true;
+      }
+      std::optional<AttrOut> out = attr_from_proto(v, awhere, moved ? &content : nullptr);
+      bool exact = out.has_value();
+      // Scalars convert exactly by construction; the other kinds are rebuilt and compared.
+      bool scalar = actual == AttrKind::S || actual == AttrKind::I || actual == AttrKind::F || actual == AttrKind::B ||
+                    actual == AttrKind::Type;
+      if (out && (!scalar || v.GetReflection()->GetUnknownFields(v).field_count())) {
+        tf::AttrValue back;
+        exact = attr_to_proto(out->value, actual, out->tensor_meta.is_null() ? nullptr : &out->tensor_meta, back, moved) &&
+                serialize(back) == serialize(v);
+      }
+      if (!exact) {
+        // No exact readable form (a named dim, a resource tensor, ...): the bytes, whole.
+        if (moved) {
+          *mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content() =
+              out && out->value.is_tensor() ? std::string(out->value.as_tensor().bytes()) : content;
+        }
+        g_.set_attr(op, g_.sym("@attr." + key), Value(base64_encode(serialize(v))));
+        continue;
+      }
+      if (implied_kind(out->value, sigs_.attr_hint(n.op(), key)) != actual)
+        kinds.push_back({key, Value(kind_name(actual))});
+      // TensorFlow's internal attributes ('_class', '_grappler_...') are not part of any op's
+      // registration and TensorFlow does not check them: annotations here ('@_class').
+      g_.set_attr(op, g_.sym(key[0] == '_' ? "@" + key : key), std::move(out->value));
+      if (!out->tensor_meta.is_null()) g_.set_attr(op, g_.sym("@tensor." + key), std::move(out->tensor_meta));
+    }
+    if (!kinds.empty()) g_.set_attr(op, g_.sym("@attr_kinds"), Value(std::move(kinds)));
+  }
+
+  // Names the op's data inputs by its signature's arguments and connects every input.
+  void inputs(OpId scope, OpId op, const tf::NodeDef& n, const absl::flat_hash_map<std::string, PortId>* args,
+              const std::string& where) {
+    bool function = args != nullptr;
+    int data = 0;
+    bool seen_control = false;
+    for (const auto& in : n.input()) {
+      if (!in.empty() && in[0] == '^') {
+        seen_control = true;
+        continue;
+      }
+      if (seen_control) fail(where, "data input '" + in + "' after a control input");
+      ++data;
+    }
+    std::vector<std::string> port_names = input_names(n, data);
+    int k = 0;
+    for (const auto& in : n.input()) {
+      if (!in.empty() && in[0] == '^') {
+        std::string_view name = std::string_view(in).substr(1);
+        auto it = names_->find(std::string(name));
+        if (it == names_->end()) fail(where, "control input '" + in + "' names no node");
+        g_.connect(g_.control_out(it->second), g_.control_in(op));
+        continue;
+      }
+      PortId dst = g_.add_input(op, g_.sym(port_names[k++]));
+      PortId src = resolve(scope, in, function, args, where + ", input '" + in + "'");
+      g_.connect(src, dst);
+      std::string canonical = ref_of(src, scope, function);
+      if (canonical != in) g_.set_attr(dst, s_ref_, Value(in));
+    }
+  }
+
+  std::vector<std::string> input_names(const tf::NodeDef& n, int count) {
+    std::vector<std::string> out;
+    out.reserve(count);
+    const OpSignature* sig = sigs_.find(n.op());
+    if (sig) {
+      int singles_left = 0;
+      for (const auto& a : sig->inputs) singles_left += !a.list;
+      for (const auto& a : sig->inputs) {
+        if (static_cast<int>(out.size()) >= count) break;
+        if (!a.list) {
+          out.push_back(a.name);
+          --singles_left;
+          continue;
+        }
+        int64_t len = list_length(a, n.attr());
+        int64_t room = count - static_cast<int64_t>(out.size()) - singles_left;
+        if (len < 0 || len > room) len = std::max<int64_t>(room, 0);
+        for (int64_t i = 0; i < len; ++i) out.push_back(a.name + "." + std::to_string(i));
+      }
+    }
+    while (static_cast<int>(out.size()) < count) out.push_back("input." + std::to_string(out.size()));
+    return out;
+  }
+
+  // The spelling the exporter gives a reference to `src` (export.cpp's ref_of does the same).
+  std::string ref_of(PortId src, OpId scope, bool function) {
+    OpId p = g_.port_op(src);
+    if (p == scope) return std::string(g_.port_name_str(src));
+    std::string name(g_.name_str(p));
+    if (!function) {
+      uint32_t k = g_.port_index(src);
+      return k == 0 ? name : name + ":" + std::to_string(k);
+    }
+    std::string_view port = g_.port_name_str(src);
+    size_t dot = port.rfind('.');
+    uint32_t idx = 0;
+    if (dot != std::string_view::npos && parse_index(port.substr(dot + 1), idx))
+      return name + ":" + std::string(port.substr(0, dot)) + ":" + std::to_string(idx);
+    return name + ":" + std::string(port) + ":0";
+  }
+
+  // "node" / "node:k" (GraphDef), "arg" / "node:out:k" (function body) -> the output port.
+  PortId resolve(OpId scope, std::string_view ref, bool function, const absl::flat_hash_map<std::string, PortId>* args,
+                 const std::string& where) {
+    if (ref.empty()) fail(where, "an empty input");
+    size_t c1 = ref.find(':');
+    std::string_view node = ref.substr(0, c1);
+    if (function && c1 == std::string_view::npos) {
+      auto a = args->find(std::string(node));
+      if (a == args->end()) fail(where, "names no input argument of the function");
+      return a->second;
+    }
+    auto it = names_->find(std::string(node));
+    if (it == names_->end()) fail(where, "names no node");
+    OpId op = it->second;
+    if (!function) {
+      uint32_t k = 0;
+      if (c1 != std::string_view::npos && !parse_index(ref.substr(c1 + 1), k)) fail(where, "a bad output index");
+      return output_at(op, k, where);
+    }
+    std::string_view rest = ref.substr(c1 + 1);
+    size_t c2 = rest.find(':');
+    std::string_view arg = rest.substr(0, c2);
+    uint32_t k = 0;
+    if (c2 != std::string_view::npos && !parse_index(rest.substr(c2 + 1), k)) fail(where, "a bad output index");
+    if (arg.empty()) fail(where, "an empty output name");
+    std::string listed = std::string(arg) + "." + std::to_string(k);
+    if (PortId p = g_.find_output(op, g_.sym(listed))) return p;
+    if (k == 0)
+      if (PortId p = g_.find_output(op, g_.sym(arg))) return p;
+    const OpSignature* sig = sigs_.find(g_.str(g_.type(op)).substr(g_.str(g_.type(op)).starts_with("tfjs::") ? 6 : 0));
+    bool declared = false;
+    if (sig)
+      for (const auto& a : sig->outputs) declared |= a.name == arg && a.list;
+    if (sig && !declared) fail(where, "names no output of op " + std::string(g_.type_str(op)));
+    if (k > kEagerListLimit * 16) fail(where, "an output index too large");
+    return g_.add_output(op, g_.sym(listed));  // a list output longer than its attribute said, or an unknown op's
+  }
+
+  PortId output_at(OpId op, uint32_t k, const std::string& where) {
+    auto outs = g_.outputs(op);
+    if (k < outs.size()) return outs[k];
+    if (k > kEagerListLimit * 16) fail(where, "an output index too large");
+    PortId p;
+    for (size_t i = outs.size(); i <= k; ++i) p = g_.add_output(op, g_.sym("output." + std::to_string(i)));
+    return p;
+  }
+};
+
+}  // namespace
+
+text::Document import_graph(const tf::GraphDef& g, const ImportOptions& options) { return Importer(g, options).run(); }
+
+text::Document import_graph_bytes(std::string_view bytes, const ImportOptions& options) {
+  tf::GraphDef g;
+  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
+  return Importer(g, options, /*owned=*/true).run();
+}
+
+text::Document import_graph_text(std::string_view text, const ImportOptions& options) {
+  tf::GraphDef g;
+  struct Collector : google::protobuf::io::ErrorCollector {
+    std::string first;
+    int line = 0, column = 0;
+    void AddError(int l, int c, const std::string& m) override {
+      if (first.empty()) {
+        first = m;
+        line = l;
+        column = c;
+      }
+    }
+  } errors;
+  google::protobuf::TextFormat::Parser p;
+  p.RecordErrorsTo(&errors);
+  if (text.size() > static_cast<size_t>(INT32_MAX) || !p.ParseFromString(std::string(text), &g))
+    throw ParseError(SourceLoc{options.file_name, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
+                     "not a TensorFlow GraphDef in text form: " + (errors.first.empty() ? std::string("too large") : errors.first));
+  return import_graph(g, options);
+}
+
+}  // namespace amanda::tf_frontend
