@@ -905,7 +905,8 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
       std::vector<PortId> from_ports(span.begin(), span.end());
       for (PortId p : from_ports) {
         PortId q = add_port(n, dir, tr(src.ports_[p.value].name));
-        ports_[q.value].meta |= src.ports_[p.value].meta & kPortNameGenerated;
+        ports_[q.value].meta |= src.ports_[p.value].meta & (kPortNameGenerated | (7u << kPortRoleShift));
+        if (uint32_t t = src.ports_[p.value].type) ports_[q.value].type = (&src == this ? TypeId(t) : import_type(src, TypeId(t))).value;
         port_map[p.value] = q;
       }
     }
@@ -994,9 +995,30 @@ size_t Graph::memory_bytes() const {
   size_t n = sizeof(*this) + symbols_->memory_bytes();
   n += ops_.capacity() * sizeof(OpData) + ports_.capacity() * sizeof(PortData) + edges_.capacity() * sizeof(EdgeData);
   n += slots_.capacity() * sizeof(PortId) + attrs_.capacity() * sizeof(AttrList);
-  n += names_.memory_bytes();
+  n += names_.memory_bytes() + types_.memory_bytes();
   for (const auto& a : attrs_) n += a.capacity() * sizeof(Attr);
   return n;
+}
+
+TypeId Graph::import_type(const Graph& src, TypeId t) {
+  if (!t) return t;
+  TypeData d = src.types_.get(t);
+  for (Dim& x : d.dims)
+    if (x.is_symbol()) x = Dim::symbol(sym(src.str(x.sym())));
+  if (d.inner) d.inner = import_type(src, d.inner);
+  return types_.intern(d);
+}
+
+std::string_view role_name(PortRole r) {
+  switch (r) {
+    case PortRole::None: return "none";
+    case PortRole::GraphInput: return "graph input";
+    case PortRole::Initializer: return "initializer";
+    case PortRole::InputWithDefault: return "graph input with an initializer";
+    case PortRole::Constant: return "constant";
+    case PortRole::Capture: return "capture";
+  }
+  return "?";
 }
 
 }  // namespace amanda::ir
