@@ -176,8 +176,8 @@ Output make(std::string_view type, std::initializer_list<Output> inputs, ir::Att
   if (nm.empty())
     for (size_t k = 0;; ++k)
       if (!g->find_op(scope, g->sym(nm = lower(type) + "_" + std::to_string(k)))) break;
-  std::string where = g->path(scope);
-  where = (where.empty() ? "" : where + "/") + nm;
+  // The path the op will have ("h/f"; the root is never part of a path).
+  std::string where = scope == g->root() ? nm : g->path(scope) + "/" + nm;
   std::vector<const TypeData*> in;
   size_t i = 0;
   for (const Output& o : inputs) {

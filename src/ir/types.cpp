@@ -246,9 +246,14 @@ void derive_port_types(Graph& g) {
   Symbol keys[4] = {st.find("type"), st.find("shape"), st.find("@type"), st.find("@shape")};
   if (keys[0] == SymbolTable::kNone && keys[2] == SymbolTable::kNone) return;
   auto visit = [&](PortId p, bool graph_port) {
+    // Op ports: the `@type` annotation the importers write, else the seed's plain `type`.
     Symbol tk = keys[graph_port ? 0 : 2], sk = keys[graph_port ? 1 : 3];
-    if (tk == SymbolTable::kNone) return;
-    const Value* t = g.attr(p, tk);
+    const Value* t = tk == SymbolTable::kNone ? nullptr : g.attr(p, tk);
+    if (!t && !graph_port && keys[0] != SymbolTable::kNone) {
+      tk = keys[0];
+      sk = keys[1];
+      t = g.attr(p, tk);
+    }
     if (!t) return;
     const Value* s = sk == SymbolTable::kNone ? nullptr : g.attr(p, sk);
     g.set_port_type(p, type_from_attrs(g, t, s));
