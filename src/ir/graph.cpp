@@ -382,7 +382,41 @@ void Graph::set_port_name(PortId p, Symbol name) {
 EdgeId Graph::connect(PortId src, PortId dst) {
   if (!valid(src) || !valid(dst)) throw Error("connect: invalid port");
   EdgeId id(static_cast<uint32_t>(edges_.size()));
-  EdgeData& e = edges_.emplace_back();
+  edges_.emplace_back();
+  return link_edge(id, src, dst);
+}
+
+EdgeId Graph::revive_edge(EdgeId id, PortId src, PortId dst) {
+  if (!valid(src) || !valid(dst)) throw Error("revive_edge: invalid port");
+  if (id.value == 0 || id.value >= edges_.size() || edges_[id.value].src.value != 0)
+    throw Error("revive_edge: the edge id is not an erased edge");
+  edges_[id.value] = EdgeData{};
+  return link_edge(id, src, dst);
+}
+
+void Graph::set_attr_list(OpId op, AttrList l) { put_list(ops_[op.value].attrs, std::move(l)); }
+void Graph::set_attr_list(PortId p, AttrList l) { put_list(ports_[p.value].attrs, std::move(l)); }
+void Graph::set_attr_list(EdgeId e, AttrList l) { put_list(edges_[e.value].attrs, std::move(l)); }
+
+void Graph::put_list(uint32_t& idx, AttrList l) {
+  if (l.empty()) {
+    release_attrs(idx);
+    return;
+  }
+  if (!idx) {
+    if (!free_attrs_.empty()) {
+      idx = free_attrs_.back();
+      free_attrs_.pop_back();
+    } else {
+      idx = static_cast<uint32_t>(attrs_.size());
+      attrs_.emplace_back();
+    }
+  }
+  attrs_[idx] = std::move(l);
+}
+
+EdgeId Graph::link_edge(EdgeId id, PortId src, PortId dst) {
+  EdgeData& e = edges_[id.value];
   e.src = src;
   e.dst = dst;
   // append to src's out list

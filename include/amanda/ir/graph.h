@@ -185,6 +185,9 @@ class Graph {
 
   // ---- edges
   EdgeId connect(PortId src, PortId dst);
+  // Reconnects an erased edge under its old id (the Rewriter's rollback: the text forms write
+  // edges in id order, so an undone disconnect must not get a new id).
+  EdgeId revive_edge(EdgeId id, PortId src, PortId dst);
   void disconnect(EdgeId e);
   bool valid(EdgeId e) const { return e.value > 0 && e.value < edges_.size() && edges_[e.value].src.value != 0; }
   PortId edge_src(EdgeId e) const { return edges_[e.value].src; }
@@ -225,6 +228,10 @@ class Graph {
   void set_attr(PortId p, Symbol key, Value v) { put_attr(ports_[p.value].attrs, key, std::move(v)); }
   void set_attr(EdgeId e, Symbol key, Value v) { put_attr(edges_[e.value].attrs, key, std::move(v)); }
   bool erase_attr(OpId op, Symbol key);  // erases attribute graphs it held
+  // Replaces a whole attribute list (order included); attribute graphs are not touched.
+  void set_attr_list(OpId op, AttrList l);
+  void set_attr_list(PortId p, AttrList l);
+  void set_attr_list(EdgeId e, AttrList l);
   bool erase_attr(PortId p, Symbol key) { return drop_attr(ports_[p.value].attrs, key); }
   bool erase_attr(EdgeId e, Symbol key) { return drop_attr(edges_[e.value].attrs, key); }
 
@@ -302,6 +309,8 @@ class Graph {
   void put_attr(uint32_t& idx, Symbol key, Value v);
   bool drop_attr(uint32_t& idx, Symbol key);
   void release_attrs(uint32_t& idx);
+  void put_list(uint32_t& idx, AttrList l);
+  EdgeId link_edge(EdgeId id, PortId src, PortId dst);
   void erase_dropped_graphs(const Value& old, uint32_t kept);
   OpId subgraph_scope(std::span<const OpId> ops) const;
   EdgeId move_edge(EdgeId e, PortId src, PortId dst);
