@@ -768,14 +768,15 @@ class Applier {
 
   // A rule's attribute values, evaluated before the rewrite changes anything: a mapper that fails
   // then leaves the graph as it was (the check-then-mutate discipline of MLIR's patterns).
-  using AttrValues = std::vector<std::pair<Symbol, Value>>;  // a null Value: erase the key
+  using AttrValues = absl::InlinedVector<std::pair<Symbol, Value>, 2>;  // a null Value: erase the key
   AttrValues eval_attrs(const OpSpec& os, const Bindings& b) {
     AttrValues r;
+    r.reserve(os.attrs.size());
     for (const AttrSpec& a : os.attrs) r.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
     return r;
   }
 
-  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, const AttrValues& values, bool carried) {
+  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, AttrValues& values, bool carried) {
     if (carried && s) {
       std::vector<Symbol> drop;
       for (const auto& e : g_.attrs(op)) {
@@ -784,9 +785,9 @@ class Applier {
       }
       for (Symbol k : drop) g_.erase_attr(op, k);
     }
-    for (const auto& [k, v] : values) {
+    for (auto& [k, v] : values) {
       if (v.is_null()) g_.erase_attr(op, k);
-      else g_.set_attr(op, k, v);
+      else g_.set_attr(op, k, std::move(v));
     }
   }
 
