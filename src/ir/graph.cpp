@@ -382,7 +382,41 @@ void Graph::set_port_name(PortId p, Symbol name) {
 EdgeId Graph::connect(PortId src, PortId dst) {
   if (!valid(src) || !valid(dst)) throw Error("connect: invalid port");
   EdgeId id(static_cast<uint32_t>(edges_.size()));
-  EdgeData& e = edges_.emplace_back();
+  edges_.emplace_back();
+  return link_edge(id, src, dst);
+}
+
+EdgeId Graph::revive_edge(EdgeId id, PortId src, PortId dst) {
+  if (!valid(src) || !valid(dst)) throw Error("revive_edge: invalid port");
+  if (id.value == 0 || id.value >= edges_.size() || edges_[id.value].src.value != 0)
+    throw Error("revive_edge: the edge id is not an erased edge");
+  edges_[id.value] = EdgeData{};
+  return link_edge(id, src, dst);
+}
+
+void Graph::set_attr_list(OpId op, AttrList l) { put_list(ops_[op.value].attrs, std::move(l)); }
+void Graph::set_attr_list(PortId p, AttrList l) { put_list(ports_[p.value].attrs, std::move(l)); }
+void Graph::set_attr_list(EdgeId e, AttrList l) { put_list(edges_[e.value].attrs, std::move(l)); }
+
+void Graph::put_list(uint32_t& idx, AttrList l) {
+  if (l.empty()) {
+    release_attrs(idx);
+    return;
+  }
+  if (!idx) {
+    if (!free_attrs_.empty()) {
+      idx = free_attrs_.back();
+      free_attrs_.pop_back();
+    } else {
+      idx = static_cast<uint32_t>(attrs_.size());
+      attrs_.emplace_back();
+    }
+  }
+  attrs_[idx] = std::move(l);
+}
+
+EdgeId Graph::link_edge(EdgeId id, PortId src, PortId dst) {
+  EdgeData& e = edges_[id.value];
   e.src = src;
   e.dst = dst;
   // append to src's out list
@@ -905,7 +939,8 @@ std::vector<OpId> Graph::clone_ops(const Graph& src, std::span<const OpId> ops, 
       std::vector<PortId> from_ports(span.begin(), span.end());
       for (PortId p : from_ports) {
         PortId q = add_port(n, dir, tr(src.ports_[p.value].name));
-        ports_[q.value].meta |= src.ports_[p.value].meta & kPortNameGenerated;
+        ports_[q.value].meta |= src.ports_[p.value].meta & (kPortNameGenerated | (7u << kPortRoleShift));
+        if (uint32_t t = src.ports_[p.value].type) ports_[q.value].type = (&src == this ? TypeId(t) : import_type(src, TypeId(t))).value;
         port_map[p.value] = q;
       }
     }
@@ -994,9 +1029,30 @@ size_t Graph::memory_bytes() const {
   size_t n = sizeof(*this) + symbols_->memory_bytes();
   n += ops_.capacity() * sizeof(OpData) + ports_.capacity() * sizeof(PortData) + edges_.capacity() * sizeof(EdgeData);
   n += slots_.capacity() * sizeof(PortId) + attrs_.capacity() * sizeof(AttrList);
-  n += names_.memory_bytes();
+  n += names_.memory_bytes() + types_.memory_bytes();
   for (const auto& a : attrs_) n += a.capacity() * sizeof(Attr);
   return n;
+}
+
+TypeId Graph::import_type(const Graph& src, TypeId t) {
+  if (!t) return t;
+  TypeData d = src.types_.get(t);
+  for (Dim& x : d.dims)
+    if (x.is_symbol()) x = Dim::symbol(sym(src.str(x.sym())));
+  if (d.inner) d.inner = import_type(src, d.inner);
+  return types_.intern(d);
+}
+
+std::string_view role_name(PortRole r) {
+  switch (r) {
+    case PortRole::None: return "none";
+    case PortRole::GraphInput: return "graph input";
+    case PortRole::Initializer: return "initializer";
+    case PortRole::InputWithDefault: return "graph input with an initializer";
+    case PortRole::Constant: return "constant";
+    case PortRole::Capture: return "capture";
+  }
+  return "?";
 }
 
 }  // namespace amanda::ir

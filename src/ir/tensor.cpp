@@ -17,7 +17,14 @@ constexpr DTypeInfo kInfo[] = {
     {DType::UInt64, "uint64", 8},       {DType::Float16, "float16", 2},     {DType::BFloat16, "bfloat16", 2},
     {DType::Float32, "float32", 4},     {DType::Float64, "float64", 8},     {DType::Complex64, "complex64", 8},
     {DType::Complex128, "complex128", 16}, {DType::String, "string", 0},
+    {DType::Complex32, "complex32", 4},  {DType::QInt8, "qint8", 1},   {DType::QUInt8, "quint8", 1},
+    {DType::QInt16, "qint16", 2},        {DType::QUInt16, "quint16", 2}, {DType::QInt32, "qint32", 4},
+    {DType::QUInt4x2, "quint4x2", 1},    {DType::Float8E4M3FN, "float8e4m3fn", 1},
+    {DType::Float8E4M3FNUZ, "float8e4m3fnuz", 1}, {DType::Float8E5M2, "float8e5m2", 1},
+    {DType::Float8E5M2FNUZ, "float8e5m2fnuz", 1}, {DType::UInt4, "uint4", 0}, {DType::Int4, "int4", 0},
+    {DType::Resource, "resource", 0},    {DType::Variant, "variant", 0},
 };
+static_assert(sizeof(kInfo) / sizeof(kInfo[0]) == kDTypeCount);
 }  // namespace
 
 std::string_view dtype_name(DType t) { return kInfo[static_cast<size_t>(t)].name; }

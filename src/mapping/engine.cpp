@@ -688,6 +688,7 @@ class Applier {
         InLink l = in_link(src, port_name_for(ps, src, s, PortDir::In, m.b));
         if (ps.value) {
           Value v = ps.value->eval(m.b);
+          if (!v.is_null() && !v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
           if (!v.is_null()) l.constant = std::move(v);
         }
         l.droppable = ps.optional;
@@ -769,7 +770,17 @@ class Applier {
     }
   }
 
-  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, const Bindings& b, bool carried) {
+  // A rule's attribute values, evaluated before the rewrite changes anything: a mapper that fails
+  // then leaves the graph as it was (the check-then-mutate discipline of MLIR's patterns).
+  using AttrValues = absl::InlinedVector<std::pair<Symbol, Value>, 2>;  // a null Value: erase the key
+  AttrValues eval_attrs(const OpSpec& os, const Bindings& b) {
+    AttrValues r;
+    r.reserve(os.attrs.size());
+    for (const AttrSpec& a : os.attrs) r.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
+    return r;
+  }
+
+  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, AttrValues& values, bool carried) {
     if (carried && s) {
       std::vector<Symbol> drop;
       for (const auto& e : g_.attrs(op)) {
@@ -778,13 +789,7 @@ class Applier {
       }
       for (Symbol k : drop) g_.erase_attr(op, k);
     }
-    for (const AttrSpec& a : os.attrs) {
-      Symbol k = sym(a.name);
-      if (!a.expr) {
-        g_.erase_attr(op, k);
-        continue;
-      }
-      Value v = a.expr->eval(b);
+    for (auto& [k, v] : values) {
       if (v.is_null()) g_.erase_attr(op, k);
       else g_.set_attr(op, k, std::move(v));
     }
@@ -862,6 +867,8 @@ class Applier {
         names[d] = v.as_string();
       }
     }
+    absl::InlinedVector<AttrValues, 1> attr_values(n);
+    for (size_t d = 0; d < n; ++d) attr_values[d] = eval_attrs(r.dst.ops[d], m.b);
     // Inner links must not point into ops that go away.
     if (!single)
       for (const Plan& p : plans)
@@ -899,7 +906,7 @@ class Applier {
         if (d == cr.primary && keep_generated && names[d].empty()) g_.set_name_generated(op, true);
       }
       made[d] = op;
-      set_attrs(op, os, cr.dst_schema[d], m.b, carried);
+      set_attrs(op, os, cr.dst_schema[d], attr_values[d], carried);
     }
     // Order: dst ops in declaration order where the last matched op was.
     for (size_t d = 0; d < n; ++d) g_.move_before(made[d], after);

@@ -90,6 +90,7 @@ class Builder {
     if (ev_.type != Event::End) throw ParseError(here(), "unexpected content after the document");
     resolve_edges();
     report_problems();
+    ir::derive_port_types(doc.graph);  // the type attributes, interned on the ports
     return doc;
   }
 

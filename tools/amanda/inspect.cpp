@@ -44,6 +44,24 @@ std::string inspect_report(const text::Document& doc, const Diagnostics& problem
     line(fmt::format("ports: {}", ports));
     if (g.root_kind() == ir::Graph::RootKind::Graph)
       line(fmt::format("graph ports: {} in, {} out", g.inputs(g.root()).size(), g.outputs(g.root()).size()));
+    // Value types (ir/types.h): the graph's own ports, and how many ports carry a type.
+    size_t typed = 0;
+    for (uint32_t i = 1; i < g.port_id_bound(); ++i)
+      if (g.valid(ir::PortId(i)) && g.port_type(ir::PortId(i))) ++typed;
+    line(fmt::format("typed ports: {} of {} ({} distinct types)", typed, ports, g.types().size()));
+    if (g.root_kind() == ir::Graph::RootKind::Graph)
+      for (ir::PortDir d : {ir::PortDir::In, ir::PortDir::Out}) {
+        size_t shown = 0, n = 0;
+        for (ir::PortId p : g.ports(g.root(), d)) {
+          if (g.is_control(p)) continue;
+          if (++n > 20) continue;
+          ++shown;
+          std::string role = g.port_role(p) == ir::PortRole::None ? "" : fmt::format(" ({})", ir::role_name(g.port_role(p)));
+          line(fmt::format("  {} {}: {}{}", d == ir::PortDir::In ? "input" : "output", g.port_name_str(p),
+                           ir::format_type(g, g.port_type(p)), role));
+        }
+        if (n > shown) line(fmt::format("  ... and {} more {}s", n - shown, d == ir::PortDir::In ? "input" : "output"));
+      }
     std::vector<std::pair<std::string, size_t>> types(by_type.begin(), by_type.end());
     std::stable_sort(types.begin(), types.end(), [](auto& a, auto& b) { return a.second > b.second; });
     line(fmt::format("op types: {}", types.size()));

@@ -1,6 +1,9 @@
 // `amanda diff A B`, the semantic comparison of two documents of any format.
 #include <iostream>
 
+#include "amanda/frontends/onnx/infer.h"
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
 
@@ -34,9 +37,48 @@ int run_diff(const std::string& a, const std::string& b) {
   return kInvalid;
 }
 
+// `amanda infer FILE [-o OUT]`: every op output typed by libonnx's inference functions.
+int run_infer(const std::string& in, const std::string& out, bool strict) {
+  Diagnostics diags;
+  text::Document doc = read_any(in, diags);
+  auto r = onnx_frontend::infer_types(doc.graph);
+  for (const auto& e : r.errors) std::cerr << in << ": " << (strict ? "error: " : "warning: ") << e << '\n';
+  std::cerr << in << ": " << r.ops << " ops, " << r.inferred << " inferred, " << r.no_schema << " without a schema, "
+            << r.typed_ports << " typed outputs, " << r.errors.size() << " errors\n";
+  if (strict && !r.ok()) return kInvalid;
+  if (out.empty()) {
+    std::cout << text::to_text(doc, text::Format::Yaml);
+    return kOk;
+  }
+  write_any(doc, out, text::format_for_path(out), {});
+  return kOk;
+}
+
 }  // namespace
 
 void register_onnx_commands(CLI::App& app, int& exit_code) {
+  {
+    struct InferOpts {
+      std::string in, out;
+      bool strict = false;
+    };
+    auto io = std::make_shared<InferOpts>();
+    auto* inf = app.add_subcommand("infer",
+                                   "Infer the element type and shape of every value of an ONNX graph (libonnx's per-op "
+                                   "inference functions, subgraphs included) and write the typed graph (.onnx: as "
+                                   "value_info; YAML/JSON: @type/@shape); without -o, YAML to standard output");
+    inf->add_option("FILE", io->in, "Input (.onnx, .yaml, .json)")->required();
+    inf->add_option("-o,--output", io->out, "Output file (format by extension)");
+    inf->add_flag("--strict", io->strict, "Exit 1 (writing nothing) when an op's inference fails");
+    inf->callback([io, &exit_code] {
+      try {
+        exit_code = run_infer(io->in, io->out, io->strict);
+      } catch (const std::exception& e) {
+        std::cerr << "amanda: error: " << e.what() << '\n';
+        exit_code = kInvalid;
+      }
+    });
+  }
   struct Opts {
     std::string a, b;
   };

@@ -22,12 +22,26 @@
 
 #include "amanda/ir/ids.h"
 #include "amanda/ir/name_index.h"
+#include "amanda/ir/types.h"
 #include "amanda/ir/value.h"
 #include "amanda/support/symbols.h"
 
 namespace amanda::ir {
 
 enum class PortDir : uint8_t { In, Out };
+
+// What a port is, where that is more than "an op's input or output". Frameworks spell these
+// differently (ONNX initializers and captured outer values, TorchScript's prim::Constant, a
+// TensorFlow Const); the importers set the role so that later layers need no convention.
+enum class PortRole : uint8_t {
+  None,
+  GraphInput,        // a graph's input that the caller supplies
+  Initializer,       // a graph's input fixed by a stored tensor (not supplied by the caller)
+  InputWithDefault,  // a graph input that also has an initializer (ONNX: the default value)
+  Constant,          // the output of a constant op
+  Capture,           // an op's input that makes an outer value visible to its attribute graph
+};
+std::string_view role_name(PortRole r);
 
 inline constexpr std::string_view kControlPort = "^control";
 
@@ -156,8 +170,24 @@ class Graph {
     if (g) ports_[p.value].meta |= kPortNameGenerated; else ports_[p.value].meta &= ~kPortNameGenerated;
   }
 
+  // ---- value types and roles (types.h)
+  TypeTable& types() { return types_; }
+  const TypeTable& types() const { return types_; }
+  TypeId port_type(PortId p) const { return TypeId(ports_[p.value].type); }
+  void set_port_type(PortId p, TypeId t) { ports_[p.value].type = t.value; }
+  const TypeData& port_type_data(PortId p) const { return types_.get(port_type(p)); }
+  PortRole port_role(PortId p) const { return static_cast<PortRole>((ports_[p.value].meta >> kPortRoleShift) & 7u); }
+  void set_port_role(PortId p, PortRole r) {
+    ports_[p.value].meta = (ports_[p.value].meta & ~(7u << kPortRoleShift)) | (static_cast<uint32_t>(r) << kPortRoleShift);
+  }
+  // A type of graph `src` (symbols and inner types translated) as a type of this graph.
+  TypeId import_type(const Graph& src, TypeId t);
+
   // ---- edges
   EdgeId connect(PortId src, PortId dst);
+  // Reconnects an erased edge under its old id (the Rewriter's rollback: the text forms write
+  // edges in id order, so an undone disconnect must not get a new id).
+  EdgeId revive_edge(EdgeId id, PortId src, PortId dst);
   void disconnect(EdgeId e);
   bool valid(EdgeId e) const { return e.value > 0 && e.value < edges_.size() && edges_[e.value].src.value != 0; }
   PortId edge_src(EdgeId e) const { return edges_[e.value].src; }
@@ -198,6 +228,10 @@ class Graph {
   void set_attr(PortId p, Symbol key, Value v) { put_attr(ports_[p.value].attrs, key, std::move(v)); }
   void set_attr(EdgeId e, Symbol key, Value v) { put_attr(edges_[e.value].attrs, key, std::move(v)); }
   bool erase_attr(OpId op, Symbol key);  // erases attribute graphs it held
+  // Replaces a whole attribute list (order included); attribute graphs are not touched.
+  void set_attr_list(OpId op, AttrList l);
+  void set_attr_list(PortId p, AttrList l);
+  void set_attr_list(EdgeId e, AttrList l);
   bool erase_attr(PortId p, Symbol key) { return drop_attr(ports_[p.value].attrs, key); }
   bool erase_attr(EdgeId e, Symbol key) { return drop_attr(edges_[e.value].attrs, key); }
 
@@ -238,7 +272,8 @@ class Graph {
  private:
   static constexpr uint32_t kAlive = 1, kGraphNode = 2, kNameGenerated = 4, kHasBody = 8;
   static constexpr uint32_t kPortAlive = 1, kPortOut = 2, kPortControl = 4, kPortNameGenerated = 8;
-  static constexpr uint32_t kPortIndexShift = 4;
+  static constexpr uint32_t kPortRoleShift = 4;  // 3 bits of PortRole
+  static constexpr uint32_t kPortIndexShift = 8;
 
   struct PortList {
     uint32_t off = 0;
@@ -260,6 +295,7 @@ class Graph {
     uint32_t meta = 0;
     EdgeId first_in, first_out;  // heads of circular-prev lists: head.prev is the tail
     uint32_t attrs = 0;
+    uint32_t type = 0;  // TypeId
   };
   struct EdgeData {
     PortId src, dst;  // src == 0: erased
@@ -273,6 +309,8 @@ class Graph {
   void put_attr(uint32_t& idx, Symbol key, Value v);
   bool drop_attr(uint32_t& idx, Symbol key);
   void release_attrs(uint32_t& idx);
+  void put_list(uint32_t& idx, AttrList l);
+  EdgeId link_edge(EdgeId id, PortId src, PortId dst);
   void erase_dropped_graphs(const Value& old, uint32_t kept);
   OpId subgraph_scope(std::span<const OpId> ops) const;
   EdgeId move_edge(EdgeId e, PortId src, PortId dst);
@@ -291,6 +329,7 @@ class Graph {
   void erase_op_rec(OpId op);
 
   std::unique_ptr<SymbolTable> symbols_;
+  TypeTable types_;
   RootKind root_kind_;
   Symbol control_sym_ = 0;
   std::vector<OpData> ops_;

@@ -32,7 +32,26 @@ enum class DType : uint8_t {
   Complex64,
   Complex128,
   String,  // variable length: elements are kept in Tensor::strings, not in bytes
+  // Element types that ports may carry although no importer makes tensors of them yet: the rest
+  // of ONNX's, TensorFlow's and torch's vocabularies. Appended so that existing codes keep their
+  // values.
+  Complex32,  // torch.complex32 (ComplexHalf)
+  QInt8,      // TF qint8, torch.qint8
+  QUInt8,     // TF quint8, torch.quint8
+  QInt16,     // TF qint16
+  QUInt16,    // TF quint16
+  QInt32,     // TF qint32, torch.qint32
+  QUInt4x2,   // torch.quint4x2
+  Float8E4M3FN,
+  Float8E4M3FNUZ,
+  Float8E5M2,
+  Float8E5M2FNUZ,
+  UInt4,
+  Int4,
+  Resource,  // TF resource handle
+  Variant,   // TF variant
 };
+inline constexpr int kDTypeCount = static_cast<int>(DType::Variant) + 1;
 
 std::string_view dtype_name(DType t);                  // "float32", ...
 std::optional<DType> dtype_from_name(std::string_view);  // also accepts "float", "double", "half", "int", "long"

@@ -50,9 +50,10 @@ class CompiledTable {
   CompiledTable& operator=(const CompiledTable&) = delete;
 
   const Table& table() const;
-  // Converts g (graphs in the table's src namespace) in place. The report says what happened;
-  // on a failure (unmapped ops without keep_unmapped, a mapper error) the graph may be half
-  // converted: callers keep a copy or discard it.
+  // Converts g (graphs in the table's src namespace) in place. The report says what happened.
+  // A rule whose mapper fails (an expression error) changes nothing of its match: every value
+  // is evaluated before the rewrite starts. Other rules' rewrites stay, so on a failure callers
+  // keep a copy of the graph or discard it.
   void apply(ir::Graph& g, const ConvertOptions& o, Report& report) const;
 
   struct Impl;

@@ -139,6 +139,79 @@ void value_info_to_attrs(const onnx::ValueInfoProto& vi, const std::string& pref
   for (auto& e : m) out.push_back(std::move(e));
 }
 
+ir::TypeId type_from_proto(ir::Graph& g, const onnx::TypeProto& t) {
+  ir::TypeData d;
+  auto shape = [&](const onnx::TensorShapeProto* s) {
+    if (!s) return;
+    d.ranked = true;
+    for (const auto& x : s->dim()) {
+      if (x.has_dim_value()) d.dims.push_back(x.dim_value() < 0 ? ir::Dim::unknown() : ir::Dim::known(x.dim_value()));
+      else if (x.has_dim_param() && !x.dim_param().empty()) d.dims.push_back(ir::Dim::symbol(g.sym(x.dim_param())));
+      else d.dims.push_back(ir::Dim::unknown());
+    }
+  };
+  switch (t.value_case()) {
+    case onnx::TypeProto::kTensorType:
+      d.elem = dtype_of(t.tensor_type().elem_type()).value_or(ir::DType::Undefined);
+      shape(t.tensor_type().has_shape() ? &t.tensor_type().shape() : nullptr);
+      break;
+    case onnx::TypeProto::kSparseTensorType:
+      d.kind = ir::TypeKind::SparseTensor;
+      d.elem = dtype_of(t.sparse_tensor_type().elem_type()).value_or(ir::DType::Undefined);
+      shape(t.sparse_tensor_type().has_shape() ? &t.sparse_tensor_type().shape() : nullptr);
+      break;
+    case onnx::TypeProto::kSequenceType:
+      d.kind = ir::TypeKind::Sequence;
+      if (t.sequence_type().has_elem_type()) d.inner = type_from_proto(g, t.sequence_type().elem_type());
+      break;
+    case onnx::TypeProto::kOptionalType:
+      d.kind = ir::TypeKind::Optional;
+      if (t.optional_type().has_elem_type()) d.inner = type_from_proto(g, t.optional_type().elem_type());
+      break;
+    case onnx::TypeProto::kMapType:
+      d.kind = ir::TypeKind::Map;
+      d.elem = dtype_of(t.map_type().key_type()).value_or(ir::DType::Undefined);
+      if (t.map_type().has_value_type()) d.inner = type_from_proto(g, t.map_type().value_type());
+      break;
+    default: return ir::TypeId();
+  }
+  return g.types().intern(d);
+}
+
+void type_to_proto(const ir::Graph& g, ir::TypeId id, onnx::TypeProto& t) {
+  const ir::TypeData& d = g.types().get(id);
+  auto shape = [&](onnx::TensorShapeProto* s) {
+    for (ir::Dim x : d.dims) {
+      auto* dim = s->add_dim();
+      if (x.is_known()) dim->set_dim_value(x.value());
+      else if (x.is_symbol()) dim->set_dim_param(std::string(g.str(x.sym())));
+    }
+  };
+  switch (d.kind) {
+    case ir::TypeKind::Tensor:
+      t.mutable_tensor_type()->set_elem_type(elem_of(d.elem));
+      if (d.ranked) shape(t.mutable_tensor_type()->mutable_shape());
+      break;
+    case ir::TypeKind::SparseTensor:
+      t.mutable_sparse_tensor_type()->set_elem_type(elem_of(d.elem));
+      if (d.ranked) shape(t.mutable_sparse_tensor_type()->mutable_shape());
+      break;
+    case ir::TypeKind::Sequence:
+      if (d.inner) type_to_proto(g, d.inner, *t.mutable_sequence_type()->mutable_elem_type());
+      else t.mutable_sequence_type();
+      break;
+    case ir::TypeKind::Optional:
+      if (d.inner) type_to_proto(g, d.inner, *t.mutable_optional_type()->mutable_elem_type());
+      else t.mutable_optional_type();
+      break;
+    case ir::TypeKind::Map:
+      t.mutable_map_type()->set_key_type(elem_of(d.elem));
+      if (d.inner) type_to_proto(g, d.inner, *t.mutable_map_type()->mutable_value_type());
+      break;
+  }
+}
+
+
 // ---- tensors
 
 namespace {

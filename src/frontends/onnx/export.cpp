@@ -176,6 +176,9 @@ class Exporter {
     if (!get(root, "@no_graph")) export_graph(root, *m.mutable_graph(), true, deferred);
   }
 
+  // An attribute graph (or any graph node) as a GraphProto, as the exporter writes it.
+  void graph_proto(OpId gn, onnx::GraphProto& gp) { export_graph(gn, gp, false); }
+
   void export_function(const Value& e, onnx::FunctionProto& f) {
     if (e.is_string()) return parse_b64(e, f, "functions");
     if (!e.is_map()) throw Error("functions: an entry is neither a map nor a base64 FunctionProto");
@@ -417,6 +420,7 @@ class Exporter {
 
 namespace detail {
 void export_function(const ir::Graph& g, const Value& entry, onnx::FunctionProto& out) { Exporter(g).export_function(entry, out); }
+void export_graph_proto(const ir::Graph& g, OpId gn, onnx::GraphProto& out) { Exporter(g).graph_proto(gn, out); }
 }  // namespace detail
 
 void export_model(const text::Document& doc, onnx::ModelProto& model) {

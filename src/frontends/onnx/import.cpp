@@ -101,6 +101,17 @@ class Importer {
     } else {
       set("@no_graph", Value(true));
     }
+    // Ports get their interned types from the value infos just written as attributes.
+    ir::derive_port_types(g_);
+    // Where the readable attributes were not enough (a sequence's element shape, say), the value
+    // info kept whole has the full type.
+    if (Symbol vik = g_.symbols().find("@value_info"); vik != SymbolTable::kNone)
+      for (uint32_t i = 1; i < g_.port_id_bound(); ++i)
+        if (const Value* v = g_.valid(PortId(i)) ? g_.attr(PortId(i), vik) : nullptr; v && v->is_string())
+          if (auto bytes = base64_decode(v->as_string())) {
+            onnx::ValueInfoProto vi;
+            if (vi.ParseFromString(*bytes) && vi.has_type()) g_.set_port_type(PortId(i), type_from_proto(g_, vi.type()));
+          }
     return std::move(doc_);
   }
 
@@ -245,6 +256,7 @@ class Importer {
     PortId cap = g_.find_input(s.owner, g_.sym(pname));
     if (!cap) {
       cap = g_.add_input(s.owner, g_.sym(pname));
+      g_.set_port_role(cap, ir::PortRole::Capture);
       set_attr(cap, "@value", Value(name));
       g_.connect(outer, cap);
     }
@@ -284,6 +296,7 @@ class Importer {
     // Inputs, then initializers that are not inputs.
     for (const auto& vi : gp.input()) {
       PortId p = add_graph_port(gn, ir::PortDir::In, vi.name());
+      g_.set_port_role(p, ir::PortRole::GraphInput);
       Value::Map m;
       value_info_to_attrs(vi, "", m);
       put_attrs(p, m);
@@ -296,9 +309,11 @@ class Importer {
       if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
                                          !g_.attr(it->second, s_graph_input_)) {
         p = it->second;
+        g_.set_port_role(p, ir::PortRole::InputWithDefault);
         g_.set_attr(p, s_graph_input_, Value(true));
       } else {
         p = add_graph_port(gn, ir::PortDir::In, name);
+        g_.set_port_role(p, ir::PortRole::Initializer);
         g_.set_attr(p, s_graph_input_, Value(false));
         s.values.try_emplace(name, p);
       }
@@ -313,6 +328,8 @@ class Importer {
       Value v = tensor(t, meta, where(s) + ": initializer '" + t.name() + "'", raw);
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
+      // The initializer's own type, unless a graph input declares one (set below from its attributes).
+      if (v.is_tensor() && !g_.port_type(p)) g_.set_port_type(p, g_.types().tensor(v.as_tensor().dtype, ir::dims_of(v.as_tensor().shape)));
       g_.set_attr(p, s_initializer_, std::move(v));
       if (!meta.empty()) g_.set_attr(p, s_at_initializer_, Value(std::move(meta)));
       init_order.push_back(t.name());
@@ -380,9 +397,12 @@ class Importer {
         schema = onnx::OpSchemaRegistry::Schema(n.op_type(), it->second, domain);
       auto in_names = port_names(schema ? &schema->inputs() : nullptr, n.input_size(), "input");
       auto out_names = port_names(schema ? &schema->outputs() : nullptr, n.output_size(), "output");
+      // The importer is where ONNX's spelling of a constant is known; later layers read the role.
+      bool constant_op = domain.empty() && n.op_type() == "Constant";
       for (auto& pn : in_names) g_.add_input(op, g_.sym(pn));
       for (int i = 0; i < n.output_size(); ++i) {
         PortId p = g_.add_output(op, g_.sym(out_names[i]));
+        if (constant_op) g_.set_port_role(p, ir::PortRole::Constant);
         g_.set_attr(p, s_value_, Value(n.output(i)));
         if (n.output(i).empty()) continue;
         if (auto it = s.values.find(n.output(i)); it != s.values.end()) {

@@ -76,6 +76,9 @@ namespace amanda::onnx_frontend::detail {
 
 // "tensor(float)", "seq(tensor(int64))", ...; nullopt when the type has no such spelling.
 std::optional<std::string> type_string(const onnx::TypeProto& t);
+// A TypeProto as a type of g (interned; TypeId() for a type without a value) and back.
+ir::TypeId type_from_proto(ir::Graph& g, const onnx::TypeProto& t);
+void type_to_proto(const ir::Graph& g, ir::TypeId id, onnx::TypeProto& t);
 // Parses a type string; false when it is not one.
 bool parse_type_string(std::string_view s, onnx::TypeProto& t);
 
@@ -135,6 +138,8 @@ void attr_to_proto(const std::string& name, const ir::Value& v, const ir::Value:
                    const std::function<void(ir::OpId, onnx::GraphProto&)>& graph);
 // A model-local function from its entry in the root's `functions` list.
 void export_function(const ir::Graph& g, const ir::Value& entry, onnx::FunctionProto& out);
+// A graph node (an attribute graph, say) as the GraphProto the exporter writes for it.
+void export_graph_proto(const ir::Graph& g, ir::OpId gn, onnx::GraphProto& out);
 inline void attr_to_proto(const std::string& name, const ir::Value& v, const ir::Value::Map& meta, onnx::AttributeProto& out) {
   attr_to_proto(name, v, meta, out, nullptr);
 }
