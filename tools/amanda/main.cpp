@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", std::string("amanda 0.1.0"));
   int exit_code = kOk;
+  app.fallthrough();  // the global --max-* budget flags may follow the subcommand
+  register_budget_options(app);
   register_graph_commands(app, exit_code);
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);
