@@ -210,8 +210,10 @@ ZipArchive::ZipArchive(std::shared_ptr<const Buffer> bytes, std::string path)
   // What the deflated entries declare, against the budget, before any is inflated: an archive of
   // a few MB may declare gigabytes (each entry's ratio alone is plausible).
   uint64_t declared = 0;
+  // (An entry whose size no deflate stream of its length can hold is refused when it is read, with
+  // that reason.)
   for (const ZipEntry& e : entries_)
-    if (e.method == 8) declared = checked_add(declared, e.size, path_ + ": zip");
+    if (e.method == 8 && e.size / kMaxDeflateRatio <= e.compressed_size) declared = checked_add(declared, e.size, path_ + ": zip");
   Budget::run().check(BudgetKind::Decompressed, declared, path_ + ": zip: the deflated entries together");
 }
 
