@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
 namespace amanda::ir {
@@ -101,6 +102,7 @@ void check_cycles(const Graph& g, Diagnostics& diags) {
 
 bool verify(const Graph& g, Diagnostics& diags) {
   size_t before = diags.error_count();
+  const Symbol value_key = g.symbols().find("@value");  // null when no port has a value name
   // Names and ports, per node (ops and graph nodes).
   for (uint32_t i = 1; i < g.id_bound(); ++i) {
     OpId op(i);
@@ -120,6 +122,22 @@ bool verify(const Graph& g, Diagnostics& diags) {
           if (!seen.insert(g.port_name(p)).second)
             diags.error(g.path(p), "duplicate port name on the " + std::string(dir == PortDir::In ? "input" : "output") +
                                        " side of " + g.path(op));
+      }
+      // The values a node defines for its body (the input side of a graph or subgraph op: graph
+      // inputs, initializers) have one definition each: a port renamed on import keeps the file's
+      // name in "@value", and two ports of one name there are two definitions of one value (ONNX
+      // requires SSA; a second initializer of a name would shadow the first).
+      if (dir == PortDir::In && ps.size() > 1 && value_key != SymbolTable::kNone && (g.is_graph(op) || op == g.root())) {
+        absl::flat_hash_map<std::string_view, PortId> defined;
+        for (PortId p : ps) {
+          const Value* v = g.attr(p, value_key);
+          std::string_view name = v && v->is_string() ? std::string_view(v->as_string()) : g.port_name_str(p);
+          if (name.empty()) continue;
+          auto [it, added] = defined.emplace(name, p);
+          if (!added)
+            diags.error(g.path(p), "value '" + std::string(name) + "' is defined twice on the input side of " + g.path(op) +
+                                       " (also by " + g.path(it->second) + "); a value has one definition");
+        }
       }
       for (PortId p : ps) {
         size_t n = 0;

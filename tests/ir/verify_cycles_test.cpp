@@ -82,6 +82,18 @@ TEST(VerifyCycles, ACycleThroughANestedGraphIsFound) {
   EXPECT_THAT(problems(g), ::testing::HasSubstr("form a cycle"));
 }
 
+TEST(VerifyValues, TwoDefinitionsOfOneValueNameAreReported) {
+  // What the ONNX importer makes of two initializers named "c": a second port "c.1" that keeps
+  // the file's name in "@value".
+  Graph g;
+  g.add_input(g.root(), g.sym("c"));
+  PortId second = g.add_input(g.root(), g.sym("c.1"));
+  g.set_attr(second, g.sym("@value"), Value("c"));
+  EXPECT_THAT(problems(g), ::testing::HasSubstr("value 'c' is defined twice"));
+  g.set_attr(second, g.sym("@value"), Value("d"));  // renamed, but another value: fine
+  EXPECT_EQ(problems(g), "");
+}
+
 TEST(VerifyCycles, ManyScopesStayLinear) {
   // 20,000 ops, each with a body: a per-scope sort over all ops would be quadratic.
   Graph g;

@@ -357,7 +357,7 @@ def case_onnx_duplicate_initializers(d, amanda, outside):
     w1 = helper.make_tensor("w", TensorProto.FLOAT, [2], [1.0, 2.0])
     w2 = helper.make_tensor("w", TensorProto.FLOAT, [2], [3.0, 4.0])
     save_raw(onnx_model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], [x], [y], [w1, w2]), os.path.join(d, "m.onnx"))
-    return ["verify", "m.onnx"], ["'w'"]
+    return ["verify", "m.onnx"], ["'w' is defined twice"]
 
 
 def case_fmt_output_is_folder(d, amanda, outside):

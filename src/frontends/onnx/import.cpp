@@ -300,11 +300,9 @@ class Importer {
     }
     std::vector<std::string> init_order;
     std::vector<PortId> init_ports;
-    absl::flat_hash_set<std::string> init_names;
     auto init_port = [&](const std::string& name) {
-      // A value has one definition (SSA, as onnx.checker requires): a second initializer of one
-      // name would silently shadow the first.
-      if (!init_names.insert(name).second) fail(where(s) + ": initializer '" + name + "' is declared twice (a value has one definition)");
+      // A second initializer of one name gets a port of its own (the import is lossless); the
+      // verifier reports the two definitions of one value, so verify, fmt and convert refuse it.
       PortId p;
       if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
                                          !g_.attr(it->second, s_graph_input_)) {
