@@ -3,17 +3,85 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
 
 #include "amanda/ir/tensor.h"
+#include "amanda/support/budget.h"
 
 namespace amanda::mapping {
 
 using ir::Value;
 
 namespace {
+
+// ---------------------------------------------------------------- the step budget
+// Each evaluation of an expression (from the outermost eval() in) may take ExprSteps steps: a
+// node evaluated, a list element made. Counted per expression, not per run, so that a large model
+// (many ops, many rules) never runs out while one hostile expression (repeat of repeat, a huge
+// range) stops at once, before its lists are allocated.
+struct EvalCounter {
+  uint32_t depth = 0;
+  uint64_t steps = 0;
+};
+thread_local EvalCounter eval_counter;
+
+void charge_steps(uint64_t n, const char* what) {
+  EvalCounter& c = eval_counter;
+  uint64_t limit = Budget::run().limits().expr_steps;
+  if (n > limit || c.steps > limit - n) Budget::run().exceeded(BudgetKind::ExprSteps, n, std::string("table expression: ") + what);
+  c.steps += n;
+}
+
+class EvalScope {
+ public:
+  EvalScope() {
+    if (eval_counter.depth++ == 0) eval_counter.steps = 0;
+  }
+  ~EvalScope() { --eval_counter.depth; }
+};
+
+// Values a copy of v makes (v and everything in its lists), counted up to `cap` and no further.
+uint64_t weight(const Value& v, uint64_t cap) {
+  uint64_t n = 0;
+  std::vector<const Value*> work{&v};
+  while (!work.empty() && n <= cap) {
+    const Value* x = work.back();
+    work.pop_back();
+    ++n;
+    if (x->is_list())
+      for (const Value& e : x->as_list()) work.push_back(&e);
+  }
+  return n;
+}
+
+// Checked integer arithmetic: an overflow is an evaluation error, never a wrapped value or SIGFPE.
+int64_t int_op(int64_t x, int64_t y, const std::string& op) {
+  int64_t r = 0;
+  if (op == "+") {
+    if (__builtin_add_overflow(x, y, &r)) throw EvalError(fmt::format("{} + {} overflows int64", x, y));
+    return r;
+  }
+  if (op == "-") {
+    if (__builtin_sub_overflow(x, y, &r)) throw EvalError(fmt::format("{} - {} overflows int64", x, y));
+    return r;
+  }
+  if (op == "*") {
+    if (__builtin_mul_overflow(x, y, &r)) throw EvalError(fmt::format("{} * {} overflows int64", x, y));
+    return r;
+  }
+  if (y == 0) throw EvalError("division by zero");
+  if (y == -1) {  // INT64_MIN / -1 traps (SIGFPE); x % -1 is 0 for every x
+    if (op == "%") return 0;
+    if (x == std::numeric_limits<int64_t>::min()) throw EvalError(fmt::format("{} / -1 overflows int64", x));
+    return -x;
+  }
+  int64_t q = x / y, m = x % y;
+  if (m != 0 && ((m < 0) != (y < 0))) --q, m += y;  // floor division, like Python's //
+  return op == "/" ? q : m;
+}
 
 // ---------------------------------------------------------------- values
 
@@ -246,16 +314,7 @@ Value elementwise(const Value& a, const Value& b, const std::string& op);
 Value arith(const Value& a, const Value& b, const std::string& op) {
   if (a.is_list() || b.is_list()) return elementwise(a, b, op);
   if (a.is_string() && b.is_string() && op == "+") return Value(a.as_string() + b.as_string());
-  if (a.is_int() && b.is_int()) {
-    int64_t x = a.as_int(), y = b.as_int();
-    if (op == "+") return Value(x + y);
-    if (op == "-") return Value(x - y);
-    if (op == "*") return Value(x * y);
-    if (y == 0) throw EvalError("division by zero");
-    int64_t q = x / y, r = x % y;
-    if (r != 0 && ((r < 0) != (y < 0))) --q, r += y;  // floor division, like Python's //
-    return op == "/" ? Value(q) : Value(r);
-  }
+  if (a.is_int() && b.is_int()) return Value(int_op(a.as_int(), b.as_int(), op));
   double x = num(a), y = num(b);
   if (op == "+") return Value(x + y);
   if (op == "-") return Value(x - y);
@@ -379,7 +438,11 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                   }};
     m["repeat"] = {"repeat(x, n)", "a list of n copies of x", 2, 2, [](const Args& a) {
                      int64_t n = to_int(a[1]);
-                     if (n < 0 || n > (1 << 20)) throw EvalError("repeat(): bad count");
+                     if (n < 0) throw EvalError("repeat(): a negative count");
+                     // Every copy copies x's lists too: repeat(repeat(1, 2^20), 2^20) is 2^40 values.
+                     uint64_t per = weight(a[0], Budget::run().limits().expr_steps);
+                     if (n > 0 && per > std::numeric_limits<uint64_t>::max() / uint64_t(n)) charge_steps(std::numeric_limits<uint64_t>::max(), "repeat()");
+                     charge_steps(uint64_t(n) * per, "repeat()");
                      return Value(Value::List(size_t(n), a[0]));
                    }};
     m["reverse"] = {"reverse(list)", "the elements in reverse order", 1, 1, [](const Args& a) {
@@ -407,8 +470,11 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                  }};
     m["range"] = {"range(n) | range(a, b)", "the integers 0..n-1 or a..b-1", 1, 2, [](const Args& a) {
                     int64_t b = a.size() == 2 ? to_int(a[0]) : 0, e = to_int(a.back());
-                    if (e - b > (1 << 20)) throw EvalError("range(): too long");
+                    // The length in unsigned arithmetic: e - b overflows int64 for range(-2^63, 2^63 - 1).
+                    uint64_t len = e > b ? uint64_t(e) - uint64_t(b) : 0;
+                    charge_steps(len, "range()");
                     Value::List out;
+                    out.reserve(size_t(len));
                     for (int64_t i = b; i < e; ++i) out.emplace_back(i);
                     return Value(std::move(out));
                   }};
@@ -595,6 +661,8 @@ bool is_function(std::string_view name) { return registry().contains(name); }
 // ---------------------------------------------------------------- evaluation
 
 Value Expr::eval(const Bindings& b) const {
+  EvalScope scope;
+  charge_steps(1, "nodes evaluated");
   switch (kind) {
     case Kind::Literal: return literal;
     case Kind::Ref: {
@@ -638,7 +706,7 @@ Value Expr::eval(const Bindings& b) const {
       Value v = args[0]->eval(b);
       if (name == "not") return Value(!truthy(v));
       if (v.is_list()) return elementwise(Value(int64_t(0)), v, "-");
-      return v.is_int() ? Value(-v.as_int()) : Value(-num(v));
+      return v.is_int() ? Value(int_op(0, v.as_int(), "-")) : Value(-num(v));
     }
     case Kind::Binary: {
       if (name == "and") return truthy(args[0]->eval(b)) ? Value(truthy(args[1]->eval(b))) : Value(false);
@@ -787,6 +855,29 @@ class Parser {
   std::string_view s_;
   size_t i_ = 0;
   SourceLoc loc_;
+  uint64_t depth_ = 0;
+  const uint64_t max_depth_ = Budget::run().limits().depth;
+
+  // One level of recursion (a parenthesis, `not`, unary `-`, a bracket, a call's arguments).
+  struct Deeper {
+    Parser& p;
+    explicit Deeper(Parser& p) : p(p) {
+      if (++p.depth_ > p.max_depth_) {
+        --p.depth_;
+        p.fail("nested deeper than " + std::to_string(p.max_depth_) + " levels (--max-depth)");
+      }
+    }
+    ~Deeper() { --p.depth_; }
+  };
+  // Sets e's height from its children's; a chain made by a loop (1 + 1 + ... + 1) is as deep as
+  // nested brackets for whoever walks the tree.
+  std::unique_ptr<Expr> sized(std::unique_ptr<Expr> e) {
+    uint32_t h = 0;
+    for (const auto& a : e->args) h = std::max(h, a->height);
+    if (uint64_t(h) + 1 > max_depth_) fail("nested deeper than " + std::to_string(max_depth_) + " levels (--max-depth)");
+    e->height = h + 1;
+    return e;
+  }
 
   [[noreturn]] void fail(const std::string& msg) const {
     SourceLoc l = loc_;
@@ -819,9 +910,10 @@ class Parser {
     auto e = node(Expr::Kind::Binary, std::move(op));
     e->args.push_back(std::move(a));
     e->args.push_back(std::move(b));
-    return e;
+    return sized(std::move(e));
   }
   std::unique_ptr<Expr> parse_or() {
+    Deeper d(*this);
     auto e = parse_and();
     while (eat("or")) e = binary("or", std::move(e), parse_and());
     return e;
@@ -833,9 +925,10 @@ class Parser {
   }
   std::unique_ptr<Expr> parse_not() {
     if (eat("not")) {
+      Deeper d(*this);
       auto e = node(Expr::Kind::Unary, "not");
       e->args.push_back(parse_not());
-      return e;
+      return sized(std::move(e));
     }
     return parse_cmp();
   }
@@ -848,7 +941,7 @@ class Parser {
       expect("in");
       auto n = node(Expr::Kind::Unary, "not");
       n->args.push_back(binary("in", std::move(e), parse_sum()));
-      return n;
+      return sized(std::move(n));
     }
     return e;
   }
@@ -871,8 +964,10 @@ class Parser {
   }
   std::unique_ptr<Expr> parse_unary() {
     if (eat("-")) {
+      Deeper d(*this);
       auto inner = parse_unary();
       if (inner->kind == Expr::Kind::Literal && inner->literal.is_int()) {
+        if (inner->literal.as_int() == std::numeric_limits<int64_t>::min()) fail("-(-9223372036854775808) overflows int64");
         inner->literal = Value(-inner->literal.as_int());
         return inner;
       }
@@ -882,7 +977,7 @@ class Parser {
       }
       auto e = node(Expr::Kind::Unary, "-");
       e->args.push_back(std::move(inner));
-      return e;
+      return sized(std::move(e));
     }
     auto e = parse_primary();
     while (eat("[")) {
@@ -890,11 +985,12 @@ class Parser {
       idx->args.push_back(std::move(e));
       idx->args.push_back(parse_or());
       expect("]");
-      e = std::move(idx);
+      e = sized(std::move(idx));
     }
     return e;
   }
   std::unique_ptr<Expr> parse_primary() {
+    Deeper d(*this);
     skip();
     if (i_ >= s_.size()) fail("unexpected end");
     char c = s_[i_];
@@ -918,7 +1014,7 @@ class Parser {
         lit->literal = Value(std::move(l));
         return lit;
       }
-      return e;
+      return sized(std::move(e));
     }
     if (c == '\'' || c == '"') {
       size_t j = i_ + 1;
@@ -979,7 +1075,7 @@ class Parser {
                            : it->second.min_args == it->second.max_args ? std::to_string(it->second.min_args)
                                                                         : fmt::format("{} to {}", it->second.min_args, it->second.max_args),
                            n));
-        return e;
+        return sized(std::move(e));
       }
       return node(Expr::Kind::Ref, id);
     }

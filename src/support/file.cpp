@@ -55,8 +55,14 @@ std::string errno_text() { return std::strerror(errno); }
 }  // namespace
 
 std::shared_ptr<const Buffer> map_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: a FIFO named as the input would otherwise block the open forever (map_fd then
+  // refuses it: only regular files are read).
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw Error(path + ": error: cannot open: " + errno_text());
+  return map_fd(fd, path);
+}
+
+std::shared_ptr<const Buffer> map_fd(int fd, const std::string& path) {
   struct stat st {};
   if (fstat(fd, &st) != 0) {
     std::string e = errno_text();
@@ -66,6 +72,10 @@ std::shared_ptr<const Buffer> map_file(const std::string& path) {
   if (S_ISDIR(st.st_mode)) {
     ::close(fd);
     throw Error(path + ": error: is a directory, expected a file");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": error: not a regular file (a FIFO, a device or a socket), expected a file");
   }
   size_t n = static_cast<size_t>(st.st_size);
   if (n == 0) {
@@ -119,17 +129,40 @@ void AtomicFile::write_paged(const Buffer* owner, const void* data, size_t n) {
 }
 
 void AtomicFile::commit() {
-  // Keep the usual permissions of a new file (mkostemp makes 0600).
-  mode_t mask = umask(0);
-  umask(mask);
-  fchmod(fd_, 0666 & ~mask);
-  if (::close(fd_) != 0) {
-    fd_ = -1;
-    throw Error(path_ + ": error: cannot close: " + errno_text());
+  prepare();
+  publish();
+}
+
+void AtomicFile::prepare() {
+  if (prepared_) return;
+  struct stat st {};
+  mode_t mode;
+  if (::stat(path_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw Error(path_ + ": error: is a folder; not replaced by the output");
+    mode = st.st_mode & 07777;  // an existing output keeps its permission bits
+  } else {
+    mode_t mask = umask(0);  // a new file gets the usual permissions (mkostemp makes 0600)
+    umask(mask);
+    mode = 0666 & ~mask;
   }
+  fchmod(fd_, mode);
+  int rc = ::close(fd_);
   fd_ = -1;
+  if (rc != 0) throw Error(path_ + ": error: cannot close: " + errno_text());
+  prepared_ = true;
+}
+
+void AtomicFile::publish() {
+  prepare();
   if (::rename(temp_.c_str(), path_.c_str()) != 0) throw Error(path_ + ": error: cannot rename into place: " + errno_text());
   committed_ = true;
+}
+
+void commit_all(std::initializer_list<AtomicFile*> files) {
+  for (AtomicFile* f : files)
+    if (f) f->prepare();
+  for (AtomicFile* f : files)
+    if (f) f->publish();
 }
 
 void write_file_atomic(const std::string& path, std::string_view bytes) {

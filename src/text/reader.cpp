@@ -12,6 +12,7 @@
 #include "amanda/support/base64.h"
 #include "amanda/support/file.h"
 #include "amanda/support/progress.h"
+#include "amanda/support/path_policy.h"
 #include "amanda/text/document.h"
 #include "scalars.h"
 
@@ -707,22 +708,14 @@ class Builder {
   std::shared_ptr<const Buffer> side_file(const std::string& name, const Pos& loc) {
     auto it = side_files_.find(name);
     if (it != side_files_.end()) return it->second;
-    namespace fs = std::filesystem;
     if (opt_.base_dir.empty()) throw ParseError(loc, "side file '" + name + "' cannot be read here: no folder is known for it");
-    fs::path p(name);
-    if (name.empty() || p.is_absolute() || name.find('\\') != std::string::npos)
-      throw ParseError(loc, "side file '" + name + "' must be a relative path inside the document's folder");
-    for (const auto& part : p)
-      if (part == "..") throw ParseError(loc, "side file '" + name + "' must not contain '..'");
-    fs::path full = fs::path(opt_.base_dir) / p;
-    std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(full, ec)))
-      throw ParseError(loc, "side file '" + name + "' is a symbolic link; refused");
     std::shared_ptr<const Buffer> buf;
     try {
-      buf = map_file(full.string());
+      // The same policy as ONNX external data: relative, no '..', no symbolic link in any
+      // component, a regular file inside the document's folder.
+      buf = map_model_file(opt_.base_dir, name, "side file");
     } catch (const Error& e) {
-      throw ParseError(loc, "cannot read side file '" + name + "': " + e.what());
+      throw ParseError(loc, e.what());
     }
     side_files_[name] = buf;
     return buf;

@@ -39,9 +39,7 @@ class SideSink {
   }
   const std::string& name() const { return name_; }
   bool used() const { return file_.has_value(); }
-  void commit() {
-    if (file_) file_->commit();
-  }
+  AtomicFile* file() { return file_ ? &*file_ : nullptr; }
 
  private:
   std::string path_, name_;
@@ -406,8 +404,7 @@ std::string write_file(const Document& doc, const std::string& path, Format form
   emit(doc, format, options, &side, out);
   AtomicFile main(path);
   main.write(out);
-  side.commit();
-  main.commit();
+  commit_all({side.file(), &main});  // both or neither
   return side.used() ? side_path : std::string();
 }
 

@@ -419,11 +419,19 @@ TEST(OnnxImport, OddValueNames) {
   m.add_opset_import()->set_version(13);
   auto& g = *m.mutable_graph();
   g.set_name("odd");
-  for (const char* n : {"^control", "^x", "", "a", "a"}) *g.add_input() = vi(n, 1, {});
+  for (const char* n : {"^control", "^x", "", "a"}) *g.add_input() = vi(n, 1, {});
   node(g, "Relu", {"^x"}, {"^y"});
   *g.add_output() = vi("^y", 1, {});
   *g.add_output() = vi("^y", 1, {});
   expect_round_trip(m);
+  // Two graph inputs of one name are two definitions of one value (onnx.checker: not SSA): the
+  // import keeps both (lossless), and the verifier reports them, so verify, fmt and convert refuse.
+  *g.add_input() = vi("a", 1, {});
+  text::Document doc = onnx_frontend::import_model_bytes(m.SerializeAsString());
+  EXPECT_EQ(onnx_frontend::export_model_bytes(doc), m.SerializeAsString());
+  Diagnostics problems;
+  EXPECT_FALSE(ir::verify(doc.graph, problems));
+  EXPECT_NE(problems.str().find("value 'a' is defined twice"), std::string::npos) << problems.str();
 }
 
 TEST(OnnxImport, BadInputIsAClearError) {

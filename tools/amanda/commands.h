@@ -19,12 +19,26 @@ void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
 void register_view_commands(CLI::App& app, int& exit_code);
+// Global --max-* flags that set the run's budgets (amanda/support/budget.h).
+void register_budget_options(CLI::App& app);
 
 // Reading and writing any file, and the default namespaces: the library's I/O layer (amanda/io).
 using io::read_any;
 using io::write_any;
 using WriteAnyOptions = io::WriteOptions;
 inline std::unique_ptr<schema::Registry> tool_registry() { return io::default_registry(); }
+// Reads the tool's input. A TorchScript archive is read with `torch_reader`: "script" (inspect,
+// verify, validate: never libtorch) or "auto" (fmt, diff: libtorch, in a child process, for what
+// the libtorch-free reader does not handle; see SECURITY.md).
+inline text::Document read_input(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt,
+                                 const std::string& torch_reader = "script") {
+  if (!format && torch_frontend::is_torchscript_path(path)) {
+    torch_frontend::ImportOptions o;
+    o.reader = torch_reader;
+    return io::read_any(path, diags, o);
+  }
+  return io::read_any(path, diags, format);
+}
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "amanda/frontends/torch/torchscript.h"
+#include "amanda/ir/verify.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/progress.h"
@@ -76,6 +77,17 @@ int run_convert(const ConvertOpts& o) {
     read.emplace(read_any(o.in, diags));
   }
   text::Document& doc = *read;
+  {
+    // A structurally broken input (a data-edge cycle, duplicate names) is refused, never converted
+    // into a model that onnx.checker rejects.
+    Diagnostics problems;
+    if (!ir::verify(doc.graph, problems)) {
+      for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
+      std::cerr << "amanda: " << o.in << ": not converted: " << problems.error_count() << " structural problem"
+                << (problems.error_count() == 1 ? "" : "s") << "; no output written\n";
+      return kInvalid;
+    }
+  }
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co;
   co.tags = o.tags;

@@ -17,9 +17,10 @@ std::optional<text::Format> parse_format(const std::string& s) {
 }
 
 // Reads a document; prints warnings; on failure prints the error and returns nullopt.
-std::optional<text::Document> load(const std::string& path, const std::string& from, Diagnostics& diags) {
+std::optional<text::Document> load(const std::string& path, const std::string& from, Diagnostics& diags,
+                                   const std::string& torch_reader = "script") {
   try {
-    auto doc = read_any(path, diags, parse_format(from));
+    auto doc = read_input(path, diags, parse_format(from), torch_reader);
     return doc;
   } catch (const ParseError& e) {
     std::cerr << e.what() << '\n';
@@ -79,7 +80,7 @@ int run_verify(const std::string& file, const std::string& from) {
 int run_fmt(const std::string& file, const std::string& from, std::string out, std::string to, size_t inline_limit,
             bool external_data, size_t threshold) {
   Diagnostics diags;
-  auto doc = load(file, from, diags);
+  auto doc = load(file, from, diags, "auto");
   if (!doc) return kInvalid;
   print_warnings(diags);
   if (doc->kind != text::Document::Kind::Edge) {

@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
   // -q turns the progress line off: the commands that print a report have their own -q (which
   // also does); for the others it falls through to this one (subcommands inherit fallthrough).
   app.add_flag_callback("-q,--quiet", [] { amanda::set_progress_sink(nullptr); }, "No progress line on the terminal");
-  app.fallthrough();
+  app.fallthrough();  // and the global --max-* budget flags may follow the subcommand
+  register_budget_options(app);
   register_graph_commands(app, exit_code);
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);

@@ -16,7 +16,7 @@ int run_diff(const std::string& a, const std::string& b) {
   std::optional<text::Document> da, db;
   for (auto [path, doc] : {std::pair{&a, &da}, std::pair{&b, &db}}) {
     try {
-      doc->emplace(read_any(*path, diags));
+      doc->emplace(read_input(*path, diags, std::nullopt, "auto"));
     } catch (const std::exception& e) {
       std::cerr << e.what() << '\n';
       return kInvalid;

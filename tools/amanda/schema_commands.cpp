@@ -170,7 +170,7 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
   Diagnostics diags;
   std::optional<text::Document> doc;
   try {
-    doc = read_any(file, diags);
+    doc = read_input(file, diags);  // a .pt: the libtorch-free reader only
   } catch (const std::exception& e) {
     std::cerr << e.what() << '\n';
     for (const auto& d : diags.items()) std::cerr << d.str() << '\n';

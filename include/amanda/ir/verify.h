@@ -9,7 +9,8 @@ namespace amanda::ir {
 
 // Checks: edge endpoints are live ports of live ops; a data port receives at most one edge (one
 // producer); no two ops of one scope share a name; no op has two ports of one name on one side;
-// an edge stays in its scope, leaving a nested graph only through its owner's ports.
+// an edge stays in its scope, leaving a nested graph only through its owner's ports; data and
+// control edges form no cycle (within a scope, or through an op's nested graph).
 // Returns true when nothing was found.
 bool verify(const Graph& g, Diagnostics& diags);
 

@@ -67,6 +67,9 @@ struct Expr {
   std::vector<std::unique_ptr<Expr>> args;    // Call, Unary, Binary, Index (base, index), List
   std::vector<std::string> parts;             // Interp: text, hole, text, hole, ..., text (holes in args)
   std::optional<ir::Value> ref_default;       // Ref written as {ref: x, default: v}
+  // Levels of the tree below and with this node; the parser keeps it within the Depth budget, so
+  // evaluating, printing and destroying an expression never recurse deeper than that.
+  uint32_t height = 1;
 
   ir::Value eval(const Bindings& b) const;
   // The refs this expression reads, in order of first use.

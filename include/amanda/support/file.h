@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -27,6 +28,8 @@ class Buffer {
 
 // A read-only mapping of a whole file. Throws amanda::Error with the path when it cannot be read.
 std::shared_ptr<const Buffer> map_file(const std::string& path);
+// Maps an open descriptor (which it closes) as map_file does; `path` is for messages.
+std::shared_ptr<const Buffer> map_fd(int fd, const std::string& path);
 // Heap-owned bytes.
 std::shared_ptr<const Buffer> make_buffer(std::string bytes);
 
@@ -49,7 +52,13 @@ class AtomicFile {
   // it: copying a tensor out of a mapped file does not leave the file resident in memory.
   void write_paged(const Buffer* owner, const void* data, size_t n);
   uint64_t size() const { return written_; }
-  void commit();  // flush, fsync-less close, rename over the target
+  void commit();  // prepare(), then publish()
+  // The two halves of commit(), for outputs of several files (commit_all): prepare() closes the
+  // temporary, gives it the target's permission bits (an existing output keeps its mode; a new
+  // one gets 0666 & ~umask) and checks that the target can be replaced (not a folder);
+  // publish() renames it over the target.
+  void prepare();
+  void publish();
   const std::string& path() const { return path_; }
 
  private:
@@ -58,7 +67,13 @@ class AtomicFile {
   int fd_ = -1;
   uint64_t written_ = 0;
   bool committed_ = false;
+  bool prepared_ = false;
 };
+
+// Commits several files of one output together (a model and its .data side file): every one is
+// prepared first, so that a problem with any of them (a target that is a folder, a full disk)
+// leaves none renamed into place; then they are renamed in order. Null entries are skipped.
+void commit_all(std::initializer_list<AtomicFile*> files);
 
 void write_file_atomic(const std::string& path, std::string_view bytes);
 

@@ -1,11 +1,13 @@
 // Value types, value infos and tensors between onnx.proto and the IR (both directions, so the
 // importer can check that the readable form says everything and keep the proto when it does not).
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <map>
 
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
+#include "amanda/support/path_policy.h"
 #include "proto_util.h"
 #include "wire.h"
 
@@ -225,28 +227,11 @@ void put(std::string& out, T v, size_t n) {
   out.append(b, n);  // little-endian host: the low n bytes
 }
 
-std::shared_ptr<const Buffer> map_external(const std::string& base_dir, const std::string& location, const std::string& file) {
-  namespace fs = std::filesystem;
-  if (base_dir.empty()) throw Error(file + ": error: external data '" + location + "' is refused: the model's folder is unknown");
-  fs::path rel(location);
-  if (location.empty() || rel.is_absolute())
-    throw Error(file + ": error: external data location '" + location + "' is refused: it must be a relative path");
-  for (const auto& part : rel)
-    if (part == "..") throw Error(file + ": error: external data location '" + location + "' is refused: it contains '..'");
-  fs::path cur(base_dir);
-  for (const auto& part : rel) {
-    cur /= part;
-    std::error_code ec;
-    if (fs::is_symlink(fs::symlink_status(cur, ec)))
-      throw Error(file + ": error: external data location '" + location + "' is refused: it goes through a symbolic link");
-  }
-  std::error_code ec;
-  auto canon_base = fs::weakly_canonical(base_dir, ec);
-  auto canon = fs::weakly_canonical(cur, ec);
-  auto b = canon_base.string(), c = canon.string();
-  if (c.compare(0, b.size(), b) != 0 || (c.size() > b.size() && c[b.size()] != '/'))
-    throw Error(file + ": error: external data location '" + location + "' is refused: it leaves the model's folder");
-  return map_file(cur.string());
+// Under the path policy (amanda/support/path_policy.h); each file mapped once per model.
+std::shared_ptr<const Buffer> map_external(const TensorContext& ctx, const std::string& location) {
+  std::string what = ctx.file_name + ": error: external data location";
+  if (ctx.files) return ctx.files->map(location);
+  return map_model_file(ctx.base_dir, location, what);
 }
 
 }  // namespace
@@ -287,15 +272,20 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     Value::List entries;
     for (const auto& kv : t.external_data()) {
       entries.push_back(Value(Value::Map{{"key", Value(kv.key())}, {"value", Value(kv.value())}}));
-      try {
-        if (kv.key() == "location") location = kv.value();
-        else if (kv.key() == "offset") offset = std::stoull(kv.value());
-        else if (kv.key() == "length") length = std::stoull(kv.value());
-      } catch (const std::exception&) {
-        throw Error(ctx.file_name + ": error: tensor '" + t.name() + "': external data " + kv.key() + " '" + kv.value() + "' is not a number");
-      }
+      // Digits only, within uint64: stoull would take "-1" as 2^64 - 1.
+      auto number = [&](const std::string& v) {
+        uint64_t n = 0;
+        auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+        if (v.empty() || ec != std::errc() || end != v.data() + v.size())
+          throw Error(ctx.file_name + ": error: tensor '" + t.name() + "': external data " + kv.key() + " '" + v +
+                      "' is not a non-negative integer of at most 64 bits");
+        return n;
+      };
+      if (kv.key() == "location") location = kv.value();
+      else if (kv.key() == "offset") offset = number(kv.value());
+      else if (kv.key() == "length") length = number(kv.value());
     }
-    auto buf = map_external(ctx.base_dir, location, ctx.file_name);
+    auto buf = map_external(ctx, location);
     if (offset > buf->size() || (length != UINT64_MAX && length > buf->size() - offset))
       throw Error(ctx.file_name + ": error: tensor '" + t.name() + "': external data [" + std::to_string(offset) + ", +" +
                   std::to_string(length) + ") is outside '" + location + "' (" + std::to_string(buf->size()) + " bytes)");

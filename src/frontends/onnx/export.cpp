@@ -598,8 +598,7 @@ std::string write_model(const text::Document& doc, const std::string& path, cons
   FileSink sink(f);
   serialize_model_spliced(m, deferred, sink, path + ": error: ");
   sink.flush();
-  if (side) side->file.commit();
-  f.commit();
+  commit_all({side ? &side->file : nullptr, &f});  // both or neither
   return side_path;
 }
 

@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 
 #include <absl/container/flat_hash_map.h>
@@ -41,6 +42,7 @@ class Importer {
     s_at_initializer_ = g_.sym("@initializer");
     ctx_.base_dir = o.base_dir;
     ctx_.file_name = o.file_name;
+    ctx_.files = std::make_shared<ModelFiles>(o.base_dir, o.file_name + ": error: external data location");
   }
   // The root graph's initializer i borrows raw[i] (see wire.h) from `input`.
   void borrow_from(std::shared_ptr<const Buffer> input, bool is_file, const std::vector<RawSpan>* raw) {
@@ -60,12 +62,13 @@ class Importer {
       if (os.has_version()) e.push_back({"version", Value(static_cast<int64_t>(os.version()))});
       opsets.push_back(Value(std::move(e)));
       std::string d = os.domain() == "ai.onnx" ? "" : os.domain();
-      if (!versions_.contains(d)) versions_[d] = static_cast<int>(os.version());
+      int version = opset_version(os.version(), "opset_import of domain '" + os.domain() + "'");
+      if (!versions_.contains(d)) versions_[d] = version;
       if (d.empty()) {
-        if (default_version < 0) default_version = static_cast<int>(os.version());
+        if (default_version < 0) default_version = version;
       } else if (!imports_seen_.contains(d)) {
         imports_seen_[d] = 1;
-        imports.push_back({d, Value(onnx_namespace(d, static_cast<int>(os.version())))});
+        imports.push_back({d, Value(onnx_namespace(d, version))});
       }
     }
     if (default_version >= 0) g_.set_graph_namespace(root, g_.sym(onnx_namespace("", default_version)));
@@ -149,7 +152,8 @@ class Importer {
       if (os.has_domain()) o.push_back({"domain", Value(os.domain())});
       if (os.has_version()) o.push_back({"version", Value(static_cast<int64_t>(os.version()))});
       opsets.push_back(Value(std::move(o)));
-      versions.try_emplace(os.domain() == "ai.onnx" ? "" : os.domain(), static_cast<int>(os.version()));
+      versions.try_emplace(os.domain() == "ai.onnx" ? "" : os.domain(),
+                           opset_version(os.version(), "function " + f.name() + ": opset_import of domain '" + os.domain() + "'"));
     }
     e.push_back({"opset_import", Value(std::move(opsets))});
     onnx::GraphProto gp;
@@ -178,6 +182,12 @@ class Importer {
 
   // ---- refusals of models no reader could use (each names the graph, node or tensor)
   [[noreturn]] void fail(const std::string& what) const { throw Error(opt_.file_name + ": error: " + what); }
+  // An opset version as the namespace name holds it: never cut to 32 bits (2^32 + 13 is not 13).
+  int opset_version(int64_t v, const std::string& where) const {
+    if (v < 0 || v > std::numeric_limits<int32_t>::max())
+      fail(where + ": version " + std::to_string(v) + " is outside 0.." + std::to_string(std::numeric_limits<int32_t>::max()));
+    return static_cast<int>(v);
+  }
   std::string where(const Scope& s) const {
     std::string w = "graph '" + std::string(g_.name_str(s.node)) + "'";
     if (s.owner) w += " (a body of node '" + std::string(g_.name_str(s.owner)) + "')";
@@ -305,6 +315,8 @@ class Importer {
     std::vector<std::string> init_order;
     std::vector<PortId> init_ports;
     auto init_port = [&](const std::string& name) {
+      // A second initializer of one name gets a port of its own (the import is lossless); the
+      // verifier reports the two definitions of one value, so verify, fmt and convert refuse it.
       PortId p;
       if (auto it = s.values.find(name); it != s.values.end() && g_.port_op(it->second) == gn &&
                                          !g_.attr(it->second, s_graph_input_)) {

@@ -10,6 +10,7 @@
 
 #include <onnx/onnx_pb.h>
 
+#include "amanda/support/path_policy.h"
 #include "amanda/ir/graph.h"
 #include "amanda/ir/tensor.h"
 #include "amanda/ir/value.h"
@@ -96,6 +97,8 @@ struct TensorContext {
   std::string file_name;
   std::shared_ptr<const Buffer> input;  // the model's bytes, when raw_data spans point into them
   bool input_is_file = false;           // ... and they are a mapped file
+  // The external data files, each mapped once for the whole model (null: mapped per tensor).
+  std::shared_ptr<ModelFiles> files;
 };
 struct RawSpan;
 // With `raw` (its raw_data, left out of `t` by parse_model_borrowing), the tensor borrows those

@@ -1,10 +1,15 @@
 // Finds and loads libamanda_torch.so on first use (see torchscript.h for why it is a plugin), and
 // provides the PyTorch namespaces: the shipped .ops files first, the plugin only for the rest.
 #include <dlfcn.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -12,7 +17,9 @@
 
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/schema/registry.h"
+#include "amanda/text/document.h"
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/budget.h"
 #include "amanda/support/file.h"
 #include "frontends/torchscript/importer.h"
 #include "frontends/torchscript/namespace_file.h"
@@ -37,6 +44,34 @@ std::string exe_dir() {
   return ec ? std::string() : p.parent_path().string();
 }
 
+std::vector<std::string> plugin_candidates() {
+  std::vector<std::string> candidates;
+  if (const char* e = std::getenv("AMANDA_TORCH_PLUGIN")) candidates.push_back(e);
+  std::string d = exe_dir();
+  if (!d.empty()) {
+    candidates.push_back(d + "/libamanda_torch.so");
+    candidates.push_back(d + "/../lib/amanda/libamanda_torch.so");
+  }
+  if (*AMANDA_TORCH_PLUGIN_DIR) candidates.push_back(std::string(AMANDA_TORCH_PLUGIN_DIR) + "/libamanda_torch.so");
+  return candidates;
+}
+
+// Whether the plugin is there, without loading it (the libtorch reader runs in a child process,
+// which loads it; this process never needs libtorch to read a model).
+bool plugin_present() {
+  if (std::string(AMANDA_TORCH_NAMESPACE).empty()) return false;
+  for (const auto& c : plugin_candidates()) {
+    std::error_code ec;
+    if (std::filesystem::exists(c, ec)) return true;
+  }
+  return false;
+}
+std::string plugin_absent_why() {
+  if (std::string(AMANDA_TORCH_NAMESPACE).empty())
+    return "this build of Amanda has no PyTorch plugin (built with -DAMANDA_WITH_TORCH=OFF, or without Debian's libtorch-dev)";
+  return "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN)";
+}
+
 struct Loaded {
   const PluginApi* api = nullptr;
   std::string why;
@@ -50,14 +85,7 @@ const Loaded& load() {
       l.why = "this build of Amanda has no PyTorch plugin (built with -DAMANDA_WITH_TORCH=OFF, or without Debian's libtorch-dev)";
       return;
     }
-    std::vector<std::string> candidates;
-    if (const char* e = std::getenv("AMANDA_TORCH_PLUGIN")) candidates.push_back(e);
-    std::string d = exe_dir();
-    if (!d.empty()) {
-      candidates.push_back(d + "/libamanda_torch.so");
-      candidates.push_back(d + "/../lib/amanda/libamanda_torch.so");
-    }
-    if (*AMANDA_TORCH_PLUGIN_DIR) candidates.push_back(std::string(AMANDA_TORCH_PLUGIN_DIR) + "/libamanda_torch.so");
+    std::vector<std::string> candidates = plugin_candidates();
     std::string errors;
     for (const auto& c : candidates) {
       std::error_code ec;
@@ -130,6 +158,114 @@ class TorchProvider final : public schema::Provider {
   }
 };
 
+// libtorch's TorchScript parser has no depth limit and trusts its input: a hostile archive
+// crashes it (SIGSEGV on 200,000 nested calls). So it never runs in our process: a child (fork)
+// loads the plugin, reads the archive under memory and CPU-time limits, and hands the graph back
+// as the YAML form (tensors in a side file) in a private temporary folder; a crash, a timeout or
+// an error there is a refusal here. See SECURITY.md.
+class TempDir {
+ public:
+  TempDir() {
+    const char* t = std::getenv("TMPDIR");
+    std::string tmpl = std::string(t && *t ? t : "/tmp") + "/amanda-torch-XXXXXX";
+    if (!mkdtemp(tmpl.data())) throw Error("cannot create a temporary folder for the libtorch reader: " + std::string(std::strerror(errno)));
+    path_ = tmpl;
+  }
+  ~TempDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+int timeout_seconds() {
+  if (const char* e = std::getenv("AMANDA_TORCH_TIMEOUT")) {
+    int v = std::atoi(e);
+    if (v > 0) return v;
+  }
+  return 600;
+}
+
+text::Document read_libtorch_isolated(const std::string& path, const ImportOptions& o) {
+  TempDir dir;
+  std::string out = dir.path() + "/graph.yaml", err_file = dir.path() + "/error.txt";
+  std::cout.flush();
+  std::cerr.flush();
+  pid_t pid = fork();
+  if (pid < 0) throw Error(path + ": error: cannot start the libtorch reader's process: " + std::strerror(errno));
+  if (pid == 0) {
+    int code = 3;
+    try {
+      struct rlimit core {0, 0};
+      setrlimit(RLIMIT_CORE, &core);
+#if !defined(__SANITIZE_ADDRESS__)
+      // Address space: the run's memory budget plus what libtorch itself maps (about 2 GB).
+      uint64_t as = checked_add(Budget::run().limits().memory, uint64_t(6) << 30, "the libtorch reader's memory limit");
+      struct rlimit mem {as, as};
+      setrlimit(RLIMIT_AS, &mem);
+#endif
+      rlim_t cpu = static_cast<rlim_t>(timeout_seconds());
+      struct rlimit t {cpu, cpu + 5};
+      setrlimit(RLIMIT_CPU, &t);
+      const Loaded& l = load();
+      if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
+      text::Document doc;
+      std::string err;
+      if (!l.api->read(path.c_str(), &o, &doc, &err)) throw Error(err);
+      text::write_file(doc, out, text::Format::Yaml);
+      code = 0;
+    } catch (const std::bad_alloc&) {
+      write_file_atomic(err_file, path + ": error: the libtorch reader ran out of memory (its limit: the memory budget, --max-memory, + 6 GiB)");
+      code = 1;
+    } catch (const std::exception& e) {
+      try {
+        write_file_atomic(err_file, e.what());
+      } catch (...) {
+      }
+      code = 1;
+    }
+    _exit(code);
+  }
+  // Wall-clock limit too: a child blocked on something other than the CPU.
+  int status = 0;
+  const int limit_ms = timeout_seconds() * 1000 + 10000;
+  for (int waited = 0;; waited += 10) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (r < 0 && errno != EINTR) throw Error(path + ": error: lost the libtorch reader's process: " + std::strerror(errno));
+    if (waited >= limit_ms) {
+      kill(pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      throw Error(path + ": error: refused: the libtorch reader took more than " + std::to_string(timeout_seconds()) +
+                  " s ($AMANDA_TORCH_TIMEOUT)");
+    }
+    struct timespec ts {0, 10'000'000};
+    nanosleep(&ts, nullptr);
+  }
+  if (WIFSIGNALED(status)) {
+    int sig = WTERMSIG(status);
+    throw Error(path + ": error: refused: libtorch's reader crashed on this archive (signal " + std::to_string(sig) + ", " +
+                strsignal(sig) + ")" + (sig == SIGXCPU ? " after its CPU-time limit ($AMANDA_TORCH_TIMEOUT)" : ""));
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    std::string msg;
+    try {
+      msg = std::string(map_file(err_file)->view());
+    } catch (const Error&) {
+    }
+    if (msg.empty()) msg = path + ": error: refused: the libtorch reader failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+    throw Error(msg);
+  }
+  Diagnostics diags;
+  text::ReadOptions ro;
+  ro.base_dir = dir.path();
+  // The side file stays mapped after the folder is removed.
+  return text::read_file(out, diags, text::Format::Yaml, ro);
+}
+
 }  // namespace
 
 bool is_torchscript_path(const std::string& path) {
@@ -146,6 +282,7 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
                                 std::string* used) {
   if (o.reader != "auto" && o.reader != "script" && o.reader != "libtorch")
     throw Error("unknown TorchScript reader '" + o.reader + "' (auto, script or libtorch)");
+  Budget::run().reset_counters();  // each archive read gets the whole budget
   if (o.reader != "libtorch") {
     std::unique_ptr<schema::Registry> own;
     if (!registry) {
@@ -163,7 +300,7 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
       std::string list;
       for (const auto& g : gaps) list += (list.empty() ? "" : ", ") + g;
       // Untyped values where libtorch would type them: prefer libtorch's graph when it is here.
-      if (!gaps.empty() && o.reader == "auto" && torch_available())
+      if (!gaps.empty() && o.reader == "auto" && plugin_present())
         throw torchscript::Unsupported("no shape rule for " + list);
       if (!gaps.empty())
         std::cerr << "amanda: note: " << path << ": the libtorch-free reader has no shape rule for " << list
@@ -172,18 +309,14 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
       return doc;
     } catch (const torchscript::Unsupported& e) {
       if (o.reader == "script") throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what());
-      if (!torch_available())
+      if (!plugin_present())
         throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what() +
-                    "; and the libtorch reader is not available: " + load().why);
+                    "; and the libtorch reader is not available: " + plugin_absent_why());
       if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "torch import: falling back to libtorch: " << e.what() << "\n";
     }
   }
-  const Loaded& l = load();
-  if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
-  const PluginApi& a = *l.api;
-  text::Document doc;
-  std::string err;
-  if (!a.read(path.c_str(), &o, &doc, &err)) throw Error(err);
+  if (!plugin_present()) throw Error(path + ": error: PyTorch support is not available: " + plugin_absent_why());
+  text::Document doc = read_libtorch_isolated(path, o);
   if (used) *used = "libtorch";
   return doc;
 }

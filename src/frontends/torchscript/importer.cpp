@@ -14,6 +14,7 @@
 #include <set>
 #include <unordered_map>
 
+#include "amanda/support/budget.h"
 #include "amanda/support/file.h"
 #include "frontends/torchscript/ast.h"
 #include "frontends/torchscript/pickle.h"
@@ -320,6 +321,7 @@ class Importer {
     if (zip_.borrowable(*e)) {
       st->owner = zip_.buffer();
     } else {
+      Budget::run().charge(BudgetKind::Memory, bytes.size(), zip_.path() + ": storage " + prefix_ + key);
       st->owner = make_buffer(std::string(bytes));
       st->raw = st->owner->data();
     }
@@ -531,6 +533,8 @@ class Importer {
     for (const StmtPtr& sp : body) {
       const Stmt& s = *sp;
       where_ = loc(fr.file, s.pos);
+      // One budget for the whole run: nested loops and recursion each stay under their own limits.
+      Budget::run().charge(BudgetKind::Steps, 1, where_);
       switch (s.kind) {
         case Stmt::Kind::Assign: {
           hint_ = s.targets.size() == 1 && s.targets[0]->kind == Expr::Kind::Name ? s.targets[0]->text : "";
@@ -741,6 +745,10 @@ class Importer {
       return call_op(it->second, {a, b}, {});
     }
     if (op == "+" && (a->k == Val::K::List || a->k == Val::K::Tuple) && a->k == b->k) {
+      // The same bound as append: a list doubled 34 times would otherwise take the machine.
+      if (a->items.size() + b->items.size() > static_cast<size_t>(kMaxLoopTrips))
+        throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      Budget::run().charge(BudgetKind::Steps, a->items.size() + b->items.size(), where_);  // the copying
       std::vector<VRef> items = a->items;
       items.insert(items.end(), b->items.begin(), b->items.end());
       return make_list(std::move(items), a->k);
@@ -1055,6 +1063,7 @@ class Importer {
   }
 
   PortId constant(const Val& v) {
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
     OpId op = g_.create_op(g_.root(), g_.sym("prim::Constant"), amanda::Symbol());
     g_.set_attr(op, g_.sym("value"), to_value(v, where_));
     PortId out = g_.add_output(op, g_.sym("output"));
@@ -1064,6 +1073,7 @@ class Importer {
   }
 
   VRef emit(const schema::OpSchema& s, const Args& args, const std::vector<OutInfo>& outs) {
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
     OpId op = g_.create_op(g_.root(), g_.sym(s.type), amanda::Symbol());
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       PortId in = g_.add_input(op, g_.sym(s.inputs[k].expected_name().value_or("input." + std::to_string(k))));
@@ -1078,6 +1088,7 @@ class Importer {
       if (a.k == Val::K::List)
         for (const auto& x : a.items) tensors |= x->is_tensor();
       if (tensors) {
+        Budget::run().charge(BudgetKind::Ops, 1, where_);
         OpId list = g_.create_op(g_.root(), g_.sym("prim::ListConstruct"), amanda::Symbol());
         for (size_t e = 0; e < a.items.size(); ++e) {
           PortId ep = g_.add_input(list, g_.sym("elements." + std::to_string(e)));

@@ -6,6 +6,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::torchscript {
@@ -114,6 +115,7 @@ class Unpickler {
  public:
   Unpickler(std::string_view in, const std::string& name, const UnpickleLimits& limits)
       : in_(in), name_(name), limits_(limits) {}
+  ~Unpickler() { Budget::run().refund(BudgetKind::Memory, charged_); }
 
   PyRef run();
   // Frees what the stack and the memo hold, except objects reachable from `keep`: cycles made
@@ -170,6 +172,7 @@ class Unpickler {
   PyRef make(Kind k) {
     if (++objects_ > limits_.max_objects)
       fail("more than " + std::to_string(limits_.max_objects) + " objects (UnpickleLimits::max_objects)");
+    charge(kObjectBytes);
     PyRef o(new PyObject, FlatDelete{});
     o->kind = k;
     o->offset = op_;
@@ -208,7 +211,22 @@ class Unpickler {
 
   // ---- the stack: the objects above the innermost MARK are the current frame
   size_t frame_base() const { return marks_.empty() ? 0 : marks_.back(); }
-  void push(PyRef o) { stack_.push_back(std::move(o)); }
+  void push(PyRef o) {
+    if (stack_.size() == stack_.capacity()) charge((stack_.capacity() + 16) * sizeof(PyRef));  // the growth
+    stack_.push_back(std::move(o));
+  }
+  // An object, its control block and its bookkeeping (made_, height_), about.
+  static constexpr uint64_t kObjectBytes = sizeof(PyObject) + 96;
+  void charge(uint64_t n) {
+    if (!Budget::run().try_charge(BudgetKind::Memory, n))
+      Budget::run().exceeded(BudgetKind::Memory, n, name_ + ": byte " + std::to_string(op_));
+    charged_ += n;
+  }
+  // None is immutable: one object serves every NONE opcode (a flood of them costs a pointer each).
+  PyRef none() {
+    if (!none_) none_ = make(Kind::None);
+    return none_;
+  }
   PyRef pop(const char* what) {
     if (stack_.size() <= frame_base()) fail(std::string(what) + ": stack underflow");
     PyRef o = std::move(stack_.back());
@@ -277,7 +295,11 @@ class Unpickler {
   int64_t long_bytes(std::string_view b, const char* what);
   std::string quoted_string(std::string_view s);
   std::string raw_unicode_escape(std::string_view s);
-  void memo_put(uint64_t key, const char* what) { memo_[key] = top(what); }
+  void memo_put(uint64_t key, const char* what) {
+    auto [it, added] = memo_.try_emplace(key);
+    if (added) charge(64);
+    it->second = top(what);
+  }
   PyRef memo_get(uint64_t key, const char* what) {
     auto it = memo_.find(key);
     if (it == memo_.end()) fail(std::string(what) + ": memo key " + std::to_string(key) + " was never put");
@@ -297,6 +319,8 @@ class Unpickler {
   std::vector<std::weak_ptr<PyObject>> made_;
   std::unordered_map<const PyObject*, size_t> height_;
   size_t objects_ = 0;
+  uint64_t charged_ = 0;  // Memory budget charged, refunded when the unpickler ends
+  PyRef none_;
 };
 
 // LONG1 / LONG4: little-endian two's complement of any length; only values in int64 are kept.
@@ -430,7 +454,7 @@ PyRef Unpickler::run() {
         break;
 
       // ---- scalars
-      case 'N': push(make(Kind::None)); break;
+      case 'N': push(none()); break;
       case 0x88:
       case 0x89: {  // NEWTRUE, NEWFALSE
         auto o = make(Kind::Bool);

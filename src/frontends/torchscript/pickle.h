@@ -43,7 +43,9 @@ struct PyObject {
 
 struct UnpickleLimits {
   size_t max_depth = 1000;         // nesting of containers / calls
-  size_t max_objects = 50'000'000; // objects created
+  // Objects created: a real archive's data.pkl makes about ten per tensor (10^5 for a large model);
+  // each costs about 250 bytes, also charged to the run's Memory budget.
+  size_t max_objects = 4'000'000;
 };
 
 // Unpickles `bytes`; `name` is used in errors ("archive/data.pkl: byte 123: unknown opcode 0xff").

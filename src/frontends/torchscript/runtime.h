@@ -14,6 +14,7 @@
 
 #include "amanda/ir/graph.h"
 #include "amanda/ir/tensor.h"
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::torchscript {
@@ -34,6 +35,7 @@ struct Storage {
   size_t count = 0;  // elements
   std::vector<double> vals;
   bool has_vals = false;
+  MemoryCharge charge;  // vals, against the run's Memory budget
   const std::vector<double>& values();
   std::vector<double>& mutable_values() {
     values();

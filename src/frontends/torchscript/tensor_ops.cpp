@@ -8,6 +8,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "amanda/support/budget.h"
 #include "frontends/torchscript/runtime.h"
 
 namespace amanda::torchscript {
@@ -20,6 +21,7 @@ const std::vector<double>& Storage::values() {
   if (has_vals) return vals;
   if (count > (size_t(1) << 26))
     throw Unsupported("a constant computation on a tensor of " + std::to_string(count) + " elements");
+  charge = MemoryCharge(count * sizeof(double), "a folded tensor");
   vals.resize(count);
   auto load = [&](auto tag) {
     using T = decltype(tag);
@@ -91,6 +93,13 @@ void check_known_size(int64_t n) {
   if (n > kMaxKnownElements)
     throw Unsupported("a constant computation of " + std::to_string(n) + " elements (more than " +
                       std::to_string(kMaxKnownElements) + ")");
+  Budget::run().check(BudgetKind::Memory, static_cast<uint64_t>(n) * sizeof(double), "a folded tensor");
+}
+// The elements of a new known tensor of this shape, all `fill`: sized and checked before allocating.
+std::vector<double> filled(const std::vector<int64_t>& shape, double fill) {
+  int64_t n = numel(shape);
+  check_known_size(n);
+  return std::vector<double>(static_cast<size_t>(n), fill);
 }
 }  // namespace
 
@@ -108,6 +117,7 @@ VRef make_known(DType t, std::vector<int64_t> shape, std::vector<double> values)
   auto st = std::make_shared<Storage>();
   st->dtype = t;
   st->count = values.size();
+  st->charge = MemoryCharge(values.size() * sizeof(double), "a folded tensor");
   st->vals = std::move(values);
   st->has_vals = true;
   v->known = std::make_shared<Known>();
@@ -980,12 +990,12 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
   if (b == "aten::new_zeros" || b == "aten::new_ones") {
     auto info = infer(op, a, where);
     const OutInfo& o = (*info)[0];
-    return r1(make_known(o.dtype, o.shape, std::vector<double>(static_cast<size_t>(numel(o.shape)), b == "aten::new_ones" ? 1.0 : 0.0)));
+    return r1(make_known(o.dtype, o.shape, filled(o.shape, b == "aten::new_ones" ? 1.0 : 0.0)));
   }
   if (b == "aten::zeros_like" || b == "aten::ones_like") {
     const Val& x = *a[0];
     DType t = has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype;
-    return r1(make_known(t, x.shape, std::vector<double>(static_cast<size_t>(numel(x.shape)), b == "aten::ones_like" ? 1.0 : 0.0)));
+    return r1(make_known(t, x.shape, filled(x.shape, b == "aten::ones_like" ? 1.0 : 0.0)));
   }
   if (b == "aten::fill_") {
     const Val& x = *a[0];
@@ -1015,6 +1025,7 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     const Val& x = *a[0];
     const Val& idx = *a[1]->items[0];
     if (idx.dtype == DType::Bool) throw Unsupported(where + ": indexing with a boolean mask");
+    check_known_size(numel((*info)[0].shape));  // before the rows are copied
     std::vector<double> is = elements(idx), xs = elements(x), out;
     int64_t row = numel(x.shape) / std::max<int64_t>(x.shape[0], 1);
     for (double dv : is) {
@@ -1028,6 +1039,7 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
   if (b == "aten::cat") {
     auto info = infer(op, a, where);
     const OutInfo& o = (*info)[0];
+    check_known_size(numel(o.shape));  // before the parts are copied
     int64_t d = wrap_dim(int_arg(a, 1, where), o.shape.size(), where);
     int64_t outer = 1;
     for (int64_t k = 0; k < d; ++k) outer *= o.shape[static_cast<size_t>(k)];

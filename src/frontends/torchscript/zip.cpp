@@ -8,6 +8,7 @@
 #include <functional>
 #include <limits>
 
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::torchscript {
@@ -206,6 +207,14 @@ ZipArchive::ZipArchive(std::shared_ptr<const Buffer> bytes, std::string path)
       r.fail(d.offset, "two entries are named " + entries_[sorted_[i]].name);
   }
   inflated_.resize(entries_.size());
+  // What the deflated entries declare, against the budget, before any is inflated: an archive of
+  // a few MB may declare gigabytes (each entry's ratio alone is plausible).
+  uint64_t declared = 0;
+  // (An entry whose size no deflate stream of its length can hold is refused when it is read, with
+  // that reason.)
+  for (const ZipEntry& e : entries_)
+    if (e.method == 8 && e.size / kMaxDeflateRatio <= e.compressed_size) declared = checked_add(declared, e.size, path_ + ": zip");
+  Budget::run().check(BudgetKind::Decompressed, declared, path_ + ": zip: the deflated entries together");
 }
 
 const ZipEntry* ZipArchive::find(std::string_view name) const {
@@ -244,6 +253,9 @@ std::string_view ZipArchive::data(const ZipEntry& e) const {
     fail("a size of " + std::to_string(own->size) + " bytes is more than " + std::to_string(own->compressed_size) +
                 " deflated bytes can hold");
   if (own->size > std::numeric_limits<size_t>::max() - 1) fail("too large for this machine");
+  // Charged before allocating: four deflated 1 GiB entries pass the ratio check one by one.
+  Budget::run().charge(BudgetKind::Decompressed, own->size, path_ + ": zip: entry " + own->name);
+  Budget::run().charge(BudgetKind::Memory, own->size, path_ + ": zip: entry " + own->name);
   // One spare byte: a stream that inflates to more than `size` bytes fills it and is caught.
   auto out = std::make_unique<std::string>(own->size + 1, '\0');
   z_stream s{};
