@@ -1,9 +1,12 @@
 #include "amanda/mapping/engine.h"
 
+#include "amanda/mapping/schema_step.h"
+
 #include <algorithm>
 #include <deque>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 #include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
@@ -165,7 +168,6 @@ class Applier {
   const ConvertOptions& o_;
   Report& rep_;
   absl::flat_hash_map<Symbol, const std::vector<Candidate>*> dispatch_;
-  absl::flat_hash_map<Symbol, bool> pass_;
   std::vector<uint8_t> claimed_;
   std::vector<uint32_t> pos_;
   std::map<std::string, OpCount> unmapped_, unsupported_;
@@ -221,17 +223,20 @@ class Applier {
         for (OpId x : m.ops) claim(x);
         if (explaining) reasons.push_back("=> rule '" + m.rule->rule->name + "' applies");
         matches.push_back(std::move(m));
-      } else if (passes(op)) {
+      } else if (Verdict v = no_rule(op); v.kind == Verdict::Keep) {
         ++rep_.passed;
-        if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
+        if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' " + v.why + ": kept as it is");
+      } else if (v.kind == Verdict::Refuse) {
+        count(unsupported_, op, "(schemas)", v.why);
+        if (why_) note("=> no rule applies, and the schemas say it cannot be kept: " + v.why);
       } else if (!t_.reverse_constant.type.empty() && g_.type_str(op) == t_.reverse_constant.type) {
         // A constant no rule maps may only feed inputs that matchers take as values: decided
         // after the rewrites (erased when nothing reads it any more).
         pending_consts.push_back(op);
         if (why_) note("=> no rule applies to this constant: it must be read only as a value by the rules of its consumers");
       } else {
-        count(unmapped_, op, "", "");
-        if (why_) note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
+        count(unmapped_, op, "", v.why);
+        if (why_) note("=> no rule applies and " + v.why + ": unmapped");
       }
       why_ = nullptr;
       if (explaining) {
@@ -240,6 +245,8 @@ class Applier {
       }
     }
     for (Match& m : matches) rewrite(m, s);
+    for (auto& [op, st] : drops_) drop_extensions(g_, op, *st);
+    drops_.clear();
     for (OpId c : pending_consts) {
       if (!g_.valid(c)) continue;
       bool used = false;
@@ -258,22 +265,66 @@ class Applier {
     fix_order(s);
   }
 
-  bool passes(OpId op) {
+  // What becomes of an op no rule matched. Decided from the two schemas (schema_step.h) unless the
+  // table has rules for the op's type: then they alone decide (a change the schemas do not show,
+  // such as Softmax's axis in opset 13, is written as rules whose conditions say when it is safe).
+  struct Verdict {
+    enum Kind { Keep, Refuse, Unmapped } kind;
+    std::string why;
+  };
+  struct TypeInfo {
+    SchemaStep step;
+    const schema::OpSchema* dst = nullptr;
+    bool foreign = false, ruled = false;
+  };
+  absl::node_hash_map<Symbol, TypeInfo> types_;  // (node-stable: drops_ points into it)
+  std::vector<std::pair<OpId, const SchemaStep*>> drops_;  // kept ops that lose defaulted attributes / unused ports
+
+  const TypeInfo& type_info(OpId op) {
     Symbol t = g_.type(op);
-    auto it = pass_.find(t);
-    if (it != pass_.end()) return it->second;
+    auto it = types_.find(t);
+    if (it != types_.end()) return it->second;
     std::string_view type = g_.type_str(op);
-    bool ok = false;
+    TypeInfo info;
     for (const auto& p : foreign_prefixes_)
-      if (type.starts_with(p)) ok = true;  // an op of another imported namespace: not this table's business
-    if (!ok && t_.src == t_.dst) ok = true;
-    if (!ok) {
+      if (type.starts_with(p)) info.foreign = true;  // an op of another imported namespace: not this table's business
+    info.ruled = dispatch_.contains(t);
+    if (!info.foreign && t_.src != t_.dst) {
       const schema::OpSchema* a = impl_.reg.resolve(t_.src, type);
-      const schema::OpSchema* b = impl_.reg.resolve(t_.dst, type);
-      ok = a && a == b;
+      info.dst = impl_.reg.resolve(t_.dst, type);
+      info.step = compare_schemas(a, info.dst, t_.dst);
+      // Between two frameworks an op of the same name is not the same op: only one declaration
+      // passes; the schemas decide only between versions of one family (amanda/onnx/12 -> 13).
+      if (schema::split_version(t_.src).first != schema::split_version(t_.dst).first && info.step.kind != SchemaStep::Kind::Same) {
+        info.step.kind = SchemaStep::Kind::Changed;
+        info.step.why = "it is not the same declaration in both namespaces";
+      }
+      if (info.step.kind == SchemaStep::Kind::Missing && a && a->since_version)
+        info.step.why += fmt::format(" (it is new in {} version {})", t_.src.substr(0, t_.src.rfind('/')), *a->since_version);
+    } else {
+      info.step.kind = SchemaStep::Kind::Same;
     }
-    pass_[t] = ok;
-    return ok;
+    return types_.emplace(t, std::move(info)).first->second;
+  }
+
+  Verdict no_rule(OpId op) {
+    const TypeInfo& info = type_info(op);
+    if (info.foreign) return {Verdict::Keep, "belongs to another namespace"};
+    switch (info.step.kind) {
+      case SchemaStep::Kind::Same: return {Verdict::Keep, "is the same in " + t_.src + " and " + t_.dst};
+      case SchemaStep::Kind::Missing: return {Verdict::Refuse, info.step.why};
+      case SchemaStep::Kind::Changed:
+        return {Verdict::Unmapped, "changed between " + t_.src + " and " + t_.dst + " (" + info.step.why + "), and no rule converts it"};
+      case SchemaStep::Kind::TypesOnly: break;
+    }
+    if (info.ruled)
+      return {Verdict::Unmapped, "has rules in " + t_.src + " -> " + t_.dst + " and none of them applies"};
+    std::string bad = extension_refusal(g_, op, info.step, t_.dst);
+    if (bad.empty()) bad = type_refusal(g_, op, *info.dst, t_.dst);
+    if (!bad.empty()) return {Verdict::Refuse, bad};
+    if (!info.step.dropped_attrs.empty() || info.step.max_inputs != SIZE_MAX || info.step.max_outputs != SIZE_MAX)
+      drops_.push_back({op, &info.step});
+    return {Verdict::Keep, "has the same attributes and ports in " + t_.src + " and " + t_.dst + " (but for ones left at their defaults), and its types fit"};
   }
 
   void count(std::map<std::string, OpCount>& m, OpId op, const std::string& rule, const std::string& reason) {

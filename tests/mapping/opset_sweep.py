@@ -119,9 +119,9 @@ def node_tests(node_dir, sample, only):
 def refusal_class(reason):
     if re.search(r"\byet\b", reason):
         return "not-yet"
-    if reason == "no rule":
+    if reason.startswith("no rule"):
         return "no-rule"
-    if "does not exist before opset" in reason:
+    if "does not exist" in reason:
         return "new-op"
     if "element type" in reason:
         return "type"
@@ -148,14 +148,16 @@ def convert(amanda, name, src, opset, target, tmp, original_checks):
     if r.returncode == 1:
         if os.path.exists(out):
             return {"outcome": "crash", "why": "refused but wrote the file"}
-        items = [(u["type"], u.get("reason", "no rule")) for u in rep.get("unsupported", []) + rep.get("unmapped", [])]
+        # an unmapped op is a hole whatever its reason says (the engine names the schema change)
+        items = [(u["type"], u.get("reason", "no rule")) for u in rep.get("unsupported", [])] + \
+                [(u["type"], "no rule" + (": " + u["reason"] if u.get("reason") else "")) for u in rep.get("unmapped", [])]
         if not items:
             return {"outcome": "crash", "why": f"exit 1 without naming the ops: {r.stderr.strip()[:300]}"}
         classes = sorted({refusal_class(why) for _, why in items})
         # the worst class names the outcome: a "not yet" among others is still a hole
         order = ["not-yet", "no-rule", "condition", "type", "new-op"]
         cls = min(classes, key=order.index)
-        return {"outcome": "refused:" + cls, "why": "; ".join(f"{t}: {w}" for t, w in items)}
+        return {"outcome": "refused:" + cls, "why": " | ".join(f"{t}: {w}" for t, w in items)}
     if not os.path.exists(out):
         return {"outcome": "crash", "why": "exit 0 but nothing written"}
     try:
@@ -269,7 +271,7 @@ def main():
                 opset = next(o for n, _, o, _ in tests if n == name)
                 print(f"{name} ({opset} -> {t}): {r['outcome']}: {r.get('why', '')}")
             if r["outcome"].startswith("refused"):
-                for part in r["why"].split("; "):
+                for part in r["why"].split(" | "):
                     reasons[(r["outcome"], re.sub(r"\d+", "N", part))] += 1
         total = len(results)
         written = sum(counts[k] for k in ("match", "mismatch", "checker", "unverified"))
