@@ -204,6 +204,10 @@ class Applier {
     if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) g_.set_graph_namespace(s, dst_sym_);
     ir::TopoResult topo = g_.topo_order(s);
     std::vector<OpId> order = topo.ok() ? std::move(topo.order) : g_.children(s);
+    if (o_.expand && expand_missing(s, order)) {
+      topo = g_.topo_order(s);
+      order = topo.ok() ? std::move(topo.order) : g_.children(s);
+    }
     if (pos_.size() < g_.id_bound()) pos_.resize(g_.id_bound(), 0);
     {
       uint32_t k = 0;
@@ -307,12 +311,41 @@ class Applier {
     return types_.emplace(t, std::move(info)).first->second;
   }
 
+  // Ops the target lacks and no rule takes: replaced by their function bodies where the source
+  // namespace defines them (the body's ops may in turn be missing: expanded again, a few levels).
+  std::map<OpId, std::string> not_expanded_;
+  bool expand_missing(OpId scope, std::vector<OpId>& order) {
+    bool any = false;
+    for (int round = 0; round < 4; ++round) {
+      bool changed = false;
+      for (OpId op : order) {
+        if (!g_.valid(op) || claimed(op) || not_expanded_.contains(op)) continue;
+        const TypeInfo& info = type_info(op);
+        if (info.foreign || info.ruled || info.step.kind != SchemaStep::Kind::Missing) continue;
+        std::string type(g_.type_str(op));
+        std::string why = o_.expand(g_, op, t_.src);
+        if (why.empty()) {
+          changed = any = true;
+          ++rep_.by_rule["(function body) " + type];
+        } else {
+          not_expanded_[op] = why;
+        }
+      }
+      if (!changed) break;
+      order = g_.children(scope);
+    }
+    return any;
+  }
+
   Verdict no_rule(OpId op) {
     const TypeInfo& info = type_info(op);
     if (info.foreign) return {Verdict::Keep, "belongs to another namespace"};
     switch (info.step.kind) {
       case SchemaStep::Kind::Same: return {Verdict::Keep, "is the same in " + t_.src + " and " + t_.dst};
-      case SchemaStep::Kind::Missing: return {Verdict::Refuse, info.step.why};
+      case SchemaStep::Kind::Missing: {
+        auto it = not_expanded_.find(op);
+        return {Verdict::Refuse, info.step.why + (it == not_expanded_.end() ? "" : "; its ONNX function body cannot replace it: " + it->second)};
+      }
       case SchemaStep::Kind::Changed:
         return {Verdict::Unmapped, "changed between " + t_.src + " and " + t_.dst + " (" + info.step.why + "), and no rule converts it"};
       case SchemaStep::Kind::TypesOnly: break;

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
@@ -96,6 +97,7 @@ int run_convert(const ConvertOpts& o) {
   co.tags = o.tags;
   co.keep_unmapped = o.keep_unmapped;
   co.explain = o.explain;
+  co.expand = onnx_frontend::expand_function;  // ONNX ops an older opset lacks: their function bodies
   std::string to = o.to;
   if (to.empty()) {
     // Without --to: the output's format says the family; the nearest namespace of it the tables reach.

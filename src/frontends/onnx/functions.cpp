@@ -1,0 +1,213 @@
+#include "amanda/frontends/onnx/functions.h"
+
+#include <map>
+#include <set>
+
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/function.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/mapping/schema_step.h"
+#include "amanda/schema/schema.h"
+#include "proto_util.h"
+
+namespace amanda::onnx_frontend {
+
+namespace {
+
+bool data_port(const ir::Graph& g, ir::PortId p) { return !g.is_control(p) && !g.port_name_str(p).starts_with("@"); }
+
+// Renames the values of a body (and of graphs nested in it, which may read outer values) and
+// fills in attribute references. libonnx 1.12's FunctionExpandHelper does neither for nested graphs
+// and reads its schema through the body's since_version, which built bodies do not carry.
+class Inliner {
+ public:
+  Inliner(const onnx::NodeProto& call, const onnx::FunctionProto& fp, std::string prefix) : prefix_(std::move(prefix)) {
+    for (int k = 0; k < fp.input_size(); ++k) names_[fp.input(k)] = k < call.input_size() ? call.input(k) : "";
+    for (int k = 0; k < fp.output_size(); ++k) names_[fp.output(k)] = k < call.output_size() ? call.output(k) : "";
+    for (const auto& a : call.attribute()) attrs_[a.name()] = &a;
+  }
+
+  void node(onnx::NodeProto& n) {
+    for (auto& x : *n.mutable_input()) x = name(x);
+    for (auto& x : *n.mutable_output()) x = name(x);
+    if (!n.name().empty()) n.set_name(prefix_ + n.name());
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
+    for (auto& a : *n.mutable_attribute()) {
+      if (!a.ref_attr_name().empty()) {
+        auto it = attrs_.find(a.ref_attr_name());
+        if (it == attrs_.end()) continue;  // the op does not set it: the body op's own default
+        std::string nm = a.name();
+        a = *it->second;
+        a.set_name(nm);
+      }
+      if (a.has_g()) graph(*a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) graph(g);
+      *kept.Add() = a;
+    }
+    n.mutable_attribute()->Swap(&kept);
+  }
+
+ private:
+  std::string prefix_;
+  std::map<std::string, std::string> names_;
+  std::map<std::string, const onnx::AttributeProto*> attrs_;
+  std::vector<std::set<std::string>> local_;  // names a nested graph defines itself
+
+  std::string name(const std::string& x) {
+    if (x.empty()) return x;
+    for (const auto& l : local_)
+      if (l.contains(x)) return x;
+    auto it = names_.find(x);
+    if (it != names_.end()) return it->second;
+    return prefix_ + x;
+  }
+
+  void graph(onnx::GraphProto& g) {
+    std::set<std::string> own;
+    for (const auto& v : g.input()) own.insert(v.name());
+    for (const auto& v : g.initializer()) own.insert(v.name());
+    for (const auto& n : g.node())
+      for (const auto& o : n.output()) own.insert(o);
+    local_.push_back(std::move(own));
+    for (auto& n : *g.mutable_node()) node(n);
+    local_.pop_back();
+  }
+};
+
+void inline_body(const onnx::NodeProto& call, const onnx::FunctionProto& fp, onnx::GraphProto& g, const std::string& prefix) {
+  Inliner in(call, fp, prefix);
+  for (const auto& n : fp.node()) {
+    onnx::NodeProto* x = g.add_node();
+    *x = n;
+    in.node(*x);
+  }
+}
+
+}  // namespace
+
+std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return "not a namespace of the default ONNX domain";
+  int opset = std::stoi(version);
+  std::string type(g.type_str(op));
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
+  if (!s) return "libonnx has no schema for it";
+  if (!s->HasFunction() && !s->HasContextDependentFunction()) return "ONNX defines no function body for it";
+  if (g.first_child(op)) return "it has a nested graph";
+
+  // The op as a NodeProto: inputs in0.., outputs out0.. ("" for an absent optional input).
+  onnx::NodeProto node;
+  node.set_op_type(type);
+  std::vector<ir::PortId> ins, outs;
+  std::vector<onnx::TypeProto> in_types;
+  for (ir::PortId p : g.inputs(op)) {
+    if (!data_port(g, p)) continue;
+    std::string name = g.producer(p) ? "in" + std::to_string(ins.size()) : "";
+    node.add_input(name);
+    ins.push_back(p);
+    onnx::TypeProto tp;
+    std::string t = mapping::port_value_type(g, p);
+    if (!t.empty()) {
+      try {
+        tp = onnx::Utils::DataTypeUtils::ToTypeProto(onnx::Utils::DataTypeUtils::ToType(t));
+      } catch (const std::exception&) {
+      }
+    }
+    in_types.push_back(tp);
+  }
+  for (ir::PortId p : g.outputs(op)) {
+    if (!data_port(g, p)) continue;
+    node.add_output(g.first_out_edge(p) ? "out" + std::to_string(outs.size()) : "");
+    outs.push_back(p);
+  }
+  for (const auto& [k, v] : g.attrs(op)) {
+    std::string key(g.str(k));
+    if (key.starts_with("@")) continue;
+    if (v.is_graph()) return "attribute '" + key + "' is a graph";
+    const ir::Value* meta = g.attr(op, g.sym("@attr." + key));
+    ir::Value::Map none;
+    try {
+      detail::attr_to_proto(key, v, meta && meta->is_map() ? meta->as_map() : none, *node.add_attribute());
+    } catch (const std::exception& e) {
+      return std::string("attribute '") + key + "': " + e.what();
+    }
+  }
+  // Attributes left at their defaults: the body refers to them too.
+  for (const auto& [name, a] : s->attributes()) {
+    bool given = false;
+    for (const auto& x : node.attribute()) given |= x.name() == name;
+    if (!given && a.default_value.has_type()) *node.add_attribute() = a.default_value;
+  }
+
+  onnx::FunctionProto fp;
+  if (s->HasContextDependentFunction()) {
+    onnx::FunctionBodyBuildContextImpl ctx(node, in_types);
+    try {
+      if (!s->BuildContextDependentFunction(ctx, fp)) return "ONNX's function builder declines these attributes or input types";
+    } catch (const std::exception& e) {
+      return std::string("ONNX's function builder fails: ") + e.what();
+    }
+  } else {
+    fp = *s->GetFunction();
+  }
+
+  // libonnx's inliner reads as many actual inputs and outputs as the body declares: an output the
+  // op does not have becomes an unused value, an input it does not have an absent one.
+  onnx::NodeProto call = node;
+  while (call.input_size() < fp.input_size()) call.add_input("");
+  for (int k = 0; k < call.output_size(); ++k)
+    if (call.output(k).empty()) call.set_output(k, "unused" + std::to_string(k));
+  while (call.output_size() < fp.output_size()) call.add_output("unused" + std::to_string(call.output_size()));
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  bool has_default = false;
+  for (const auto& o : fp.opset_import()) {
+    *m.add_opset_import() = o;
+    has_default |= o.domain().empty() || o.domain() == "ai.onnx";
+  }
+  if (!has_default) {
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+  }
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name(type + "_function");
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (node.input(int(k)).empty()) continue;
+    auto* vi = gp->add_input();
+    vi->set_name(node.input(int(k)));
+    if (in_types[k].value_case() != onnx::TypeProto::VALUE_NOT_SET) *vi->mutable_type() = in_types[k];
+  }
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (!node.output(int(k)).empty()) gp->add_output()->set_name(node.output(int(k)));
+  try {
+    inline_body(call, fp, *gp, type + "_");
+  } catch (const std::exception& e) {
+    return std::string("inlining the body fails: ") + e.what();
+  }
+  text::Document body;
+  try {
+    body = import_model(m);
+  } catch (const std::exception& e) {
+    return std::string("the body does not import: ") + e.what();
+  }
+  std::vector<std::pair<ir::PortId, size_t>> in_map, out_map;
+  size_t k = 0;
+  for (ir::PortId p : ins)
+    if (g.producer(p)) in_map.push_back({p, k++});
+  k = 0;
+  for (ir::PortId p : outs)
+    if (g.first_out_edge(p)) out_map.push_back({p, k++});
+  ir::OpId ops[] = {op};
+  try {
+    g.replace_subgraph(ops, body.graph, in_map, out_map);
+  } catch (const std::exception& e) {
+    return std::string("the body does not fit: ") + e.what();
+  }
+  return {};
+}
+
+}  // namespace amanda::onnx_frontend
