@@ -31,6 +31,14 @@ std::string write_any(const text::Document& doc, const std::string& path, text::
 // The tool's namespaces: the shipped ones, $AMANDA_SCHEMA_PATH, and ONNX's from libonnx.
 std::unique_ptr<schema::Registry> tool_registry();
 
+}  // namespace amanda::tool
+namespace amanda::mapping {
+class TableSet;
+}
+namespace amanda::tool {
+// `amanda table coverage` (coverage_command.cpp): per op, converted / conditional / impossible.
+int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables);
+
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 
 }  // namespace amanda::tool

@@ -184,7 +184,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   for (size_t k = 0; k < outs.size(); ++k)
     if (!node.output(int(k)).empty()) gp->add_output()->set_name(node.output(int(k)));
   try {
-    inline_body(call, fp, *gp, type + "_");
+    inline_body(call, fp, *gp, std::string(g.name_str(op)) + "/" + type + "/");
   } catch (const std::exception& e) {
     return std::string("inlining the body fails: ") + e.what();
   }
@@ -201,13 +201,34 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   k = 0;
   for (ir::PortId p : outs)
     if (g.first_out_edge(p)) out_map.push_back({p, k++});
+  // The op's output values keep their names (a graph output is found by its value's name) and
+  // their value info: remembered through one consumer of each, then put on the new producers.
+  std::vector<std::pair<ir::PortId, ir::AttrList>> keep;
+  for (auto [p, k] : out_map) {
+    ir::AttrList a;
+    for (const auto& e : g.attrs(p))
+      if (g.str(e.first).starts_with("@")) a.push_back(e);
+    keep.push_back({g.edge_dst(g.first_out_edge(p)), std::move(a)});
+  }
   ir::OpId ops[] = {op};
   try {
     g.replace_subgraph(ops, body.graph, in_map, out_map);
   } catch (const std::exception& e) {
     return std::string("the body does not fit: ") + e.what();
   }
+  for (auto& [consumer, attrs] : keep)
+    if (ir::PortId np = g.producer(consumer))
+      for (const auto& e : attrs) g.set_attr(np, e.first, e.second);
   return {};
 }
 
+}  // namespace amanda::onnx_frontend
+
+namespace amanda::onnx_frontend {
+bool has_function_body(const std::string& type, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return false;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  return s && (s->HasFunction() || s->HasContextDependentFunction());
+}
 }  // namespace amanda::onnx_frontend

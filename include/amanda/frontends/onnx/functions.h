@@ -17,3 +17,8 @@ namespace amanda::onnx_frontend {
 std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns);
 
 }  // namespace amanda::onnx_frontend
+
+namespace amanda::onnx_frontend {
+// Whether libonnx defines a function body (plain or context-dependent) for the op in opset `ns`.
+bool has_function_body(const std::string& type, const std::string& ns);
+}  // namespace amanda::onnx_frontend
