@@ -269,9 +269,10 @@ class Applier {
     fix_order(s);
   }
 
-  // What becomes of an op no rule matched. Decided from the two schemas (schema_step.h) unless the
-  // table has rules for the op's type: then they alone decide (a change the schemas do not show,
-  // such as Softmax's axis in opset 13, is written as rules whose conditions say when it is safe).
+  // What becomes of an op no rule matched: the two schemas decide (schema_step.h), also for an op
+  // whose rules did not apply (rules cover the cases the schemas cannot settle; a change of
+  // meaning the schemas do not show as a change of attributes or ports, such as Max's broadcasting
+  // in opset 8, needs a rule that refuses the other cases).
   struct Verdict {
     enum Kind { Keep, Refuse, Unmapped } kind;
     std::string why;
@@ -350,8 +351,6 @@ class Applier {
         return {Verdict::Unmapped, "changed between " + t_.src + " and " + t_.dst + " (" + info.step.why + "), and no rule converts it"};
       case SchemaStep::Kind::TypesOnly: break;
     }
-    if (info.ruled)
-      return {Verdict::Unmapped, "has rules in " + t_.src + " -> " + t_.dst + " and none of them applies"};
     std::string bad = extension_refusal(g_, op, info.step, t_.dst);
     if (bad.empty()) bad = type_refusal(g_, op, *info.dst, t_.dst);
     if (!bad.empty()) return {Verdict::Refuse, bad};

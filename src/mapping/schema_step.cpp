@@ -16,8 +16,10 @@ std::string attr_default_str(const schema::AttrSchema& a) {
 }
 
 // Ports compare by name and arity; the type parameter they use is a type matter.
+// Single <-> Optional and a variadic port's minimum count are checked on the op at hand.
 bool same_port(const schema::PortSchema& a, const schema::PortSchema& b) {
-  return a.attrs == b.attrs && a.arity == b.arity && a.min_arity == b.min_arity;
+  auto loose = [](schema::Arity x) { return x == schema::Arity::Variadic ? 1 : 0; };
+  return a.attrs == b.attrs && loose(a.arity) == loose(b.arity);
 }
 
 const ir::Value* port_attr(const ir::Graph& g, ir::PortId p, std::string_view key) {
@@ -69,7 +71,11 @@ SchemaStep compare_schemas(const schema::OpSchema* src, const schema::OpSchema* 
     auto name = [](const schema::PortSchema& p) { return p.expected_name().value_or("?"); };
     size_t n = std::min(a.size(), b.size());
     for (size_t i = 0; i < n; ++i)
-      if (!same_port(a[i], b[i])) {
+      if (same_port(a[i], b[i])) {
+        // the target requires a port the source may leave out: the op must have it
+        if (!side && b[i].arity == schema::Arity::Single && a[i].arity == schema::Arity::Optional) st.required_inputs.push_back(i);
+        if (!side && b[i].arity == schema::Arity::Variadic && b[i].min_arity > a[i].min_arity) st.min_variadic = b[i].min_arity;
+      } else {
         if (name(a[i]) != name(b[i])) return changed(fmt::format("{} #{} '{}' is '{}' in {}", what, i, name(a[i]), name(b[i]), dst_ns));
         return changed(fmt::format("{} '{}' is {} in {} (was {})", what, name(a[i]), schema::arity_name(b[i].arity), dst_ns,
                                    schema::arity_name(a[i].arity)));
@@ -96,6 +102,15 @@ std::string extension_refusal(const ir::Graph& g, ir::OpId op, const SchemaStep&
   }
   for (const schema::AttrSchema* a : st.required_attrs)
     if (!g.attr(op, const_cast<ir::Graph&>(g).sym(a->name))) return fmt::format("attribute '{}' is absent, and {} requires it", a->name, dst_ns);
+  {
+    std::vector<ir::PortId> ins;
+    for (ir::PortId p : g.inputs(op))
+      if (!g.is_control(p) && !g.port_name_str(p).starts_with("@")) ins.push_back(p);
+    for (size_t i : st.required_inputs)
+      if (i >= ins.size() || !g.producer(ins[i]))
+        return fmt::format("input #{} is absent, and {} requires it", i, dst_ns);
+    if (st.min_variadic && ins.size() < st.min_variadic) return fmt::format("{} requires at least {} inputs", dst_ns, st.min_variadic);
+  }
   for (int side = 0; side < 2; ++side) {
     size_t limit = side ? st.max_outputs : st.max_inputs;
     size_t k = 0;

@@ -30,6 +30,8 @@ struct SchemaStep {
   std::vector<const schema::AttrSchema*> dropped_attrs;
   std::vector<const schema::AttrSchema*> required_attrs;  // optional in the source, required in the target
   size_t max_inputs = SIZE_MAX, max_outputs = SIZE_MAX;  // the target's port counts when smaller
+  std::vector<size_t> required_inputs;  // optional in the source, required in the target: must be connected
+  size_t min_variadic = 0;              // the target's variadic input needs at least this many
 };
 
 // src and dst may be null (no such op). dst_ns names the target in messages.
