@@ -285,6 +285,18 @@ def hand_graphs():
     add("reshape_allowzero_14", one(14, "Reshape", ["x", "s"], [3, 4, 5], [3, 20], [i64("s", [3, -1])], allowzero=1), X3)
     bn = [numpy_helper.from_array(f32(3, seed=s) + (1.5 if s == 4 else 0), n) for s, n in [(1, "sc"), (2, "b"), (3, "m"), (4, "v")]]
     add("batchnorm_15", one(15, "BatchNormalization", ["x", "sc", "b", "m", "v"], [2, 3, 4], [2, 3, 4], bn, epsilon=1e-3))
+    # BatchNormalization 13 -> 14 (inputs renamed), Pad 10 <-> 11 (attributes <-> inputs).
+    add("batchnorm_13", one(13, "BatchNormalization", ["x", "sc", "b", "m", "v"], [2, 3, 4], [2, 3, 4], bn, epsilon=1e-3))
+    add("pad_10", one(10, "Pad", ["x"], [2, 3], [2, 5], pads=[0, 1, 0, 1], value=1.5))
+    # Resize 10 <-> 11 (roi, asymmetric coordinates, nearest rounded down), Resize 10 <-> Upsample 9,
+    # Upsample's scales 8 <-> 9.
+    sc = numpy_helper.from_array(np.array([1, 1, 2, 3], dtype=np.float32), "sc")
+    roi = numpy_helper.from_array(np.array([], dtype=np.float32), "roi")
+    add("resize_asymmetric_11", one(11, "Resize", ["x", "roi", "sc"], [1, 2, 3, 4], [1, 2, 6, 12], [roi, sc], mode="nearest",
+                                    coordinate_transformation_mode="asymmetric", nearest_mode="floor"))
+    add("resize_10", one(10, "Resize", ["x", "sc"], [1, 2, 3, 4], [1, 2, 6, 12], [sc], mode="nearest"))
+    add("upsample_8", one(8, "Upsample", ["x"], [1, 2, 3, 4], [1, 2, 6, 12], scales=[1.0, 1.0, 2.0, 3.0], mode="nearest"))
+    add("upsample_9", one(9, "Upsample", ["x", "sc"], [1, 2, 3, 4], [1, 2, 6, 12], [sc], mode="nearest"))
     add("shape_15", one(15, "Shape", ["x"], [2, 3, 4], [3], y_elem=TensorProto.INT64))
     add("shape_slice_15", one(15, "Shape", ["x"], [2, 3, 4], [2], y_elem=TensorProto.INT64, start=1))
     # A few ops together at opset 7, taken all the way up (and down nowhere: 7 is the lowest).

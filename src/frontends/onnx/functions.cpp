@@ -1,6 +1,9 @@
 #include "amanda/frontends/onnx/functions.h"
 
+#include <cstring>
+#include <functional>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <onnx/defs/data_type_utils.h>
@@ -86,6 +89,108 @@ void inline_body(const onnx::NodeProto& call, const onnx::FunctionProto& fp, onn
   }
 }
 
+// The int64 scalar a constant input holds (a Constant op's value or an initializer), if any.
+std::optional<int64_t> constant_int(const ir::Graph& g, ir::PortId in) {
+  ir::PortId src = g.producer(in);
+  if (!src) return std::nullopt;
+  ir::OpId p = g.port_op(src);
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* v = nullptr;
+  if (p == g.root() || g.is_graph(p)) {
+    const ir::Value* gi = g.attr(src, gg.sym("graph_input"));
+    if (!(gi && gi->is_bool() && gi->as_bool())) v = g.attr(src, gg.sym("initializer"));
+  } else if (g.type_str(p) == "Constant") {
+    v = g.attr(p, gg.sym("value"));
+  }
+  if (!v || !v->is_tensor()) return std::nullopt;
+  const ir::Tensor& t = v->as_tensor();
+  if (t.dtype != ir::DType::Int64 || t.element_count().value_or(0) != 1 || t.bytes().size() != 8) return std::nullopt;
+  int64_t k;
+  std::memcpy(&k, t.bytes().data(), 8);
+  return k;
+}
+
+std::optional<std::vector<int64_t>> static_shape(const ir::Graph& g, ir::PortId in) {
+  ir::PortId src = g.producer(in);
+  if (!src) return std::nullopt;
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* s = g.attr(src, gg.sym("@shape"));
+  if (!s) s = g.attr(src, gg.sym("shape"));
+  if (!s || !s->is_list()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& d : s->as_list()) {
+    if (!d.is_int() || d.as_int() < 0) return std::nullopt;
+    out.push_back(d.as_int());
+  }
+  return out;
+}
+
+// Lowerings: ops with no ONNX function body that older ops still express, one entry per op. Each
+// writes the body (nodes reading in0.., writing out0..) or says why it cannot.
+using Lowering = std::function<std::string(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
+                                           const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body)>;
+
+// Trilu(x, k): Where(mask, x, 0) with the triangle mask of x's last two axes as a constant; needs
+// those two dimensions and k known when converting (Where: opset 9 on).
+std::string lower_trilu(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins, const std::vector<onnx::TypeProto>& types,
+                        onnx::GraphProto& body) {
+  auto shape = static_shape(g, ins[0]);
+  if (!shape || shape->size() < 2) return "the input's last two dimensions are not known";
+  int64_t k = 0;
+  if (ins.size() > 1 && g.producer(ins[1])) {
+    auto kk = constant_int(g, ins[1]);
+    if (!kk) return "k is not a constant";
+    k = *kk;
+  }
+  if (types.empty() || !types[0].has_tensor_type()) return "the input's element type is not known";
+  const ir::Value* up = g.attr(op, const_cast<ir::Graph&>(g).sym("upper"));
+  bool upper = !up || !up->is_int() || up->as_int() != 0;
+  int64_t n = (*shape)[shape->size() - 2], m = shape->back();
+  onnx::TensorProto mask;
+  mask.set_data_type(onnx::TensorProto::BOOL);
+  mask.add_dims(n);
+  mask.add_dims(m);
+  std::string bits(size_t(n * m), '\0');
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) bits[size_t(i * m + j)] = upper ? (j - i >= k) : (j - i <= k);
+  mask.set_raw_data(bits);
+  onnx::TensorProto zero;
+  int et = types[0].tensor_type().elem_type();
+  zero.set_data_type(et);
+  size_t w = 0;
+  switch (et) {
+    case onnx::TensorProto::BOOL: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: w = 1; break;
+    case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: w = 2; break;
+    case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: case onnx::TensorProto::FLOAT: w = 4; break;
+    case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE: w = 8; break;
+    default: return "the input's element type has no zero here";
+  }
+  zero.set_raw_data(std::string(w, '\0'));
+  auto constant = [&](const std::string& out, const onnx::TensorProto& t) {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = t;
+  };
+  constant("trilu_mask", mask);
+  constant("trilu_zero", zero);
+  auto* w_ = body.add_node();
+  w_->set_op_type("Where");
+  w_->add_input("trilu_mask");
+  w_->add_input("in0");
+  w_->add_input("trilu_zero");
+  w_->add_output("out0");
+  return {};
+}
+
+const std::map<std::string, Lowering>& lowerings() {
+  static const std::map<std::string, Lowering> m = {{"Trilu", lower_trilu}};
+  return m;
+}
+
 }  // namespace
 
 std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
@@ -95,7 +200,9 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   std::string type(g.type_str(op));
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
   if (!s) return "libonnx has no schema for it";
-  if (!s->HasFunction() && !s->HasContextDependentFunction()) return "ONNX defines no function body for it";
+  auto lowering = lowerings().find(type);
+  if (!s->HasFunction() && !s->HasContextDependentFunction() && lowering == lowerings().end())
+    return "ONNX defines no function body for it";
   if (g.first_child(op)) return "it has a nested graph";
 
   // The op as a NodeProto: inputs in0.., outputs out0.. ("" for an absent optional input).
@@ -143,7 +250,14 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   }
 
   onnx::FunctionProto fp;
-  if (s->HasContextDependentFunction()) {
+  onnx::GraphProto lowered;
+  if (!s->HasFunction() && !s->HasContextDependentFunction()) {
+    std::string why = lowering->second(g, op, ins, in_types, lowered);
+    if (!why.empty()) return "no ONNX function body, and its lowering needs what is missing: " + why;
+    for (int k = 0; k < node.input_size(); ++k) fp.add_input(node.input(k).empty() ? "absent" + std::to_string(k) : node.input(k));
+    for (int k = 0; k < node.output_size(); ++k) fp.add_output("out" + std::to_string(k));
+    for (const auto& n : lowered.node()) *fp.add_node() = n;
+  } else if (s->HasContextDependentFunction()) {
     onnx::FunctionBodyBuildContextImpl ctx(node, in_types);
     try {
       if (!s->BuildContextDependentFunction(ctx, fp)) return "ONNX's function builder declines these attributes or input types";
@@ -161,6 +275,11 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   for (int k = 0; k < call.output_size(); ++k)
     if (call.output(k).empty()) call.set_output(k, "unused" + std::to_string(k));
   while (call.output_size() < fp.output_size()) call.add_output("unused" + std::to_string(call.output_size()));
+  // A body holding a graph (Range's Loop) reads outer values from inside it: those captures do not
+  // survive the move into the model's graph yet.
+  for (const auto& n : fp.node())
+    for (const auto& a : n.attribute())
+      if (a.has_g() || a.graphs_size()) return "its ONNX function body holds a nested graph (" + n.op_type() + "), which is not inlined";
   onnx::ModelProto m;
   m.set_ir_version(8);
   bool has_default = false;
