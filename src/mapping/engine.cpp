@@ -877,9 +877,17 @@ class Applier {
       return;
     }
     try {
-      rewrite_match(m, scope);
+      absl::InlinedVector<OpId, 2> made = rewrite_match(m, scope);
       rep_.mapped += m.ops.size();
       ++rep_.by_rule[r.name];
+      // A rule's result must take the model's element types too (a rule that keeps Pow must not
+      // keep an integer base below opset 12): checked like the ops no rule touches.
+      if (schema::split_version(t_.src).first == schema::split_version(t_.dst).first)
+        for (size_t d = 0; d < made.size(); ++d)
+          if (cr.dst_schema[d] && g_.valid(made[d])) {
+            std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);
+            if (!bad.empty()) count(unsupported_, made[d], r.name, bad);
+          }
     } catch (const EvalError& e) {
       rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
     } catch (const Error& e) {
@@ -887,7 +895,7 @@ class Applier {
     }
   }
 
-  void rewrite_match(Match& m, OpId scope) {
+  absl::InlinedVector<OpId, 2> rewrite_match(Match& m, OpId scope) {
     const CRule& cr = *m.rule;
     const Rule& r = *cr.rule;
     bool single = r.src.ops.size() == 1;
@@ -1003,6 +1011,7 @@ class Applier {
         if (g_.first_out_edge(o)) used = true;
       if (!used) g_.erase_op(c);
     }
+    return made;
   }
 
   PortId dst_port(OpId op, const OpSpec& os, PortDir dir, const std::string& name, const Bindings& b) {
