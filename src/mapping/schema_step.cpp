@@ -33,6 +33,7 @@ const ir::Value* port_attr(const ir::Graph& g, ir::PortId p, std::string_view ke
 SchemaStep compare_schemas(const schema::OpSchema* src, const schema::OpSchema* dst, std::string_view dst_ns) {
   if (src && src == dst) return {SchemaStep::Kind::Same, {}};
   if (!dst) return {SchemaStep::Kind::Missing, fmt::format("{} does not exist in {}", src ? src->type : "the op", dst_ns)};
+  if (dst->deprecated) return {SchemaStep::Kind::Missing, fmt::format("{} is deprecated in {}", dst->type, dst_ns)};
   if (!src) return {SchemaStep::Kind::Changed, "the op is not in the source namespace"};
   SchemaStep st;
   st.kind = SchemaStep::Kind::TypesOnly;

@@ -126,7 +126,7 @@ def refusal_class(reason):
         return "not-yet"
     if reason.startswith("no rule"):
         return "no-rule"
-    if "does not exist" in reason:
+    if "does not exist" in reason or "is deprecated in" in reason:
         return "new-op"
     if "element type" in reason:
         return "type"
