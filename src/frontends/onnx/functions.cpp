@@ -10,6 +10,7 @@
 #include <onnx/defs/function.h>
 #include <onnx/defs/schema.h>
 #include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
 
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/mapping/schema_step.h"
@@ -306,6 +307,12 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
     inline_body(call, fp, *gp, std::string(g.name_str(op)) + "/" + type + "/");
   } catch (const std::exception& e) {
     return std::string("inlining the body fails: ") + e.what();
+  }
+  // The body's values get their types (ONNX's shape inference): a body op that is itself expanded
+  // later (SoftmaxCrossEntropyLoss's NegativeLogLikelihoodLoss) has a builder that reads them.
+  try {
+    onnx::shape_inference::InferShapes(m);
+  } catch (const std::exception&) {
   }
   text::Document body;
   try {
