@@ -264,6 +264,8 @@ def main():
                 r = results[by_path[res["model"]]]
                 if random and "error" not in res:
                     r.update(outcome="unverified", why="the model draws random numbers")
+                elif "error" in res and "Could not find an implementation" in res["error"]:
+                    r.update(outcome="unverified", why="onnxruntime has no kernel for it: " + res["error"][:200])
                 elif "error" in res:
                     r.update(outcome="mismatch", why="onnxruntime runs the original, not this: " + res["error"][:300])
                 elif res["max_rel_diff"] > TOL or res["mismatches"]:
