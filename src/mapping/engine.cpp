@@ -1,9 +1,12 @@
 #include "amanda/mapping/engine.h"
 
+#include "amanda/mapping/schema_step.h"
+
 #include <algorithm>
 #include <deque>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 #include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
@@ -168,7 +171,6 @@ class Applier {
   Report& rep_;
   Progress progress_;  // a progress line for a big graph (see support/progress.h)
   absl::flat_hash_map<Symbol, const std::vector<Candidate>*> dispatch_;
-  absl::flat_hash_map<Symbol, bool> pass_;
   std::vector<uint8_t> claimed_;
   std::vector<uint32_t> pos_;
   std::map<std::string, OpCount> unmapped_, unsupported_;
@@ -205,6 +207,10 @@ class Applier {
     if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) g_.set_graph_namespace(s, dst_sym_);
     ir::TopoResult topo = g_.topo_order(s);
     std::vector<OpId> order = topo.ok() ? std::move(topo.order) : g_.children(s);
+    if (o_.expand && expand_missing(s, order)) {
+      topo = g_.topo_order(s);
+      order = topo.ok() ? std::move(topo.order) : g_.children(s);
+    }
     if (pos_.size() < g_.id_bound()) pos_.resize(g_.id_bound(), 0);
     {
       uint32_t k = 0;
@@ -225,17 +231,20 @@ class Applier {
         for (OpId x : m.ops) claim(x);
         if (explaining) reasons.push_back("=> rule '" + m.rule->rule->name + "' applies");
         matches.push_back(std::move(m));
-      } else if (passes(op)) {
+      } else if (Verdict v = no_rule(op); v.kind == Verdict::Keep) {
         ++rep_.passed;
-        if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' is the same in " + t_.src + " and " + t_.dst + ": kept as it is");
+        if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' " + v.why + ": kept as it is");
+      } else if (v.kind == Verdict::Refuse) {
+        count(unsupported_, op, "(schemas)", v.why);
+        if (why_) note("=> no rule applies, and the schemas say it cannot be kept: " + v.why);
       } else if (!t_.reverse_constant.type.empty() && g_.type_str(op) == t_.reverse_constant.type) {
         // A constant no rule maps may only feed inputs that matchers take as values: decided
         // after the rewrites (erased when nothing reads it any more).
         pending_consts.push_back(op);
         if (why_) note("=> no rule applies to this constant: it must be read only as a value by the rules of its consumers");
       } else {
-        count(unmapped_, op, "", "");
-        if (why_) note("=> no rule applies and '" + std::string(g_.type_str(op)) + "' changed between " + t_.src + " and " + t_.dst + ": unmapped");
+        count(unmapped_, op, "", v.why);
+        if (why_) note("=> no rule applies and " + v.why + ": unmapped");
       }
       why_ = nullptr;
       if (explaining) {
@@ -244,6 +253,8 @@ class Applier {
       }
     }
     for (Match& m : matches) rewrite(m, s);
+    for (auto& [op, st] : drops_) drop_extensions(g_, op, *st);
+    drops_.clear();
     for (OpId c : pending_consts) {
       if (!g_.valid(c)) continue;
       bool used = false;
@@ -262,22 +273,94 @@ class Applier {
     fix_order(s);
   }
 
-  bool passes(OpId op) {
+  // What becomes of an op no rule matched: the two schemas decide (schema_step.h), also for an op
+  // whose rules did not apply (rules cover the cases the schemas cannot settle; a change of
+  // meaning the schemas do not show as a change of attributes or ports, such as Max's broadcasting
+  // in opset 8, needs a rule that refuses the other cases).
+  struct Verdict {
+    enum Kind { Keep, Refuse, Unmapped } kind;
+    std::string why;
+  };
+  struct TypeInfo {
+    SchemaStep step;
+    const schema::OpSchema* dst = nullptr;
+    bool foreign = false, ruled = false;
+  };
+  absl::node_hash_map<Symbol, TypeInfo> types_;  // (node-stable: drops_ points into it)
+  std::vector<std::pair<OpId, const SchemaStep*>> drops_;  // kept ops that lose defaulted attributes / unused ports
+
+  const TypeInfo& type_info(OpId op) {
     Symbol t = g_.type(op);
-    auto it = pass_.find(t);
-    if (it != pass_.end()) return it->second;
+    auto it = types_.find(t);
+    if (it != types_.end()) return it->second;
     std::string_view type = g_.type_str(op);
-    bool ok = false;
+    TypeInfo info;
     for (const auto& p : foreign_prefixes_)
-      if (type.starts_with(p)) ok = true;  // an op of another imported namespace: not this table's business
-    if (!ok && t_.src == t_.dst) ok = true;
-    if (!ok) {
+      if (type.starts_with(p)) info.foreign = true;  // an op of another imported namespace: not this table's business
+    info.ruled = dispatch_.contains(t);
+    if (!info.foreign && t_.src != t_.dst) {
       const schema::OpSchema* a = impl_.reg.resolve(t_.src, type);
-      const schema::OpSchema* b = impl_.reg.resolve(t_.dst, type);
-      ok = a && a == b;
+      info.dst = impl_.reg.resolve(t_.dst, type);
+      info.step = compare_schemas(a, info.dst, t_.dst);
+      // Between two frameworks an op of the same name is not the same op: only one declaration
+      // passes; the schemas decide only between versions of one family (amanda/onnx/12 -> 13).
+      if (schema::split_version(t_.src).first != schema::split_version(t_.dst).first && info.step.kind != SchemaStep::Kind::Same) {
+        info.step.kind = SchemaStep::Kind::Changed;
+        info.step.why = "it is not the same declaration in both namespaces";
+      }
+      if (info.step.kind == SchemaStep::Kind::Missing && a && a->since_version)
+        info.step.why += fmt::format(" (it is new in {} version {})", t_.src.substr(0, t_.src.rfind('/')), *a->since_version);
+    } else {
+      info.step.kind = SchemaStep::Kind::Same;
     }
-    pass_[t] = ok;
-    return ok;
+    return types_.emplace(t, std::move(info)).first->second;
+  }
+
+  // Ops the target lacks and no rule takes: replaced by their function bodies where the source
+  // namespace defines them (the body's ops may in turn be missing: expanded again, a few levels).
+  std::map<OpId, std::string> not_expanded_;
+  bool expand_missing(OpId scope, std::vector<OpId>& order) {
+    bool any = false;
+    for (int round = 0; round < 4; ++round) {
+      bool changed = false;
+      for (OpId op : order) {
+        if (!g_.valid(op) || claimed(op) || not_expanded_.contains(op)) continue;
+        const TypeInfo& info = type_info(op);
+        if (info.foreign || info.ruled || info.step.kind != SchemaStep::Kind::Missing) continue;
+        std::string type(g_.type_str(op));
+        std::string why = o_.expand(g_, op, t_.src);
+        if (why.empty()) {
+          changed = any = true;
+          ++rep_.by_rule["(function body) " + type];
+        } else {
+          not_expanded_[op] = why;
+        }
+      }
+      if (!changed) break;
+      order = g_.children(scope);
+    }
+    return any;
+  }
+
+  Verdict no_rule(OpId op) {
+    const TypeInfo& info = type_info(op);
+    if (info.foreign) return {Verdict::Keep, "belongs to another namespace"};
+    switch (info.step.kind) {
+      case SchemaStep::Kind::Same: return {Verdict::Keep, "is the same in " + t_.src + " and " + t_.dst};
+      case SchemaStep::Kind::Missing: {
+        auto it = not_expanded_.find(op);
+        return {Verdict::Refuse, info.step.why + (it == not_expanded_.end() ? "" : "; its ONNX function body cannot replace it: " + it->second)};
+      }
+      case SchemaStep::Kind::Changed:
+        return {Verdict::Unmapped, "changed between " + t_.src + " and " + t_.dst + " (" + info.step.why + "), and no rule converts it"};
+      case SchemaStep::Kind::TypesOnly: break;
+    }
+    std::string bad = extension_refusal(g_, op, info.step, t_.dst);
+    if (bad.empty()) bad = type_refusal(g_, op, *info.dst, t_.dst);
+    if (!bad.empty()) return {Verdict::Refuse, bad};
+    if (!info.step.dropped_attrs.empty() || info.step.max_inputs != SIZE_MAX || info.step.max_outputs != SIZE_MAX)
+      drops_.push_back({op, &info.step});
+    return {Verdict::Keep, "has the same attributes and ports in " + t_.src + " and " + t_.dst + " (but for ones left at their defaults), and its types fit"};
   }
 
   void count(std::map<std::string, OpCount>& m, OpId op, const std::string& rule, const std::string& reason) {
@@ -803,9 +886,17 @@ class Applier {
       return;
     }
     try {
-      rewrite_match(m, scope);
+      absl::InlinedVector<OpId, 2> made = rewrite_match(m, scope);
       rep_.mapped += m.ops.size();
       ++rep_.by_rule[r.name];
+      // A rule's result must take the model's element types too (a rule that keeps Pow must not
+      // keep an integer base below opset 12): checked like the ops no rule touches.
+      if (schema::split_version(t_.src).first == schema::split_version(t_.dst).first)
+        for (size_t d = 0; d < made.size(); ++d)
+          if (cr.dst_schema[d] && g_.valid(made[d])) {
+            std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);
+            if (!bad.empty()) count(unsupported_, made[d], r.name, bad);
+          }
     } catch (const EvalError& e) {
       rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
     } catch (const Error& e) {
@@ -813,7 +904,7 @@ class Applier {
     }
   }
 
-  void rewrite_match(Match& m, OpId scope) {
+  absl::InlinedVector<OpId, 2> rewrite_match(Match& m, OpId scope) {
     const CRule& cr = *m.rule;
     const Rule& r = *cr.rule;
     bool single = r.src.ops.size() == 1;
@@ -931,6 +1022,7 @@ class Applier {
         if (g_.first_out_edge(o)) used = true;
       if (!used) g_.erase_op(c);
     }
+    return made;
   }
 
   PortId dst_port(OpId op, const OpSpec& os, PortDir dir, const std::string& name, const Bindings& b) {

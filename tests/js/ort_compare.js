@@ -10,7 +10,7 @@
 // "file" (raw little-endian data) | "strings": [...]}}}]. Prints one JSON array, per job:
 // {"id", "reference_error"} when onnxruntime cannot run the reference, else {"id", "max_abs_reference",
 // "results": [{"model", "max_abs_diff", "mismatches"} | {"model", "error"}]}: max_abs_diff over the
-// floating-point outputs (NaN against NaN counts as equal), mismatches = elements of the other outputs
+// floating-point outputs (NaN against NaN counts as equal), max_rel_diff = max |x - y| / max(1, |x|), mismatches = elements of the other outputs
 // (integers, bools, strings) that differ, or floating-point NaN against a number. Element types and
 // dimensions must be the same as the reference's, else the result is an error.
 const fs = require('fs');
@@ -86,6 +86,7 @@ async function runTensors(path, feeds) {
 function compareTensors(base, got) {
   if (got.length !== base.length) throw new Error(`${got.length} outputs, reference has ${base.length}`);
   let d = 0;
+  let rel = 0;  // max |x - y| / max(1, |x|): the opset sweep's tolerance
   let mismatches = 0;
   base.forEach((b, k) => {
     const o = got[k];
@@ -106,14 +107,17 @@ function compareTensors(base, got) {
         } else if (x !== y) {
           const e = Math.abs(x - y);
           if (Number.isNaN(e)) ++mismatches;  // infinities of opposite signs
-          else d = Math.max(d, e);
+          else {
+            d = Math.max(d, e);
+            rel = Math.max(rel, Number.isFinite(x) ? e / Math.max(1, Math.abs(x)) : Infinity);
+          }
         }
       } else if (x !== y) {
         ++mismatches;
       }
     }
   });
-  return { max_abs_diff: d, mismatches };
+  return { max_abs_diff: d, max_rel_diff: rel, mismatches };
 }
 
 async function runJobs(file) {

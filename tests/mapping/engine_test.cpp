@@ -348,9 +348,10 @@ TEST(MappingRules, OneOpToSeveralAndPassThrough) {
   o.keep_unmapped = true;
   Report r = apply(doc, *t, *reg, o);
   ir::Graph& g = doc.graph;
-  // Sigmoid changed in 13 (types only) and has no rule here: reported, kept.
-  ASSERT_EQ(r.unmapped.size(), 1u) << r.text();
-  EXPECT_EQ(r.unmapped[0].type, "Sigmoid");
+  // Sigmoid changed in 13 only in its types and has no rule here: the schemas say it is kept.
+  EXPECT_TRUE(r.unmapped.empty()) << r.text();
+  EXPECT_EQ(r.passed, 1u) << r.text();
+  EXPECT_EQ(g.type_str(g.find_op(g.root(), "sig")), "Sigmoid");
   ir::OpId back = g.find_op(g.root(), "sm");
   ASSERT_TRUE(back);
   EXPECT_EQ(g.type_str(back), "Reshape");
@@ -481,4 +482,69 @@ TEST(MappingPlanner, ShortestChainThroughOpsets) {
     check_table(*t, *reg, d);
     EXPECT_FALSE(d.has_errors()) << t->name() << "\n" << d.str();
   }
+}
+
+// An empty table between two opsets: every decision comes from the schemas (schema_step.h).
+TEST(MappingSchemas, UnchangedTypesDefaultsAndMissingOpsDecidedFromSchemas) {
+  auto reg = registry();
+  auto down = table("table: {src: amanda/onnx/14, dst: amanda/onnx/13, rules: []}\n");
+  // uint8 Add: opset 13's Add lacks uint8 (refused, naming the port and the allowed types);
+  // float Add: kept. Trilu is new in 14: refused. GRU's layout = 0 (its default): kept, dropped.
+  text::Document doc = graph(R"(graph:
+  namespace: amanda/onnx/14
+  name: g
+  input_ports: [{name: a, attrs: {type: tensor(uint8)}}, {name: f, attrs: {type: tensor(float)}}]
+  output_ports: [{name: y}, {name: z}, {name: t}]
+  ops:
+    - {type: Add, name: add8, input_ports: [A, B], output_ports: [C]}
+    - {type: Add, name: addf, input_ports: [A, B], output_ports: [C]}
+    - {type: Trilu, name: tri, input_ports: [input], output_ports: [output]}
+  edges:
+    - {output_port: {op: g, port: a}, input_ports: {op: add8, port: A}}
+    - {output_port: {op: g, port: a}, input_ports: {op: add8, port: B}}
+    - {output_port: {op: g, port: f}, input_ports: {op: addf, port: A}}
+    - {output_port: {op: g, port: f}, input_ports: {op: addf, port: B}}
+    - {output_port: {op: g, port: f}, input_ports: {op: tri, port: input}}
+    - {output_port: {op: add8, port: C}, input_ports: {op: g, port: y}}
+    - {output_port: {op: addf, port: C}, input_ports: {op: g, port: z}}
+    - {output_port: {op: tri, port: output}, input_ports: {op: g, port: t}}
+)");
+  Report r = apply(doc, *down, *reg, {});
+  EXPECT_EQ(r.passed, 1u) << r.text();
+  ASSERT_EQ(r.unsupported.size(), 2u) << r.text();
+  std::map<std::string, std::string> why;
+  for (const auto& u : r.unsupported) why[u.type] = u.reason;
+  EXPECT_NE(why["Add"].find("input 'A' is tensor(uint8)"), std::string::npos) << why["Add"];
+  EXPECT_NE(why["Add"].find("tensor(float)"), std::string::npos) << why["Add"];
+  EXPECT_NE(why["Trilu"].find("Trilu does not exist in amanda/onnx/13"), std::string::npos) << why["Trilu"];
+
+  auto up = table("table: {src: amanda/onnx/13, dst: amanda/onnx/14, rules: []}\n");
+  // GRU gained `layout` in 14 (default 0, opset 13's only layout): going up it is kept; going
+  // down it is dropped when 0 and refused when 1.
+  auto gru = [](int layout) {
+    return "graph:\n  namespace: amanda/onnx/14\n  name: g\n  input_ports: [{name: x}, {name: w}, {name: r}]\n"
+           "  output_ports: [{name: y}]\n  ops:\n    - {type: GRU, name: gru, attrs: {hidden_size: 2, layout: " +
+           std::to_string(layout) + "}, input_ports: [X, W, R], output_ports: [Y]}\n  edges:\n"
+           "    - {output_port: {op: g, port: x}, input_ports: {op: gru, port: X}}\n"
+           "    - {output_port: {op: g, port: w}, input_ports: {op: gru, port: W}}\n"
+           "    - {output_port: {op: g, port: r}, input_ports: {op: gru, port: R}}\n"
+           "    - {output_port: {op: gru, port: Y}, input_ports: {op: g, port: y}}\n";
+  };
+  text::Document d0 = graph(gru(0));
+  r = apply(d0, *down, *reg, {});
+  EXPECT_TRUE(r.ok()) << r.text();
+  ir::OpId op = d0.graph.find_op(d0.graph.root(), "gru");
+  EXPECT_FALSE(d0.graph.attr(op, d0.graph.sym("layout"))) << "opset 13's GRU has no layout: dropped";
+  EXPECT_EQ(d0.graph.attr(op, d0.graph.sym("hidden_size"))->as_int(), 2);
+  text::Document d1 = graph(gru(1));
+  r = apply(d1, *down, *reg, {});
+  ASSERT_EQ(r.unsupported.size(), 1u) << r.text();
+  EXPECT_NE(r.unsupported[0].reason.find("attribute 'layout' = 1 is not in amanda/onnx/13"), std::string::npos) << r.unsupported[0].reason;
+  // Going up from 13 the same op (without layout) passes.
+  text::Document u = graph(gru(0));
+  u.graph.set_graph_namespace(u.graph.root(), u.graph.sym("amanda/onnx/13"));
+  u.graph.erase_attr(u.graph.find_op(u.graph.root(), "gru"), u.graph.sym("layout"));
+  r = apply(u, *up, *reg, {});
+  EXPECT_TRUE(r.ok()) << r.text();
+  EXPECT_EQ(r.passed, 1u);
 }

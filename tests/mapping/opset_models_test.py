@@ -3,8 +3,8 @@
 
     opset_models_test.py AMANDA MODELS_DIR [model ...]
 
-For each model (exported at opset 13 by scripts/make_torchvision_onnx.py, made here when missing):
-`amanda convert` to opsets 9, 11, 12, 14, 15 and 17, and each result back to 13. Every model that is
+For each of the eight torchvision models (exported at opset 13 by scripts/make_torchvision_onnx.py, made
+here when missing): `amanda convert` to every opset 9..17, and each result back to 13. Every model that is
 written must pass onnx.checker.check_model(full_check=True) and give the same outputs as the original
 in onnxruntime (Node.js, tests/js/ort_compare.js) within 1e-5; a conversion that is refused must exit 1,
 write nothing, and name in its JSON report each op it could not convert, with a reason.
@@ -19,8 +19,8 @@ import onnx
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "convnext_tiny", "vit_b_16"]
-TARGETS = [9, 11, 12, 14, 15, 17]
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny", "vit_b_16", "swin_t"]
+TARGETS = [9, 10, 11, 12, 14, 15, 16, 17]
 TOL = 1e-5
 
 

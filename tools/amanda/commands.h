@@ -40,6 +40,14 @@ inline text::Document read_input(const std::string& path, Diagnostics& diags, st
   return io::read_any(path, diags, format);
 }
 
+}  // namespace amanda::tool
+namespace amanda::mapping {
+class TableSet;
+}
+namespace amanda::tool {
+// `amanda table coverage` (coverage_command.cpp): per op, converted / conditional / impossible.
+int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables);
+
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 
 }  // namespace amanda::tool

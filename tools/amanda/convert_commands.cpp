@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/verify.h"
 #include "amanda/mapping/engine.h"
@@ -93,6 +94,7 @@ int run_convert(const ConvertOpts& o) {
   co.tags = o.tags;
   co.keep_unmapped = o.keep_unmapped;
   co.explain = o.explain;
+  co.expand = onnx_frontend::expand_function;  // ONNX ops an older opset lacks: their function bodies
   std::string to = o.to;
   if (to.empty()) {
     // Without --to: the output's format says the family; the nearest namespace of it the tables reach.
@@ -206,7 +208,7 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
     }
   });
 
-  auto* table = app.add_subcommand("table", "Mapping tables: check, list, plan, functions");
+  auto* table = app.add_subcommand("table", "Mapping tables: check, list, plan, coverage, functions");
   table->require_subcommand(1);
   auto files = std::make_shared<std::vector<std::string>>();
   auto* check = table->add_subcommand("check", "Check table files against both namespaces' schemas (exit 1 on a problem)");
@@ -241,6 +243,29 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
       for (const mapping::Table* t : set.plan(full_namespace(ends->first), full_namespace(ends->second)))
         std::cout << t->src << " -> " << t->dst << "  (" << t->file << ")\n";
       exit_code = kOk;
+    } catch (const std::exception& e) {
+      std::cerr << "amanda: error: " << e.what() << '\n';
+      exit_code = kInvalid;
+    }
+  });
+
+  auto cov = std::make_shared<std::pair<std::string, std::string>>();
+  auto matrix = std::make_shared<bool>(false);
+  auto* coverage = table->add_subcommand("coverage", "Per op: converted, conditional (and when), function body, impossible (why), no rule");
+  coverage->add_option("--from", cov->first, "Source namespace (onnx/13)");
+  coverage->add_option("--to", cov->second, "Target namespace (onnx/9)");
+  coverage->add_flag("--matrix", *matrix, "Every ONNX opset step 1..17 both ways, as a Markdown table (docs/opset-conversion.md)");
+  coverage->add_option("--tables", *dirs, "More table files or folders");
+  coverage->callback([cov, matrix, dirs, &exit_code] {
+    if (!*matrix && (cov->first.empty() || cov->second.empty())) {
+      std::cerr << "amanda: error: table coverage needs --from and --to, or --matrix\n";
+      exit_code = kUsage;
+      return;
+    }
+    try {
+      mapping::TableSet set;
+      load_tables(set, *dirs);
+      exit_code = run_table_coverage(*matrix ? "" : full_namespace(cov->first), *matrix ? "" : full_namespace(cov->second), *matrix, set);
     } catch (const std::exception& e) {
       std::cerr << "amanda: error: " << e.what() << '\n';
       exit_code = kInvalid;

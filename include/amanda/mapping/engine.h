@@ -3,6 +3,7 @@
 // matches, biggest patterns first, and rewrites them. Ops no rule maps are reported all at once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,9 @@ struct ConvertOptions {
   std::vector<std::string> tags;  // optional rules to use
   bool keep_unmapped = false;     // leave unmapped ops as they are instead of failing
   std::string explain;            // an op name: record why each candidate rule did or did not match it
+  // Replaces an op the target namespace lacks by ops of its own namespace (ONNX function bodies,
+  // onnx_frontend::expand_function): "" when done, else why not. Tried before the op is refused.
+  std::function<std::string(ir::Graph&, ir::OpId, const std::string& ns)> expand;
 };
 
 struct OpCount {

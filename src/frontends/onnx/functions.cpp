@@ -1,0 +1,360 @@
+#include "amanda/frontends/onnx/functions.h"
+
+#include <cstring>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <onnx/defs/data_type_utils.h>
+#include <onnx/defs/function.h>
+#include <onnx/defs/schema.h>
+#include <onnx/onnx_pb.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include "amanda/frontends/onnx/model.h"
+#include "amanda/mapping/schema_step.h"
+#include "amanda/schema/schema.h"
+#include "proto_util.h"
+
+namespace amanda::onnx_frontend {
+
+namespace {
+
+bool data_port(const ir::Graph& g, ir::PortId p) { return !g.is_control(p) && !g.port_name_str(p).starts_with("@"); }
+
+// Renames the values of a body (and of graphs nested in it, which may read outer values) and
+// fills in attribute references. libonnx 1.12's FunctionExpandHelper does neither for nested graphs
+// and reads its schema through the body's since_version, which built bodies do not carry.
+class Inliner {
+ public:
+  Inliner(const onnx::NodeProto& call, const onnx::FunctionProto& fp, std::string prefix) : prefix_(std::move(prefix)) {
+    for (int k = 0; k < fp.input_size(); ++k) names_[fp.input(k)] = k < call.input_size() ? call.input(k) : "";
+    for (int k = 0; k < fp.output_size(); ++k) names_[fp.output(k)] = k < call.output_size() ? call.output(k) : "";
+    for (const auto& a : call.attribute()) attrs_[a.name()] = &a;
+  }
+
+  void node(onnx::NodeProto& n) {
+    for (auto& x : *n.mutable_input()) x = name(x);
+    for (auto& x : *n.mutable_output()) x = name(x);
+    if (!n.name().empty()) n.set_name(prefix_ + n.name());
+    google::protobuf::RepeatedPtrField<onnx::AttributeProto> kept;
+    for (auto& a : *n.mutable_attribute()) {
+      if (!a.ref_attr_name().empty()) {
+        auto it = attrs_.find(a.ref_attr_name());
+        if (it == attrs_.end()) continue;  // the op does not set it: the body op's own default
+        std::string nm = a.name();
+        a = *it->second;
+        a.set_name(nm);
+      }
+      if (a.has_g()) graph(*a.mutable_g());
+      for (auto& g : *a.mutable_graphs()) graph(g);
+      *kept.Add() = a;
+    }
+    n.mutable_attribute()->Swap(&kept);
+  }
+
+ private:
+  std::string prefix_;
+  std::map<std::string, std::string> names_;
+  std::map<std::string, const onnx::AttributeProto*> attrs_;
+  std::vector<std::set<std::string>> local_;  // names a nested graph defines itself
+
+  std::string name(const std::string& x) {
+    if (x.empty()) return x;
+    for (const auto& l : local_)
+      if (l.contains(x)) return x;
+    auto it = names_.find(x);
+    if (it != names_.end()) return it->second;
+    return prefix_ + x;
+  }
+
+  void graph(onnx::GraphProto& g) {
+    std::set<std::string> own;
+    for (const auto& v : g.input()) own.insert(v.name());
+    for (const auto& v : g.initializer()) own.insert(v.name());
+    for (const auto& n : g.node())
+      for (const auto& o : n.output()) own.insert(o);
+    local_.push_back(std::move(own));
+    for (auto& n : *g.mutable_node()) node(n);
+    local_.pop_back();
+  }
+};
+
+void inline_body(const onnx::NodeProto& call, const onnx::FunctionProto& fp, onnx::GraphProto& g, const std::string& prefix) {
+  Inliner in(call, fp, prefix);
+  for (const auto& n : fp.node()) {
+    onnx::NodeProto* x = g.add_node();
+    *x = n;
+    in.node(*x);
+  }
+}
+
+// The int64 scalar a constant input holds (a Constant op's value or an initializer), if any.
+std::optional<int64_t> constant_int(const ir::Graph& g, ir::PortId in) {
+  ir::PortId src = g.producer(in);
+  if (!src) return std::nullopt;
+  ir::OpId p = g.port_op(src);
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* v = nullptr;
+  if (p == g.root() || g.is_graph(p)) {
+    const ir::Value* gi = g.attr(src, gg.sym("graph_input"));
+    if (!(gi && gi->is_bool() && gi->as_bool())) v = g.attr(src, gg.sym("initializer"));
+  } else if (g.type_str(p) == "Constant") {
+    v = g.attr(p, gg.sym("value"));
+  }
+  if (!v || !v->is_tensor()) return std::nullopt;
+  const ir::Tensor& t = v->as_tensor();
+  if (t.dtype != ir::DType::Int64 || t.element_count().value_or(0) != 1 || t.bytes().size() != 8) return std::nullopt;
+  int64_t k;
+  std::memcpy(&k, t.bytes().data(), 8);
+  return k;
+}
+
+std::optional<std::vector<int64_t>> static_shape(const ir::Graph& g, ir::PortId in) {
+  ir::PortId src = g.producer(in);
+  if (!src) return std::nullopt;
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* s = g.attr(src, gg.sym("@shape"));
+  if (!s) s = g.attr(src, gg.sym("shape"));
+  if (!s || !s->is_list()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& d : s->as_list()) {
+    if (!d.is_int() || d.as_int() < 0) return std::nullopt;
+    out.push_back(d.as_int());
+  }
+  return out;
+}
+
+// Lowerings: ops with no ONNX function body that older ops still express, one entry per op. Each
+// writes the body (nodes reading in0.., writing out0..) or says why it cannot.
+using Lowering = std::function<std::string(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
+                                           const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body)>;
+
+// Trilu(x, k): Where(mask, x, 0) with the triangle mask of x's last two axes as a constant; needs
+// those two dimensions and k known when converting (Where: opset 9 on).
+std::string lower_trilu(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins, const std::vector<onnx::TypeProto>& types,
+                        onnx::GraphProto& body) {
+  auto shape = static_shape(g, ins[0]);
+  if (!shape || shape->size() < 2) return "the input's last two dimensions are not known";
+  int64_t k = 0;
+  if (ins.size() > 1 && g.producer(ins[1])) {
+    auto kk = constant_int(g, ins[1]);
+    if (!kk) return "k is not a constant";
+    k = *kk;
+  }
+  if (types.empty() || !types[0].has_tensor_type()) return "the input's element type is not known";
+  const ir::Value* up = g.attr(op, const_cast<ir::Graph&>(g).sym("upper"));
+  bool upper = !up || !up->is_int() || up->as_int() != 0;
+  int64_t n = (*shape)[shape->size() - 2], m = shape->back();
+  onnx::TensorProto mask;
+  mask.set_data_type(onnx::TensorProto::BOOL);
+  mask.add_dims(n);
+  mask.add_dims(m);
+  std::string bits(size_t(n * m), '\0');
+  for (int64_t i = 0; i < n; ++i)
+    for (int64_t j = 0; j < m; ++j) bits[size_t(i * m + j)] = upper ? (j - i >= k) : (j - i <= k);
+  mask.set_raw_data(bits);
+  onnx::TensorProto zero;
+  int et = types[0].tensor_type().elem_type();
+  zero.set_data_type(et);
+  size_t w = 0;
+  switch (et) {
+    case onnx::TensorProto::BOOL: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: w = 1; break;
+    case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: w = 2; break;
+    case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: case onnx::TensorProto::FLOAT: w = 4; break;
+    case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE: w = 8; break;
+    default: return "the input's element type has no zero here";
+  }
+  zero.set_raw_data(std::string(w, '\0'));
+  auto constant = [&](const std::string& out, const onnx::TensorProto& t) {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    *a->mutable_t() = t;
+  };
+  constant("trilu_mask", mask);
+  constant("trilu_zero", zero);
+  auto* w_ = body.add_node();
+  w_->set_op_type("Where");
+  w_->add_input("trilu_mask");
+  w_->add_input("in0");
+  w_->add_input("trilu_zero");
+  w_->add_output("out0");
+  return {};
+}
+
+const std::map<std::string, Lowering>& lowerings() {
+  static const std::map<std::string, Lowering> m = {{"Trilu", lower_trilu}};
+  return m;
+}
+
+}  // namespace
+
+std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return "not a namespace of the default ONNX domain";
+  int opset = std::stoi(version);
+  std::string type(g.type_str(op));
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
+  if (!s) return "libonnx has no schema for it";
+  auto lowering = lowerings().find(type);
+  if (!s->HasFunction() && !s->HasContextDependentFunction() && lowering == lowerings().end())
+    return "ONNX defines no function body for it";
+  if (g.first_child(op)) return "it has a nested graph";
+
+  // The op as a NodeProto: inputs in0.., outputs out0.. ("" for an absent optional input).
+  onnx::NodeProto node;
+  node.set_op_type(type);
+  std::vector<ir::PortId> ins, outs;
+  std::vector<onnx::TypeProto> in_types;
+  for (ir::PortId p : g.inputs(op)) {
+    if (!data_port(g, p)) continue;
+    std::string name = g.producer(p) ? "in" + std::to_string(ins.size()) : "";
+    node.add_input(name);
+    ins.push_back(p);
+    onnx::TypeProto tp;
+    std::string t = mapping::port_value_type(g, p);
+    if (!t.empty()) {
+      try {
+        tp = onnx::Utils::DataTypeUtils::ToTypeProto(onnx::Utils::DataTypeUtils::ToType(t));
+      } catch (const std::exception&) {
+      }
+    }
+    in_types.push_back(tp);
+  }
+  for (ir::PortId p : g.outputs(op)) {
+    if (!data_port(g, p)) continue;
+    node.add_output(g.first_out_edge(p) ? "out" + std::to_string(outs.size()) : "");
+    outs.push_back(p);
+  }
+  for (const auto& [k, v] : g.attrs(op)) {
+    std::string key(g.str(k));
+    if (key.starts_with("@")) continue;
+    if (v.is_graph()) return "attribute '" + key + "' is a graph";
+    const ir::Value* meta = g.attr(op, g.sym("@attr." + key));
+    ir::Value::Map none;
+    try {
+      detail::attr_to_proto(key, v, meta && meta->is_map() ? meta->as_map() : none, *node.add_attribute());
+    } catch (const std::exception& e) {
+      return std::string("attribute '") + key + "': " + e.what();
+    }
+  }
+  // Attributes left at their defaults: the body refers to them too.
+  for (const auto& [name, a] : s->attributes()) {
+    bool given = false;
+    for (const auto& x : node.attribute()) given |= x.name() == name;
+    if (!given && a.default_value.has_type()) *node.add_attribute() = a.default_value;
+  }
+
+  onnx::FunctionProto fp;
+  onnx::GraphProto lowered;
+  if (!s->HasFunction() && !s->HasContextDependentFunction()) {
+    std::string why = lowering->second(g, op, ins, in_types, lowered);
+    if (!why.empty()) return "no ONNX function body, and its lowering needs what is missing: " + why;
+    for (int k = 0; k < node.input_size(); ++k) fp.add_input(node.input(k).empty() ? "absent" + std::to_string(k) : node.input(k));
+    for (int k = 0; k < node.output_size(); ++k) fp.add_output("out" + std::to_string(k));
+    for (const auto& n : lowered.node()) *fp.add_node() = n;
+  } else if (s->HasContextDependentFunction()) {
+    onnx::FunctionBodyBuildContextImpl ctx(node, in_types);
+    try {
+      if (!s->BuildContextDependentFunction(ctx, fp)) return "ONNX's function builder declines these attributes or input types";
+    } catch (const std::exception& e) {
+      return std::string("ONNX's function builder fails: ") + e.what();
+    }
+  } else {
+    fp = *s->GetFunction();
+  }
+
+  // libonnx's inliner reads as many actual inputs and outputs as the body declares: an output the
+  // op does not have becomes an unused value, an input it does not have an absent one.
+  onnx::NodeProto call = node;
+  while (call.input_size() < fp.input_size()) call.add_input("");
+  for (int k = 0; k < call.output_size(); ++k)
+    if (call.output(k).empty()) call.set_output(k, "unused" + std::to_string(k));
+  while (call.output_size() < fp.output_size()) call.add_output("unused" + std::to_string(call.output_size()));
+  // A body holding a graph (Range's Loop) reads outer values from inside it: those captures do not
+  // survive the move into the model's graph yet.
+  for (const auto& n : fp.node())
+    for (const auto& a : n.attribute())
+      if (a.has_g() || a.graphs_size()) return "its ONNX function body holds a nested graph (" + n.op_type() + "), which is not inlined";
+  onnx::ModelProto m;
+  m.set_ir_version(8);
+  bool has_default = false;
+  for (const auto& o : fp.opset_import()) {
+    *m.add_opset_import() = o;
+    has_default |= o.domain().empty() || o.domain() == "ai.onnx";
+  }
+  if (!has_default) {
+    auto* o = m.add_opset_import();
+    o->set_domain("");
+    o->set_version(opset);
+  }
+  onnx::GraphProto* gp = m.mutable_graph();
+  gp->set_name(type + "_function");
+  for (size_t k = 0; k < ins.size(); ++k) {
+    if (node.input(int(k)).empty()) continue;
+    auto* vi = gp->add_input();
+    vi->set_name(node.input(int(k)));
+    if (in_types[k].value_case() != onnx::TypeProto::VALUE_NOT_SET) *vi->mutable_type() = in_types[k];
+  }
+  for (size_t k = 0; k < outs.size(); ++k)
+    if (!node.output(int(k)).empty()) gp->add_output()->set_name(node.output(int(k)));
+  try {
+    inline_body(call, fp, *gp, std::string(g.name_str(op)) + "/" + type + "/");
+  } catch (const std::exception& e) {
+    return std::string("inlining the body fails: ") + e.what();
+  }
+  // The body's values get their types (ONNX's shape inference): a body op that is itself expanded
+  // later (SoftmaxCrossEntropyLoss's NegativeLogLikelihoodLoss) has a builder that reads them.
+  try {
+    onnx::shape_inference::InferShapes(m);
+  } catch (const std::exception&) {
+  }
+  text::Document body;
+  try {
+    body = import_model(m);
+  } catch (const std::exception& e) {
+    return std::string("the body does not import: ") + e.what();
+  }
+  std::vector<std::pair<ir::PortId, size_t>> in_map, out_map;
+  size_t k = 0;
+  for (ir::PortId p : ins)
+    if (g.producer(p)) in_map.push_back({p, k++});
+  k = 0;
+  for (ir::PortId p : outs)
+    if (g.first_out_edge(p)) out_map.push_back({p, k++});
+  // The op's output values keep their names (a graph output is found by its value's name) and
+  // their value info: remembered through one consumer of each, then put on the new producers.
+  std::vector<std::pair<ir::PortId, ir::AttrList>> keep;
+  for (auto [p, k] : out_map) {
+    ir::AttrList a;
+    for (const auto& e : g.attrs(p))
+      if (g.str(e.first).starts_with("@")) a.push_back(e);
+    keep.push_back({g.edge_dst(g.first_out_edge(p)), std::move(a)});
+  }
+  ir::OpId ops[] = {op};
+  try {
+    g.replace_subgraph(ops, body.graph, in_map, out_map);
+  } catch (const std::exception& e) {
+    return std::string("the body does not fit: ") + e.what();
+  }
+  for (auto& [consumer, attrs] : keep)
+    if (ir::PortId np = g.producer(consumer))
+      for (const auto& e : attrs) g.set_attr(np, e.first, e.second);
+  return {};
+}
+
+}  // namespace amanda::onnx_frontend
+
+namespace amanda::onnx_frontend {
+bool has_function_body(const std::string& type, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return false;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  return s && (s->HasFunction() || s->HasContextDependentFunction());
+}
+}  // namespace amanda::onnx_frontend

@@ -1,0 +1,195 @@
+// `amanda table coverage`: per op, what the tables and the schemas do with it between two versions
+// of a family (docs/opset-conversion.md is its --matrix output over ONNX opsets 1..17).
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "amanda/frontends/onnx/functions.h"
+#include "amanda/mapping/engine.h"
+#include "amanda/mapping/schema_step.h"
+#include "commands.h"
+
+namespace amanda::tool {
+
+namespace {
+
+// Worst first: the overall verdict of a chain is its worst step's.
+enum class Cover { Hole, Impossible, Conditional, Function, Converted, Unchanged };
+const char* cover_name(Cover c) {
+  switch (c) {
+    case Cover::Hole: return "no rule";
+    case Cover::Impossible: return "impossible";
+    case Cover::Conditional: return "conditional";
+    case Cover::Function: return "function body";
+    case Cover::Converted: return "converted";
+    case Cover::Unchanged: return "unchanged";
+  }
+  return "?";
+}
+const char* cover_mark(Cover c) {
+  switch (c) {
+    case Cover::Hole: return "?";
+    case Cover::Impossible: return "x";
+    case Cover::Conditional: return "c";
+    case Cover::Function: return "f";
+    case Cover::Converted: return "+";
+    case Cover::Unchanged: return ".";
+  }
+  return "?";
+}
+
+struct Verdict {
+  Cover cover = Cover::Unchanged;
+  std::string why;
+};
+
+bool rule_is_conditional(const mapping::Rule& r) {
+  if (r.when || r.src.ops.size() > 1) return true;
+  for (const auto& p : r.src.ops[0].inputs)
+    if (p.value || !p.optional) return true;  // a `const:` input, or a port that must be there
+  for (const auto& a : r.src.ops[0].attrs)
+    if (!a.expr || a.expr->kind != mapping::Expr::Kind::Ref) return true;  // a literal the attribute must equal
+  return false;
+}
+
+Verdict step(const mapping::Table& t, const std::string& type, schema::Registry& reg) {
+  const schema::OpSchema* a = reg.resolve(t.src, type);
+  const schema::OpSchema* b = reg.resolve(t.dst, type);
+  std::vector<const mapping::Rule*> rules;
+  for (const auto& r : t.rules)
+    for (const auto& o : r.src.ops)
+      if (o.type == type) rules.push_back(&r);
+  if (!rules.empty()) {
+    bool any_map = false, unconditional = false;
+    std::string refusals;
+    for (const mapping::Rule* r : rules) {
+      if (r->unsupported) {
+        refusals += (refusals.empty() ? "" : "; ") + *r->unsupported;
+        if (!r->when && r->src.ops.size() == 1 && !rule_is_conditional(*r) && !any_map)
+          return {Cover::Impossible, *r->unsupported};
+        continue;
+      }
+      any_map = true;
+      if (!rule_is_conditional(*r)) unconditional = true;
+    }
+    if (unconditional) return {Cover::Converted, "rule"};
+    return {Cover::Conditional, "rules; otherwise: " + (refusals.empty() ? std::string("unmapped") : refusals)};
+  }
+  mapping::SchemaStep st = mapping::compare_schemas(a, b, t.dst);
+  switch (st.kind) {
+    case mapping::SchemaStep::Kind::Same: return {Cover::Unchanged, {}};
+    case mapping::SchemaStep::Kind::Changed: return {Cover::Hole, st.why};
+    case mapping::SchemaStep::Kind::Missing:
+      if (onnx_frontend::has_function_body(type, t.src)) return {Cover::Function, "expanded into its ONNX function body"};
+      return {Cover::Impossible, st.why};
+    case mapping::SchemaStep::Kind::TypesOnly: break;
+  }
+  std::string cond;
+  for (const auto* x : st.dropped_attrs) cond += (cond.empty() ? "" : ", ") + fmt::format("'{}' at its default", x->name);
+  for (const auto* x : st.required_attrs) cond += (cond.empty() ? "" : ", ") + fmt::format("'{}' given", x->name);
+  if (st.max_inputs != SIZE_MAX || st.max_outputs != SIZE_MAX) cond += (cond.empty() ? "" : ", ") + std::string("the extra optional ports unused");
+  for (size_t side = 0; side < 2; ++side) {
+    const auto& ports = side ? a->outputs : a->inputs;
+    for (size_t k = 0; k < ports.size(); ++k) {
+      const auto* from = mapping::allowed_types(*a, side == 0, k);
+      const auto* to = mapping::allowed_types(*b, side == 0, k);
+      if (!from || !to) continue;
+      std::vector<std::string> lost;
+      for (const auto& x : *from)
+        if (std::find(to->begin(), to->end(), x) == to->end()) lost.push_back(x);
+      if (lost.empty()) continue;
+      std::string l;
+      for (const auto& x : lost) l += (l.empty() ? "" : ", ") + x;
+      cond += (cond.empty() ? "" : ", ") + fmt::format("{} '{}' not {}", side ? "output" : "input",
+                                                       ports[k].expected_name().value_or("?"), l);
+      break;
+    }
+  }
+  if (cond.empty()) return {Cover::Converted, "types only"};
+  return {Cover::Conditional, cond};
+}
+
+std::vector<std::string> ops_at(schema::Registry& reg, const std::string& family, int version) {
+  std::set<std::string> names;
+  for (int v = 1; v <= version; ++v)
+    if (const schema::NamespaceSchema* ns = reg.find(family + "/" + std::to_string(v)))
+      for (const auto& op : ns->ops) names.insert(op->type);
+  std::vector<std::string> out;
+  std::string ns = family + "/" + std::to_string(version);
+  for (const auto& n : names)
+    if (const schema::OpSchema* s = reg.resolve(ns, n); s && !s->deprecated) out.push_back(n);
+  return out;
+}
+
+Verdict chain(const std::vector<const mapping::Table*>& tables, const std::string& type, schema::Registry& reg) {
+  Verdict worst;
+  for (const mapping::Table* t : tables) {
+    Verdict v = step(*t, type, reg);
+    if (v.cover < worst.cover) worst = {v.cover, fmt::format("{} -> {}: {}", t->src, t->dst, v.why)};
+    if (v.cover == Cover::Impossible || v.cover == Cover::Hole) break;
+    if (v.cover == Cover::Function) break;  // the body's ops go on; see their own rows
+  }
+  return worst;
+}
+
+}  // namespace
+
+int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables) {
+  auto reg = tool_registry();
+  if (matrix) {
+    // Every neighbouring step of amanda/onnx 1..17, both ways: one column each.
+    const int lo = 1, hi = 17;
+    std::vector<std::pair<int, int>> steps;
+    for (int v = hi; v > lo; --v) steps.push_back({v, v - 1});
+    for (int v = lo; v < hi; ++v) steps.push_back({v, v + 1});
+    std::set<std::string> all;
+    for (int v = lo; v <= hi; ++v)
+      for (const auto& n : ops_at(*reg, "amanda/onnx", v)) all.insert(n);
+    std::cout << "| op |";
+    for (auto [a, b] : steps) std::cout << fmt::format(" {}{} |", a, a > b ? "↓" : "↑");
+    std::cout << "\n|---|";
+    for (size_t i = 0; i < steps.size(); ++i) std::cout << ":-:|";
+    std::cout << "\n";
+    std::map<Cover, size_t> totals;
+    std::vector<std::string> notes;
+    for (const auto& op : all) {
+      std::cout << "| " << op << " |";
+      for (auto [a, b] : steps) {
+        std::string src = "amanda/onnx/" + std::to_string(a), dst = "amanda/onnx/" + std::to_string(b);
+        if (!reg->resolve(src, op) || reg->resolve(src, op)->deprecated) {
+          std::cout << "   |";
+          continue;
+        }
+        std::vector<const mapping::Table*> c = tables.plan(src, dst);
+        Verdict v = chain(c, op, *reg);
+        ++totals[v.cover];
+        std::cout << " " << cover_mark(v.cover) << " |";
+        if (v.cover != Cover::Unchanged && v.cover != Cover::Converted)
+          notes.push_back(fmt::format("- {} {} -> {}: {} ({})", op, a, b, cover_name(v.cover), v.why));
+      }
+      std::cout << "\n";
+    }
+    std::cout << "\nSteps: ";
+    for (auto& [c, n] : totals) std::cout << fmt::format("{} {} ({}), ", n, cover_name(c), cover_mark(c));
+    std::cout << "\n\n## Conditions, functions and impossibilities\n\n";
+    for (const auto& n : notes) std::cout << n << "\n";
+    return totals[Cover::Hole] ? kInvalid : kOk;
+  }
+  auto [fam, fv] = schema::split_version(from);
+  std::vector<const mapping::Table*> c = tables.plan(from, to);
+  std::map<Cover, size_t> totals;
+  for (const auto& op : ops_at(*reg, fam, std::stoi(fv))) {
+    Verdict v = chain(c, op, *reg);
+    ++totals[v.cover];
+    std::cout << fmt::format("{:<34} {:<14} {}\n", op, cover_name(v.cover), v.why);
+  }
+  std::cout << fmt::format("{} -> {}:", from, to);
+  for (auto& [k, n] : totals) std::cout << fmt::format(" {} {},", n, cover_name(k));
+  std::cout << "\n";
+  return totals[Cover::Hole] ? kInvalid : kOk;
+}
+
+}  // namespace amanda::tool
