@@ -17,6 +17,8 @@
 #include "amanda/support/file.h"
 #include "frontends/torchscript/ast.h"
 #include "frontends/torchscript/pickle.h"
+#include "frontends/torchscript/promotion.h"
+#include "frontends/torchscript/shape_rules.h"
 #include "frontends/torchscript/zip.h"
 
 namespace amanda::torchscript {
@@ -219,8 +221,9 @@ class Importer {
     if (o_.input_shapes.size() != n_in)
       throw Error(zip_.path() + ": forward() takes " + std::to_string(n_in) + " inputs, " +
                   std::to_string(o_.input_shapes.size()) + " --input-shape given");
-    auto dt = ir::dtype_from_name(o_.input_dtype);
-    if (!dt) throw Error("unknown input element type " + o_.input_dtype);
+    if (!o_.input_dtypes.empty() && o_.input_dtypes.size() != n_in)
+      throw Error(zip_.path() + ": forward() takes " + std::to_string(n_in) + " inputs, " +
+                  std::to_string(o_.input_dtypes.size()) + " --input-type given (one for all, or one per input)");
     std::vector<VRef> args{module};
     for (size_t k = 0; k < n_in; ++k) {
       const Param& p = fwd->params[k + 1];
@@ -229,6 +232,8 @@ class Importer {
       for (int64_t d : o_.input_shapes[k])
         if (d < 0 || d > (int64_t(1) << 40)) throw Error(zip_.path() + ": --input-shape number " + std::to_string(k + 1) + ": size " + std::to_string(d) + " is out of range (0 to 2^40)");
       numel(o_.input_shapes[k]);  // throws when the element count overflows
+      auto dt = ir::dtype_from_name(o_.dtype_of_input(k));
+      if (!dt) throw Error("unknown input element type " + o_.dtype_of_input(k));
       VRef v = make_symbolic(*dt, o_.input_shapes[k]);
       v->alias = std::make_shared<Alias>();
       PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));
@@ -971,6 +976,7 @@ class Importer {
     if (!unknown) {
       if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
       outs = infer(type, best.args, where_ + ": " + type);
+      if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }
     if (!outs) {
       // No shape rule: the op still becomes a graph op (a conversion's report names it like any
@@ -982,6 +988,10 @@ class Importer {
       outs.emplace(best.op->outputs.size(), OutInfo{});
       for (auto& o : *outs) o.shape_known = false;
     }
+    if (!unknown)
+      make_promotion_explicit(type, best.args, [&](const VRef& v, ir::DType t) {
+        return call_op("aten::to", {v, make_int(scalar_type_code(t)), make_bool(false), make_bool(false)}, {});
+      });
     return emit(*best.op, best.args, *outs);
   }
 
