@@ -17,6 +17,8 @@
 #include "amanda/support/file.h"
 #include "frontends/torchscript/ast.h"
 #include "frontends/torchscript/pickle.h"
+#include "frontends/torchscript/creation_ops.h"
+#include "frontends/torchscript/decompose.h"
 #include "frontends/torchscript/promotion.h"
 #include "frontends/torchscript/shape_rules.h"
 #include "frontends/torchscript/zip.h"
@@ -945,6 +947,9 @@ class Importer {
       return make_bool(false);
     }
     if (base == "aten::format" && !args.empty() && args[0]->k == Val::K::Str) return make_str(args[0]->s);
+    // string (in)equality: torch.nn.functional's scripted code tests its mode arguments
+    if ((base == "aten::eq" || base == "aten::ne") && args.size() == 2 && args[0]->k == Val::K::Str && args[1]->k == Val::K::Str)
+      return make_bool((args[0]->s == args[1]->s) == (base == "aten::eq"));
     if (base == "aten::warn") return make_none();
     return std::nullopt;
   }
@@ -975,6 +980,9 @@ class Importer {
     std::optional<std::vector<OutInfo>> outs;
     if (!unknown) {
       if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); }))
+        return *d;
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }

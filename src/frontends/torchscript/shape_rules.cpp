@@ -5,6 +5,7 @@
 #include "frontends/torchscript/shape_rules.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <unordered_map>
 
@@ -365,6 +366,39 @@ std::unordered_map<std::string, Rule> make_rules() {
     s.push_back(a[1]->i);
     return one(DType::Int64, s);
   };
+  // interpolation: output_size, or floor(input size * scale factor)
+  auto upsample = [](size_t scales_arg) {
+    return [=](const Args& a, const std::string&) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x || x->shape.size() < 3) return std::nullopt;
+      size_t n = x->shape.size() - 2;
+      std::vector<int64_t> s(x->shape.begin(), x->shape.begin() + 2);
+      if (!is_none(a, 1) && a[1]->k == Val::K::List && a[1]->items.size() == n) {
+        for (const auto& v : a[1]->items) {
+          if (v->k != Val::K::Int) return std::nullopt;
+          s.push_back(v->i);
+        }
+      } else if (scales_arg < a.size() && !is_none(a, scales_arg) && a[scales_arg]->k == Val::K::List && a[scales_arg]->items.size() == n) {
+        for (size_t k = 0; k < n; ++k) {
+          const Val& f = *a[scales_arg]->items[k];
+          double sc = f.k == Val::K::Float ? f.f : f.k == Val::K::Int ? static_cast<double>(f.i) : -1;
+          if (sc <= 0) return std::nullopt;
+          s.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x->shape[k + 2]) * sc)));
+        }
+      } else {
+        return std::nullopt;
+      }
+      return one(x->dtype, s);
+    };
+  };
+  for (const char* n : {"aten::upsample_nearest1d.vec", "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d.vec"}) r[n] = upsample(2);
+  for (const char* n : {"aten::upsample_linear1d.vec", "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec",
+                        "aten::upsample_bicubic2d.vec"})
+    r[n] = upsample(3);
+  // the overloads with an output size (and per-dimension scales that do not matter then)
+  for (const char* n : {"aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d", "aten::upsample_linear1d",
+                        "aten::upsample_bilinear2d", "aten::upsample_trilinear3d", "aten::upsample_bicubic2d"})
+    r[n] = upsample(SIZE_MAX - 1);
   return r;
 }
 
