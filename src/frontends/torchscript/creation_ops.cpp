@@ -105,7 +105,8 @@ std::unordered_map<std::string, Rule> make_rules() {
     std::vector<double> v;
     for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) v.push_back(start + static_cast<double>(i) * step);
     DType t = dtype_or(a, dtype_arg, floats ? DType::Float32 : DType::Int64, w);
-    return one(make_known(t, {static_cast<int64_t>(v.size())}, std::move(v)));
+    int64_t count = static_cast<int64_t>(v.size());  // (not in the call: the argument order is unspecified)
+    return one(make_known(t, {count}, std::move(v)));
   };
   r["aten::arange"] = [arange](const Args& a, const std::string& w) -> Result {
     auto e = num(a, 0);

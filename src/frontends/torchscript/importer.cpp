@@ -962,7 +962,7 @@ class Importer {
     Match best;
     for (const schema::OpSchema* s : it->second) {
       Match m = match(*s, args, kwargs);
-      if (m.op && m.score > best.score) best = std::move(m);
+      if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
     }
     if (!best.op) {
       std::string got;
@@ -1017,6 +1017,15 @@ class Importer {
     m.args.assign(ins.size(), nullptr);
     int score = 0;
     for (size_t k = 0; k < args.size(); ++k) m.args[k] = args[k];
+    // aten's dtype/layout/device/pin_memory/memory_format arguments are keyword-only in most
+    // schemas (`prod(Tensor self, *, ScalarType? dtype)`), which the namespace file does not
+    // record: a positional number landing on one makes the overload a worse fit than one that
+    // takes it positionally (`torch.prod(x, 1)` is prod.dim_int, `torch.eye(3, 4)` eye.m).
+    int keyword_only_penalty = 0;
+    for (size_t k = 0; k < args.size(); ++k) {
+      std::string n = ins[k].expected_name().value_or("");
+      if (n == "dtype" || n == "layout" || n == "device" || n == "pin_memory" || n == "memory_format") keyword_only_penalty += 100;
+    }
     for (const auto& [n, v] : kwargs) {
       size_t k = 0;
       while (k < ins.size() && ins[k].expected_name().value_or("") != n) ++k;
@@ -1037,7 +1046,7 @@ class Importer {
       score += f;
     }
     m.op = &s;
-    m.score = score;
+    m.score = score - keyword_only_penalty;
     return m;
   }
 
