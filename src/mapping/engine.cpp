@@ -695,7 +695,8 @@ class Applier {
       if (n.is_string()) return n.as_string();
       throw EvalError("a port name evaluates to " + value_str(n));
     }
-    if (src) return std::string(g_.port_name_str(src));
+    if (src && !ps.by_position) return std::string(g_.port_name_str(src));
+    if (s && ps.by_position) return schema_port_name(dir == PortDir::In ? &s->inputs : &s->outputs, ps.position, "_" + std::to_string(ps.position));
     if (s) {
       const auto& list = dir == PortDir::In ? s->inputs : s->outputs;
       if (ps.position < list.size())
@@ -1030,6 +1031,10 @@ class Applier {
     if (!n.empty() && n[0] == '#') {
       size_t k = std::stoul(n.substr(1));
       const PortSpec& ps = (n.back() == 'i' ? os.inputs : os.outputs)[k];
+      if (!ps.name) {  // a port by position (the compact form): the k-th data port made for it
+        PortList ports = data_ports(op, dir);
+        if (k < ports.size()) return ports[k];
+      }
       n = ps.name ? ps.name->eval(b).as_string() : "_" + std::to_string(k);
     }
     if (PortId p = g_.find_port(op, dir, sym(n))) return p;

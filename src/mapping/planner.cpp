@@ -21,9 +21,13 @@ void TableSet::add(std::unique_ptr<Table> t) {
   if (t->reversible) reversed_.push_back(reverse_table(*t));
   for (auto& have : tables_) {
     if (have->src != t->src || have->dst != t->dst) continue;
+    // (one rule written for a list of types stands for several rules of the same name: the names
+    // are checked against the tables already loaded only)
+    size_t before = have->rules.size();
     for (Rule& r : t->rules) {
-      for (const Rule& x : have->rules)
-        if (x.name == r.name) throw ParseError(r.loc, fmt::format("rule '{}' is also declared at {}", r.name, x.loc.str()));
+      for (size_t i = 0; i < before; ++i)
+        if (const Rule& x = have->rules[i]; x.name == r.name)
+          throw ParseError(r.loc, fmt::format("rule '{}' is also declared at {}", r.name, x.loc.str()));
       r.order = have->rules.size();
       have->rules.push_back(std::move(r));
     }

@@ -1,5 +1,7 @@
 #include "amanda/mapping/table.h"
 
+#include "compact_pattern.h"
+
 #include <algorithm>
 #include <set>
 
@@ -199,6 +201,11 @@ void endpoint(const Tree& t, const Pattern& p, const std::string& rule, size_t& 
 
 Pattern pattern_of(const Tree& t, const std::string& rule) {
   Pattern p;
+  if (t.is_map() && t.find("graph")) {
+    for (const auto& [k, v] : t.entries)
+      if (k != "graph") fail(t.loc, rule, "a compact pattern has only graph, not '" + k + "'");
+    return compact_pattern(*t.find("graph"), rule, [&](const Tree& a, std::vector<AttrSpec>& out) { attrs_of(a, rule, out); });
+  }
   if (t.is_map() && t.find("ops")) {
     for (const auto& [k, v] : t.entries)
       if (k != "ops" && k != "edges") fail(t.loc, rule, "a subgraph pattern has ops and edges, not '" + k + "'");
@@ -291,6 +298,39 @@ Rule rule_of(const Tree& t, size_t order) {
   return r;
 }
 
+// A matcher type may be a list (`type: {src: [aten::relu, aten::relu_], dst: Relu}` or
+// `src: {type: [...], ...}`): the rule is written once and stands for one rule per type, all with
+// its name (in-place variants, overloads that map alike). Returns the rule itself when no matcher
+// type is a list.
+std::vector<Tree> type_variants(const Tree& r) {
+  if (!r.is_map()) return {r};
+  // where the list is: the rule's `type` (split by src/dst, or not), or `src`'s `type`
+  Tree* list = nullptr;
+  Tree copy = r;
+  auto seq_at = [](Tree* t) -> Tree* { return t && t->is_seq() ? t : nullptr; };
+  auto find = [](Tree& t, const char* k) -> Tree* {
+    for (auto& e : t.entries)
+      if (e.first == k) return &e.second;
+    return nullptr;
+  };
+  if (Tree* ty = find(copy, "type")) {
+    if (ty->is_map()) list = seq_at(find(*ty, "src"));
+    else list = seq_at(ty);
+  }
+  if (!list)
+    if (Tree* src = find(copy, "src"); src && src->is_map()) list = seq_at(find(*src, "type"));
+  if (!list) return {r};
+  if (list->items.empty()) throw ParseError(list->loc, "a list of matcher types must not be empty");
+  std::vector<Tree> items = list->items;
+  std::vector<Tree> out;
+  for (const Tree& item : items) {
+    if (!item.is_scalar() || item.scalar.is_null()) throw ParseError(item.loc, "a matcher type in a list must be a name");
+    *list = item;
+    out.push_back(copy);
+  }
+  return out;
+}
+
 ConstantSpec constant_of(const Tree& t) {
   ConstantSpec c;
   if (!t.is_map()) throw ParseError(t.loc, "constant must be a map {type, attr, port}");
@@ -341,7 +381,8 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
   if (!rules || !rules->is_seq()) throw ParseError(t->loc, "a table needs a list of rules");
   std::set<std::string> names;
   for (const Tree& r : rules->items) {
-    out->rules.push_back(rule_of(r, out->rules.size()));
+    std::vector<Tree> variants = type_variants(r);
+    for (const Tree& v : variants) out->rules.push_back(rule_of(v, out->rules.size()));
     if (!names.insert(out->rules.back().name).second) throw ParseError(r.loc, "rule '" + out->rules.back().name + "' is declared twice");
   }
   return out;

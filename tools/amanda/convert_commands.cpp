@@ -26,7 +26,7 @@ struct ConvertOpts {
   std::vector<std::string> tables, tags;
   bool keep_unmapped = false, external_data = false, quiet = false;
   std::vector<std::string> input_shapes;
-  std::string input_type = "float32";
+  std::vector<std::string> input_types;
   std::string reader = "auto";
 };
 
@@ -53,10 +53,15 @@ int run_convert(const ConvertOpts& o) {
   std::optional<text::Document>& read = kept_until_exit(std::make_unique<std::optional<text::Document>>());
   if (torch_frontend::is_torchscript_path(o.in)) {
     torch_frontend::ImportOptions io;
-    io.input_dtype = o.input_type;
+    if (o.input_types.size() == 1) io.input_dtype = o.input_types[0];
+    else io.input_dtypes = o.input_types;
     io.reader = o.reader;
     for (const auto& s : o.input_shapes) {
       std::vector<int64_t> dims;
+      if (s.empty() || s == "[]") {  // a 0-d tensor
+        io.input_shapes.push_back(std::move(dims));
+        continue;
+      }
       size_t start = 0;
       while (start <= s.size()) {
         size_t e = s.find(',', start);
@@ -180,7 +185,9 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->add_option("--input-shape", o->input_shapes,
                 "TorchScript input: the shape of forward()'s tensor inputs, one per input, e.g. --input-shape 1,3,224,224 "
                 "(shapes are then propagated and shape arithmetic folded, as torch.onnx.export does)");
-  c->add_option("--input-type", o->input_type, "TorchScript input: element type of forward()'s tensor inputs (default float32)");
+  c->add_option("--input-type", o->input_types,
+                "TorchScript input: element type of forward()'s tensor inputs (default float32): once for all, or one per input "
+                "in order (--input-type float32 --input-type int64)");
   c->add_option("--reader", o->reader,
                 "TorchScript input: 'script' reads the archive without libtorch (fast), 'libtorch' uses the PyTorch plugin, "
                 "'auto' (default) tries the first and falls back to the second for modules it does not handle")

@@ -29,6 +29,7 @@ struct PortSpec {
   std::unique_ptr<Expr> value;  // `const:` matcher: the input comes from a constant, matched against this;
                                 // mapper: a new constant op feeds the input
   bool optional = false;        // matcher: the port may be missing or unconnected
+  bool by_position = false;     // compact form, no PORT given: the schema's port at `position` (mapper: its name)
   std::vector<AttrSpec> attrs;
   size_t position = 0;
   SourceLoc loc;

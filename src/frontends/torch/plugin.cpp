@@ -691,11 +691,16 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
       }
       graph->eraseInput(0);
     }
-    auto st = scalar_type_of(o->input_dtype);
-    if (!st) {
-      *err = "error: --input-type " + o->input_dtype + " is not an element type torch has";
-      return false;
+    std::vector<c10::ScalarType> sts;  // per tensor input (--input-type once for all, or one per input)
+    for (size_t k = 0; k < std::max<size_t>(1, o->input_dtypes.size()); ++k) {
+      auto st = scalar_type_of(o->dtype_of_input(k));
+      if (!st) {
+        *err = "error: --input-type " + o->dtype_of_input(k) + " is not an element type torch has";
+        return false;
+      }
+      sts.push_back(*st);
     }
+    auto st_of = [&](size_t k) { return k < sts.size() && !o->input_dtypes.empty() ? sts[k] : sts[0]; };
     size_t tensors = 0;
     for (tj::Value* in : graph->inputs()) {
       if (!in->type()->cast<c10::TensorType>()) {
@@ -709,13 +714,19 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
              std::to_string(tensors) + " tensors";
       return false;
     }
+    if (!o->input_dtypes.empty() && o->input_dtypes.size() != tensors) {
+      *err = path + ": error: " + std::to_string(o->input_dtypes.size()) + " input types given, forward() takes " +
+             std::to_string(tensors) + " tensors";
+      return false;
+    }
     if (o->input_shapes.empty()) {
+      size_t k = 0;
       for (tj::Value* in : graph->inputs())
-        in->setType(c10::TensorType::create(*st, c10::nullopt, c10::SymbolicShape(), c10::VaryingShape<c10::Stride>(), c10::nullopt));
+        in->setType(c10::TensorType::create(st_of(k++), c10::nullopt, c10::SymbolicShape(), c10::VaryingShape<c10::Stride>(), c10::nullopt));
     } else {
       std::vector<c10::IValue> args;
       for (size_t i = 0; i < tensors; ++i) {
-        at::Tensor z = at::zeros(o->input_shapes[i], at::TensorOptions().dtype(*st));
+        at::Tensor z = at::zeros(o->input_shapes[i], at::TensorOptions().dtype(st_of(i)));
         graph->inputs()[i]->setType(c10::TensorType::create(z));
         args.emplace_back(z);
       }

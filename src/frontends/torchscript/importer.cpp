@@ -18,6 +18,10 @@
 #include "amanda/support/file.h"
 #include "frontends/torchscript/ast.h"
 #include "frontends/torchscript/pickle.h"
+#include "frontends/torchscript/creation_ops.h"
+#include "frontends/torchscript/decompose.h"
+#include "frontends/torchscript/promotion.h"
+#include "frontends/torchscript/shape_rules.h"
 #include "frontends/torchscript/zip.h"
 
 namespace amanda::torchscript {
@@ -220,8 +224,9 @@ class Importer {
     if (o_.input_shapes.size() != n_in)
       throw Error(zip_.path() + ": forward() takes " + std::to_string(n_in) + " inputs, " +
                   std::to_string(o_.input_shapes.size()) + " --input-shape given");
-    auto dt = ir::dtype_from_name(o_.input_dtype);
-    if (!dt) throw Error("unknown input element type " + o_.input_dtype);
+    if (!o_.input_dtypes.empty() && o_.input_dtypes.size() != n_in)
+      throw Error(zip_.path() + ": forward() takes " + std::to_string(n_in) + " inputs, " +
+                  std::to_string(o_.input_dtypes.size()) + " --input-type given (one for all, or one per input)");
     std::vector<VRef> args{module};
     for (size_t k = 0; k < n_in; ++k) {
       const Param& p = fwd->params[k + 1];
@@ -230,6 +235,8 @@ class Importer {
       for (int64_t d : o_.input_shapes[k])
         if (d < 0 || d > (int64_t(1) << 40)) throw Error(zip_.path() + ": --input-shape number " + std::to_string(k + 1) + ": size " + std::to_string(d) + " is out of range (0 to 2^40)");
       numel(o_.input_shapes[k]);  // throws when the element count overflows
+      auto dt = ir::dtype_from_name(o_.dtype_of_input(k));
+      if (!dt) throw Error("unknown input element type " + o_.dtype_of_input(k));
       VRef v = make_symbolic(*dt, o_.input_shapes[k]);
       v->alias = std::make_shared<Alias>();
       PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));
@@ -948,6 +955,9 @@ class Importer {
       return make_bool(false);
     }
     if (base == "aten::format" && !args.empty() && args[0]->k == Val::K::Str) return make_str(args[0]->s);
+    // string (in)equality: torch.nn.functional's scripted code tests its mode arguments
+    if ((base == "aten::eq" || base == "aten::ne") && args.size() == 2 && args[0]->k == Val::K::Str && args[1]->k == Val::K::Str)
+      return make_bool((args[0]->s == args[1]->s) == (base == "aten::eq"));
     if (base == "aten::warn") return make_none();
     return std::nullopt;
   }
@@ -960,7 +970,7 @@ class Importer {
     Match best;
     for (const schema::OpSchema* s : it->second) {
       Match m = match(*s, args, kwargs);
-      if (m.op && m.score > best.score) best = std::move(m);
+      if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
     }
     if (!best.op) {
       std::string got;
@@ -978,7 +988,11 @@ class Importer {
     std::optional<std::vector<OutInfo>> outs;
     if (!unknown) {
       if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); }))
+        return *d;
       outs = infer(type, best.args, where_ + ": " + type);
+      if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }
     if (!outs) {
       // No shape rule: the op still becomes a graph op (a conversion's report names it like any
@@ -990,6 +1004,10 @@ class Importer {
       outs.emplace(best.op->outputs.size(), OutInfo{});
       for (auto& o : *outs) o.shape_known = false;
     }
+    if (!unknown)
+      make_promotion_explicit(type, best.args, [&](const VRef& v, ir::DType t) {
+        return call_op("aten::to", {v, make_int(scalar_type_code(t)), make_bool(false), make_bool(false)}, {});
+      });
     return emit(*best.op, best.args, *outs);
   }
 
@@ -1007,6 +1025,15 @@ class Importer {
     m.args.assign(ins.size(), nullptr);
     int score = 0;
     for (size_t k = 0; k < args.size(); ++k) m.args[k] = args[k];
+    // aten's dtype/layout/device/pin_memory/memory_format arguments are keyword-only in most
+    // schemas (`prod(Tensor self, *, ScalarType? dtype)`), which the namespace file does not
+    // record: a positional number landing on one makes the overload a worse fit than one that
+    // takes it positionally (`torch.prod(x, 1)` is prod.dim_int, `torch.eye(3, 4)` eye.m).
+    int keyword_only_penalty = 0;
+    for (size_t k = 0; k < args.size(); ++k) {
+      std::string n = ins[k].expected_name().value_or("");
+      if (n == "dtype" || n == "layout" || n == "device" || n == "pin_memory" || n == "memory_format") keyword_only_penalty += 100;
+    }
     for (const auto& [n, v] : kwargs) {
       size_t k = 0;
       while (k < ins.size() && ins[k].expected_name().value_or("") != n) ++k;
@@ -1027,7 +1054,7 @@ class Importer {
       score += f;
     }
     m.op = &s;
-    m.score = score;
+    m.score = score - keyword_only_penalty;
     return m;
   }
 

@@ -1060,3 +1060,8 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
 }
 
 }  // namespace amanda::torchscript
+
+namespace amanda::torchscript {
+// promotion.h: torch.result_type, for the promotion made explicit before a graph op is made.
+DType promoted_type(const std::vector<const Val*>& operands) { return result_type(operands); }
+}  // namespace amanda::torchscript

@@ -28,6 +28,11 @@ struct ImportOptions {
   std::vector<std::vector<int64_t>> input_shapes;
   // Element type of forward()'s tensor inputs (an Amanda dtype name).
   std::string input_dtype = "float32";
+  // One element type per tensor input of forward(), in order (overrides input_dtype when given;
+  // a float tensor with an int64 lengths tensor is common).
+  std::vector<std::string> input_dtypes;
+  // The element type of input k: input_dtypes[k] when given, else input_dtype.
+  const std::string& dtype_of_input(size_t k) const { return k < input_dtypes.size() ? input_dtypes[k] : input_dtype; }
   // Which reader: "script" reads the archive without libtorch (fast; traced modules and scripted
   // ones whose control flow depends on shapes only), "libtorch" uses the plugin, "auto" tries
   // the first and falls back to the second for what it does not handle.

@@ -1,0 +1,100 @@
+#!/usr/bin/python3
+"""Which torchvision classification models convert: trace, convert, compare with torch.
+
+    /usr/bin/python3 scripts/torch_models_sweep.py build/amanda [MODEL ...] [--all] [--grad] [--reader script]
+
+Models: torchvision.models.list_models(module=torchvision.models) (torchvision 0.14 has it; the 80
+classification models), random weights, a seeded 1x3x224x224 input (299x299 for inception_v3).
+Each is traced under torch.no_grad() (with --grad: without it, as a user who forgets it does),
+saved, converted by `amanda convert --input-shape ... --reader READER`, run in onnxruntime-node,
+and compared with torch's output (max abs difference within 1e-4, torch's output not all zero).
+Without model names and --all: one small model per family. Prints one line per model and a
+summary; exit 1 when a model fails.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+SMALL = ["alexnet", "convnext_tiny", "densenet121", "efficientnet_b0", "efficientnet_v2_s", "googlenet", "inception_v3",
+         "maxvit_t", "mnasnet0_5", "mobilenet_v2", "mobilenet_v3_large", "regnet_x_400mf", "regnet_y_400mf", "resnet18",
+         "resnext50_32x4d", "shufflenet_v2_x0_5", "squeezenet1_1", "swin_t", "swin_v2_t", "vgg11", "vit_b_32",
+         "wide_resnet50_2"]
+TOL = 1e-4
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("amanda")
+    ap.add_argument("models", nargs="*")
+    ap.add_argument("--all", action="store_true", help="every classification model of torchvision")
+    ap.add_argument("--grad", action="store_true", help="trace without torch.no_grad()")
+    ap.add_argument("--reader", default="script")
+    a = ap.parse_args()
+    names = a.models or (torchvision.models.list_models(module=torchvision.models) if a.all else SMALL)
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            size = 299 if name == "inception_v3" else 224
+            torch.manual_seed(0)
+            kwargs = {"aux_logits": False, "init_weights": True} if name in ("inception_v3", "googlenet") else {}
+            m = torchvision.models.get_model(name, weights=None, **kwargs).eval()
+            with torch.no_grad():
+                for p in m.parameters():
+                    if p.dim() >= 1 and float(p.abs().max()) == 0:
+                        p.normal_(0, 0.02)  # heads that start at zero would make the output trivially zero
+            x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+            pt = os.path.join(tmp, name + ".pt")
+            t0 = time.time()
+            if a.grad:
+                tm = torch.jit.trace(m, x, check_trace=False)
+            else:
+                with torch.no_grad():
+                    tm = torch.jit.trace(m, x, check_trace=False)
+            torch.jit.save(tm, pt)
+            with torch.no_grad():
+                ref = m(x).numpy()
+            out = os.path.join(tmp, name + ".onnx")
+            t1 = time.time()
+            r = subprocess.run([a.amanda, "convert", pt, "--input-shape", f"1,3,{size},{size}", "--reader", a.reader, "-o", out],
+                               capture_output=True, text=True)
+            t2 = time.time()
+            if r.returncode != 0:
+                lines = [l for l in (r.stdout + r.stderr).splitlines() if "x" in l and "::" in l][:4]
+                results.append((name, "convert_failed", " | ".join(l.strip() for l in lines) or (r.stdout + r.stderr)[-300:]))
+                print(f"{name:<22} convert failed ({t2 - t1:.1f} s): {results[-1][2][:300]}", flush=True)
+                continue
+            xin = os.path.join(tmp, "x.bin")
+            x.numpy().astype("<f4").tofile(xin)
+            import onnx
+            g = onnx.load(out, load_external_data=False).graph
+            inp = [i.name for i in g.input if i.name not in {t.name for t in g.initializer}][0]
+            jf = os.path.join(tmp, "jobs.json")
+            json.dump([{"model": out, "inputs": {inp: {"file": xin, "shape": list(x.shape)}}, "out": os.path.join(tmp, "o")}], open(jf, "w"))
+            subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run_typed.js"), jf], capture_output=True, text=True)
+            res = json.load(open(os.path.join(tmp, "o.json")))
+            if "error" in res:
+                results.append((name, "ort_failed", res["error"][:300]))
+                print(f"{name:<22} onnxruntime failed: {res['error'][:300]}", flush=True)
+                continue
+            got = np.fromfile(os.path.join(tmp, "o.0.bin"), dtype="<f4").reshape(res["outputs"][0]["shape"])
+            diff = float(np.max(np.abs(got - ref))) if got.shape == ref.shape else float("inf")
+            ok = diff <= TOL and float(np.abs(ref).max()) > 0
+            results.append((name, "passed" if ok else "mismatch", f"{diff:.3g}"))
+            print(f"{name:<22} {'ok' if ok else 'MISMATCH'}: max abs diff {diff:.3g} (max abs {float(np.abs(ref).max()):.3g}); "
+                  f"trace {t1 - t0:.1f} s, convert {t2 - t1:.2f} s", flush=True)
+    n = sum(s == "passed" for _, s, _ in results)
+    print(f"{n}/{len(results)} models convert and match torch ({'without' if a.grad else 'under'} torch.no_grad(), reader {a.reader})")
+    return 0 if n == len(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,144 @@
+// Creation ops of the libtorch-free reader (creation_ops.h): one registry entry per op, each
+// reading the schema-ordered arguments (sizes, fill value, dtype, ...).
+#include "frontends/torchscript/creation_ops.h"
+
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+namespace amanda::torchscript {
+
+using ir::DType;
+
+namespace {
+
+using Rule = std::function<std::optional<std::vector<VRef>>(const Args&, const std::string&)>;
+using Result = std::optional<std::vector<VRef>>;
+
+bool none(const Args& a, size_t i) { return i >= a.size() || !a[i] || a[i]->k == Val::K::None; }
+std::optional<double> num(const Args& a, size_t i) {
+  if (i >= a.size() || !a[i]) return std::nullopt;
+  const Val& v = *a[i];
+  if (v.k == Val::K::Int) return static_cast<double>(v.i);
+  if (v.k == Val::K::Float) return v.f;
+  if (v.k == Val::K::Bool) return v.b ? 1.0 : 0.0;
+  return std::nullopt;
+}
+bool is_float_number(const Args& a, size_t i) { return i < a.size() && a[i] && a[i]->k == Val::K::Float; }
+std::optional<std::vector<int64_t>> sizes(const Args& a, size_t i) {
+  if (i >= a.size() || !a[i] || (a[i]->k != Val::K::List && a[i]->k != Val::K::Tuple)) return std::nullopt;
+  std::vector<int64_t> s;
+  for (const auto& x : a[i]->items) {
+    if (x->k != Val::K::Int || x->i < 0) return std::nullopt;
+    s.push_back(x->i);
+  }
+  return s;
+}
+// the dtype argument, or the default: float32 for floats, int64 for integers, bool for bools
+DType dtype_or(const Args& a, size_t i, DType dflt, const std::string& where) {
+  if (!none(a, i) && a[i]->k == Val::K::Int) return dtype_from_scalar_type(a[i]->i, where);
+  return dflt;
+}
+DType number_type(const Args& a, size_t i) {
+  if (i < a.size() && a[i] && a[i]->k == Val::K::Bool) return DType::Bool;
+  return is_float_number(a, i) ? DType::Float32 : DType::Int64;
+}
+Result one(VRef v) { return std::vector<VRef>{std::move(v)}; }
+Result filled(DType t, const std::vector<int64_t>& s, double v) {
+  int64_t n = numel(s);
+  if (n > (int64_t(1) << 24)) return std::nullopt;  // a big constant is better made by the graph
+  return one(make_known(t, s, std::vector<double>(static_cast<size_t>(n), v)));
+}
+const Val* typed(const Args& a, size_t i) {
+  return i < a.size() && a[i] && a[i]->is_tensor() && a[i]->shape_known ? a[i].get() : nullptr;
+}
+
+std::unordered_map<std::string, Rule> make_rules() {
+  std::unordered_map<std::string, Rule> r;
+  r["aten::zeros"] = [](const Args& a, const std::string& w) -> Result {
+    auto s = sizes(a, 0);
+    return s ? filled(dtype_or(a, 1, DType::Float32, w), *s, 0) : std::nullopt;
+  };
+  r["aten::ones"] = [](const Args& a, const std::string& w) -> Result {
+    auto s = sizes(a, 0);
+    return s ? filled(dtype_or(a, 1, DType::Float32, w), *s, 1) : std::nullopt;
+  };
+  r["aten::full"] = [](const Args& a, const std::string& w) -> Result {
+    auto s = sizes(a, 0);
+    auto v = num(a, 1);
+    return s && v ? filled(dtype_or(a, 2, number_type(a, 1), w), *s, *v) : std::nullopt;
+  };
+  r["aten::full_like"] = [](const Args& a, const std::string& w) -> Result {
+    const Val* x = typed(a, 0);
+    auto v = num(a, 1);
+    return x && v ? filled(dtype_or(a, 2, x->dtype, w), x->shape, *v) : std::nullopt;
+  };
+  r["aten::new_full"] = [](const Args& a, const std::string& w) -> Result {
+    const Val* x = typed(a, 0);
+    auto s = sizes(a, 1);
+    auto v = num(a, 2);
+    return x && s && v ? filled(dtype_or(a, 3, x->dtype, w), *s, *v) : std::nullopt;
+  };
+  r["aten::scalar_tensor"] = [](const Args& a, const std::string& w) -> Result {
+    auto v = num(a, 0);
+    return v ? filled(dtype_or(a, 1, DType::Float32, w), {}, *v) : std::nullopt;
+  };
+  auto eye = [](const Args& a, const std::string& w, int64_t n, int64_t m, size_t dtype_arg) -> Result {
+    if (n < 0 || m < 0 || n * m > (int64_t(1) << 24)) return std::nullopt;
+    std::vector<double> v(static_cast<size_t>(n * m), 0.0);
+    for (int64_t i = 0; i < std::min(n, m); ++i) v[static_cast<size_t>(i * m + i)] = 1;
+    return one(make_known(dtype_or(a, dtype_arg, DType::Float32, w), {n, m}, std::move(v)));
+  };
+  r["aten::eye"] = [eye](const Args& a, const std::string& w) -> Result {
+    auto n = num(a, 0);
+    return n ? eye(a, w, static_cast<int64_t>(*n), static_cast<int64_t>(*n), 1) : std::nullopt;
+  };
+  r["aten::eye.m"] = [eye](const Args& a, const std::string& w) -> Result {
+    auto n = num(a, 0), m = num(a, 1);
+    return n && m ? eye(a, w, static_cast<int64_t>(*n), static_cast<int64_t>(*m), 2) : std::nullopt;
+  };
+  auto arange = [](const Args& a, const std::string& w, double start, double end, double step, bool floats, size_t dtype_arg) -> Result {
+    if (step == 0 || !std::isfinite(start) || !std::isfinite(end)) return std::nullopt;
+    double n = std::ceil((end - start) / step);
+    if (n < 0) n = 0;
+    if (n > double(int64_t(1) << 24)) return std::nullopt;
+    std::vector<double> v;
+    for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) v.push_back(start + static_cast<double>(i) * step);
+    DType t = dtype_or(a, dtype_arg, floats ? DType::Float32 : DType::Int64, w);
+    int64_t count = static_cast<int64_t>(v.size());  // (not in the call: the argument order is unspecified)
+    return one(make_known(t, {count}, std::move(v)));
+  };
+  r["aten::arange"] = [arange](const Args& a, const std::string& w) -> Result {
+    auto e = num(a, 0);
+    return e ? arange(a, w, 0, *e, 1, is_float_number(a, 0), 1) : std::nullopt;
+  };
+  r["aten::arange.start"] = [arange](const Args& a, const std::string& w) -> Result {
+    auto s = num(a, 0), e = num(a, 1);
+    return s && e ? arange(a, w, *s, *e, 1, is_float_number(a, 0) || is_float_number(a, 1), 2) : std::nullopt;
+  };
+  r["aten::arange.start_step"] = [arange](const Args& a, const std::string& w) -> Result {
+    auto s = num(a, 0), e = num(a, 1), k = num(a, 2);
+    return s && e && k ? arange(a, w, *s, *e, *k, is_float_number(a, 0) || is_float_number(a, 1) || is_float_number(a, 2), 3)
+                       : std::nullopt;
+  };
+  r["aten::linspace"] = [](const Args& a, const std::string& w) -> Result {
+    auto s = num(a, 0), e = num(a, 1), n = num(a, 2);
+    if (!s || !e || !n || *n < 0 || *n > double(int64_t(1) << 24)) return std::nullopt;
+    int64_t steps = static_cast<int64_t>(*n);
+    std::vector<double> v;
+    for (int64_t i = 0; i < steps; ++i) v.push_back(steps == 1 ? *s : *s + (*e - *s) * static_cast<double>(i) / static_cast<double>(steps - 1));
+    return one(make_known(dtype_or(a, 3, DType::Float32, w), {steps}, std::move(v)));
+  };
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::vector<VRef>> evaluate_creation(const std::string& op_type, const Args& a, const std::string& where) {
+  static const std::unordered_map<std::string, Rule> rules = make_rules();
+  auto it = rules.find(op_type);
+  if (it == rules.end()) return std::nullopt;
+  return it->second(a, where);
+}
+
+}  // namespace amanda::torchscript

@@ -1,0 +1,415 @@
+// Shape rules of the libtorch-free reader for the vocabulary of torch.onnx.export beyond what
+// torchvision's classification models use (shape_rules.h). A registry keyed by op type (with
+// overload) or base name; each rule reads the schema-ordered arguments. Reductions, comparisons,
+// casts, *_as, where, topk/sort, index_select/gather/scatter, embedding, stack, repeat, ...
+#include "frontends/torchscript/shape_rules.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <unordered_map>
+
+#include "frontends/torchscript/promotion.h"
+
+namespace amanda::torchscript {
+
+using ir::DType;
+
+namespace {
+
+using Outs = std::vector<OutInfo>;
+using Rule = std::function<std::optional<Outs>(const Args&, const std::string&)>;
+
+[[noreturn]] void bad(const std::string& where, const std::string& msg) { throw Error(where + ": " + msg); }
+
+const Val* tensor(const Args& a, size_t i) { return i < a.size() && a[i] && a[i]->is_tensor() && a[i]->shape_known ? a[i].get() : nullptr; }
+bool is_none(const Args& a, size_t i) { return i >= a.size() || !a[i] || a[i]->k == Val::K::None; }
+Outs one(DType t, std::vector<int64_t> s) { return Outs{OutInfo{t, std::move(s), true, true}}; }
+
+int64_t wrap(int64_t d, size_t rank, const std::string& where) {
+  int64_t r = std::max<int64_t>(static_cast<int64_t>(rank), 1);
+  if (d < -r || d >= r) bad(where, "dimension " + std::to_string(d) + " out of range for rank " + std::to_string(rank));
+  return d < 0 ? d + r : d;
+}
+
+// The dims an argument names: an int, a list of ints, or None / [] (all).
+std::optional<std::vector<int64_t>> dims_of(const Args& a, size_t i, size_t rank, const std::string& where) {
+  std::vector<int64_t> out;
+  if (is_none(a, i)) return out;
+  const Val& v = *a[i];
+  if (v.k == Val::K::Int) out.push_back(wrap(v.i, rank, where));
+  else if (v.k == Val::K::List || v.k == Val::K::Tuple) {
+    for (const auto& x : v.items) {
+      if (x->k != Val::K::Int) return std::nullopt;
+      out.push_back(wrap(x->i, rank, where));
+    }
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+bool flag(const Args& a, size_t i) { return i < a.size() && a[i] && a[i]->k == Val::K::Bool && a[i]->b; }
+
+std::vector<int64_t> reduced(const std::vector<int64_t>& s, std::vector<int64_t> dims, bool keep) {
+  if (dims.empty())
+    for (size_t k = 0; k < s.size(); ++k) dims.push_back(static_cast<int64_t>(k));
+  std::vector<int64_t> out;
+  for (size_t k = 0; k < s.size(); ++k) {
+    bool r = std::find(dims.begin(), dims.end(), static_cast<int64_t>(k)) != dims.end();
+    if (!r) out.push_back(s[k]);
+    else if (keep) out.push_back(1);
+  }
+  return out;
+}
+
+std::vector<int64_t> broadcast(const std::vector<int64_t>& a, const std::vector<int64_t>& b, const std::string& where) {
+  size_t n = std::max(a.size(), b.size());
+  std::vector<int64_t> out(n);
+  for (size_t k = 0; k < n; ++k) {
+    int64_t x = k < n - a.size() ? 1 : a[k - (n - a.size())];
+    int64_t y = k < n - b.size() ? 1 : b[k - (n - b.size())];
+    if (x != y && x != 1 && y != 1) bad(where, "shapes do not broadcast");
+    out[k] = x == 1 ? y : x;
+  }
+  return out;
+}
+
+std::vector<int64_t> shape_or_scalar(const Args& a, size_t i) {
+  const Val* t = tensor(a, i);
+  return t ? t->shape : std::vector<int64_t>{};
+}
+
+// dtype argument of a reduction (None: the input's; integers and bools sum as int64)
+DType reduce_type(const Val& x, const Args& a, size_t i, bool widen_ints, const std::string& where) {
+  if (!is_none(a, i) && a[i]->k == Val::K::Int) return dtype_from_scalar_type(a[i]->i, where);
+  if (widen_ints && !is_float_type(x.dtype)) return DType::Int64;
+  return x.dtype;
+}
+
+std::unordered_map<std::string, Rule> make_rules() {
+  std::unordered_map<std::string, Rule> r;
+  auto same = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(x->dtype, x->shape);
+  };
+  for (const char* n : {"abs", "neg", "exp", "log", "log2", "log10", "log1p", "sqrt", "rsqrt", "reciprocal", "sin", "cos", "tan",
+                        "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "erf", "erfc", "floor", "ceil",
+                        "round", "trunc", "frac", "sign", "square", "selu", "celu", "softplus", "hardshrink", "softshrink",
+                        "tanhshrink", "mish", "log_sigmoid", "threshold", "prelu", "rrelu", "nan_to_num", "bitwise_not",
+                        "alias", "lift", "lift_fresh", "conj_physical", "resolve_conj", "resolve_neg", "flip", "tril", "triu",
+                        "_softmax", "_log_softmax", "alpha_dropout", "feature_alpha_dropout", "native_dropout", "cumsum_",
+                        "fill", "zero_", "sort_", "index_fill", "index_copy", "index_add", "index_put", "scatter",
+                        "scatter_add", "scatter_reduce", "masked_scatter", "logit", "sigmoid", "hardtanh"}) {
+    r[std::string("aten::") + n] = same;
+    r[std::string("aten::") + n + "_"] = same;
+  }
+  auto boolean = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Bool, x->shape);
+  };
+  for (const char* n : {"isnan", "isinf", "isfinite", "isneginf", "isposinf", "logical_not", "signbit"}) r[std::string("aten::") + n] = boolean;
+  auto binary = [](bool to_bool) {
+    return [to_bool](const Args& a, const std::string& where) -> std::optional<Outs> {
+      if (a.size() < 2 || !a[0] || !a[1]) return std::nullopt;
+      if ((a[0]->is_tensor() && !a[0]->shape_known) || (a[1]->is_tensor() && !a[1]->shape_known)) return std::nullopt;
+      DType t = to_bool ? DType::Bool : promoted_type({a[0].get(), a[1].get()});
+      return one(t, broadcast(shape_or_scalar(a, 0), shape_or_scalar(a, 1), where));
+    };
+  };
+  for (const char* n : {"logical_and", "logical_or", "logical_xor"}) r[std::string("aten::") + n] = binary(true);
+  for (const char* n : {"__and__", "__or__", "__xor__", "bitwise_and", "bitwise_or", "bitwise_xor", "fmod", "atan2", "__lshift__",
+                        "__rshift__", "bitwise_left_shift", "bitwise_right_shift", "max.other", "min.other", "hypot", "xlogy"})
+    r[std::string("aten::") + n] = binary(false);
+  auto ternary = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    for (size_t k = 0; k < 3; ++k)
+      if (k >= a.size() || !a[k] || (a[k]->is_tensor() && !a[k]->shape_known)) return std::nullopt;
+    DType t = promoted_type({a[0].get(), a[1].get(), a[2].get()});
+    return one(t, broadcast(broadcast(shape_or_scalar(a, 0), shape_or_scalar(a, 1), where), shape_or_scalar(a, 2), where));
+  };
+  for (const char* n : {"lerp", "addcmul", "addcdiv"}) r[std::string("aten::") + n] = ternary;
+  r["aten::where"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    for (size_t k = 0; k < 3; ++k)
+      if (k >= a.size() || !a[k] || (a[k]->is_tensor() && !a[k]->shape_known)) return std::nullopt;
+    DType t = promoted_type({a[1].get(), a[2].get()});
+    return one(t, broadcast(broadcast(shape_or_scalar(a, 0), shape_or_scalar(a, 1), where), shape_or_scalar(a, 2), where));
+  };
+  // casts
+  r["aten::to.dtype"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    return one(dtype_from_scalar_type(a[1]->i, where), x->shape);
+  };
+  r["aten::to.device"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    DType t = !is_none(a, 2) && a[2]->k == Val::K::Int ? dtype_from_scalar_type(a[2]->i, where) : x->dtype;
+    return one(t, x->shape);
+  };
+  auto like_other = [](bool shape_of_other, bool type_of_other) {
+    return [=](const Args& a, const std::string&) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      const Val* o = tensor(a, 1);
+      if (!x || !o) return std::nullopt;
+      return one(type_of_other ? o->dtype : x->dtype, shape_of_other ? o->shape : x->shape);
+    };
+  };
+  r["aten::to.other"] = like_other(false, true);
+  r["aten::type_as"] = like_other(false, true);
+  r["aten::view_as"] = like_other(true, false);
+  r["aten::reshape_as"] = like_other(true, false);
+  r["aten::expand_as"] = like_other(true, false);
+  // reductions
+  auto reduce = [](size_t dim_arg, size_t keep_arg, size_t dtype_arg, bool widen_ints, std::optional<DType> fixed) {
+    return [=](const Args& a, const std::string& where) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x) return std::nullopt;
+      std::vector<int64_t> dims;
+      if (dim_arg != SIZE_MAX) {
+        auto d = dims_of(a, dim_arg, x->shape.size(), where);
+        if (!d) return std::nullopt;
+        dims = *d;
+      }
+      bool keep = keep_arg != SIZE_MAX && flag(a, keep_arg);
+      DType t = fixed ? *fixed : dtype_arg != SIZE_MAX ? reduce_type(*x, a, dtype_arg, widen_ints, where) : x->dtype;
+      if (fixed && *fixed == DType::Undefined) t = x->dtype;
+      return one(t, reduced(x->shape, dims, keep));
+    };
+  };
+  constexpr size_t N = SIZE_MAX;
+  r["aten::sum"] = reduce(N, N, 1, true, std::nullopt);
+  r["aten::sum.dim_IntList"] = reduce(1, 2, 3, true, std::nullopt);
+  r["aten::mean"] = reduce(N, N, 1, false, std::nullopt);
+  r["aten::prod"] = reduce(N, N, 1, true, std::nullopt);
+  r["aten::prod.dim_int"] = reduce(1, 2, 3, true, std::nullopt);
+  r["aten::amax"] = reduce(1, 2, N, false, std::nullopt);
+  r["aten::amin"] = reduce(1, 2, N, false, std::nullopt);
+  r["aten::max"] = reduce(N, N, N, false, std::nullopt);
+  r["aten::min"] = reduce(N, N, N, false, std::nullopt);
+  r["aten::argmax"] = reduce(1, 2, N, false, DType::Int64);
+  r["aten::argmin"] = reduce(1, 2, N, false, DType::Int64);
+  r["aten::all"] = reduce(N, N, N, false, DType::Bool);
+  r["aten::any"] = reduce(N, N, N, false, DType::Bool);
+  r["aten::all.dim"] = reduce(1, 2, N, false, DType::Bool);
+  r["aten::any.dim"] = reduce(1, 2, N, false, DType::Bool);
+  r["aten::logsumexp"] = reduce(1, 2, N, false, std::nullopt);
+  r["aten::std"] = reduce(N, N, N, false, std::nullopt);
+  r["aten::var"] = reduce(N, N, N, false, std::nullopt);
+  r["aten::std.dim"] = reduce(1, 3, N, false, std::nullopt);
+  r["aten::var.dim"] = reduce(1, 3, N, false, std::nullopt);
+  r["aten::std.correction"] = reduce(1, 3, N, false, std::nullopt);
+  r["aten::var.correction"] = reduce(1, 3, N, false, std::nullopt);
+  r["aten::norm.ScalarOpt_dim"] = reduce(2, 3, N, false, std::nullopt);
+  r["aten::norm.Scalar"] = reduce(N, N, N, false, std::nullopt);
+  r["aten::frobenius_norm.dim"] = reduce(1, 2, N, false, std::nullopt);
+  r["aten::linalg_vector_norm"] = reduce(2, 3, 4, false, std::nullopt);
+  auto two = [](Outs a, DType second) {
+    Outs o = a;
+    o.push_back(a[0]);
+    o[1].dtype = second;
+    return o;
+  };
+  auto reduce_pair = [=](DType second) {
+    return [=](const Args& a, const std::string& where) -> std::optional<Outs> {
+      auto v = reduce(1, 2, N, false, std::nullopt)(a, where);
+      if (!v) return std::nullopt;
+      return two(*v, second);
+    };
+  };
+  r["aten::max.dim"] = reduce_pair(DType::Int64);
+  r["aten::min.dim"] = reduce_pair(DType::Int64);
+  r["aten::std_mean.correction"] = [=](const Args& a, const std::string& where) -> std::optional<Outs> {
+    auto v = reduce(1, 3, N, false, std::nullopt)(a, where);
+    if (!v) return std::nullopt;
+    return two(*v, (*v)[0].dtype);
+  };
+  r["aten::var_mean.correction"] = r["aten::std_mean.correction"];
+  r["aten::cumsum"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(reduce_type(*x, a, 2, true, where), x->shape);
+  };
+  r["aten::topk"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::Int || is_none(a, 2) || a[2]->k != Val::K::Int) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    if (s.empty()) return std::nullopt;
+    s[static_cast<size_t>(wrap(a[2]->i, s.size(), where))] = a[1]->i;
+    return Outs{OutInfo{x->dtype, s}, OutInfo{DType::Int64, s}};
+  };
+  r["aten::sort"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return Outs{OutInfo{x->dtype, x->shape}, OutInfo{DType::Int64, x->shape}};
+  };
+  r["aten::argsort"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Int64, x->shape);
+  };
+  // products
+  r["aten::mv"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() != 2) return std::nullopt;
+    return one(x->dtype, {x->shape[0]});
+  };
+  r["aten::dot"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(x->dtype, {});
+  };
+  r["aten::outer"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* y = tensor(a, 1);
+    if (!x || !y || x->shape.size() != 1 || y->shape.size() != 1) return std::nullopt;
+    return one(x->dtype, {x->shape[0], y->shape[0]});
+  };
+  r["aten::addmm"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* c = tensor(a, 0);
+    const Val* x = tensor(a, 1);
+    const Val* y = tensor(a, 2);
+    if (!c || !x || !y || x->shape.size() != 2 || y->shape.size() != 2) return std::nullopt;
+    return one(x->dtype, broadcast(c->shape, {x->shape[0], y->shape[1]}, where));
+  };
+  r["aten::baddbmm"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* c = tensor(a, 0);
+    const Val* x = tensor(a, 1);
+    const Val* y = tensor(a, 2);
+    if (!c || !x || !y || x->shape.size() != 3 || y->shape.size() != 3) return std::nullopt;
+    return one(x->dtype, broadcast(c->shape, {x->shape[0], x->shape[1], y->shape[2]}, where));
+  };
+  // layout
+  r["aten::squeeze"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    std::vector<int64_t> s;
+    for (int64_t d : x->shape)
+      if (d != 1) s.push_back(d);
+    return one(x->dtype, s);
+  };
+  r["aten::squeeze_"] = r["aten::squeeze"];
+  r["aten::repeat"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::List) return std::nullopt;
+    std::vector<int64_t> rep;
+    for (const auto& v : a[1]->items) {
+      if (v->k != Val::K::Int) return std::nullopt;
+      rep.push_back(v->i);
+    }
+    if (rep.size() < x->shape.size()) return std::nullopt;
+    std::vector<int64_t> s(rep.size() - x->shape.size(), 1);
+    s.insert(s.end(), x->shape.begin(), x->shape.end());
+    for (size_t k = 0; k < s.size(); ++k) s[k] *= rep[k];
+    return one(x->dtype, s);
+  };
+  r["aten::stack"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    if (is_none(a, 0) || a[0]->k != Val::K::List || a[0]->items.empty() || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    std::vector<const Val*> ts;
+    for (const auto& v : a[0]->items) {
+      if (!v->is_tensor() || !v->shape_known) return std::nullopt;
+      ts.push_back(v.get());
+    }
+    std::vector<int64_t> s = ts[0]->shape;
+    int64_t d = wrap(a[1]->i, s.size() + 1, where);
+    s.insert(s.begin() + d, static_cast<int64_t>(ts.size()));
+    return one(promoted_type(ts), s);
+  };
+  r["aten::glu"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::Int || x->shape.empty()) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    s[static_cast<size_t>(wrap(a[1]->i, s.size(), where))] /= 2;
+    return one(x->dtype, s);
+  };
+  r["aten::pixel_shuffle"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() != 4 || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    int64_t f = a[1]->i;
+    return one(x->dtype, {x->shape[0], x->shape[1] / (f * f), x->shape[2] * f, x->shape[3] * f});
+  };
+  r["aten::pixel_unshuffle"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() != 4 || is_none(a, 1) || a[1]->k != Val::K::Int || a[1]->i <= 0) return std::nullopt;
+    int64_t f = a[1]->i;
+    return one(x->dtype, {x->shape[0], x->shape[1] * f * f, x->shape[2] / f, x->shape[3] / f});
+  };
+  // indexing
+  r["aten::index_select"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* i = tensor(a, 2);
+    if (!x || !i || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    if (s.empty()) return std::nullopt;
+    s[static_cast<size_t>(wrap(a[1]->i, s.size(), where))] = numel(i->shape);
+    return one(x->dtype, s);
+  };
+  r["aten::gather"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* i = tensor(a, 2);
+    if (!x || !i) return std::nullopt;
+    return one(x->dtype, i->shape);
+  };
+  r["aten::embedding"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* w = tensor(a, 0);
+    const Val* i = tensor(a, 1);
+    if (!w || !i || w->shape.size() != 2) return std::nullopt;
+    std::vector<int64_t> s = i->shape;
+    s.push_back(w->shape[1]);
+    return one(w->dtype, s);
+  };
+  r["aten::one_hot"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::Int || a[1]->i < 0) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    s.push_back(a[1]->i);
+    return one(DType::Int64, s);
+  };
+  // interpolation: output_size, or floor(input size * scale factor)
+  auto upsample = [](size_t scales_arg) {
+    return [=](const Args& a, const std::string&) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x || x->shape.size() < 3) return std::nullopt;
+      size_t n = x->shape.size() - 2;
+      std::vector<int64_t> s(x->shape.begin(), x->shape.begin() + 2);
+      if (!is_none(a, 1) && a[1]->k == Val::K::List && a[1]->items.size() == n) {
+        for (const auto& v : a[1]->items) {
+          if (v->k != Val::K::Int) return std::nullopt;
+          s.push_back(v->i);
+        }
+      } else if (scales_arg < a.size() && !is_none(a, scales_arg) && a[scales_arg]->k == Val::K::List && a[scales_arg]->items.size() == n) {
+        for (size_t k = 0; k < n; ++k) {
+          const Val& f = *a[scales_arg]->items[k];
+          double sc = f.k == Val::K::Float ? f.f : f.k == Val::K::Int ? static_cast<double>(f.i) : -1;
+          if (sc <= 0) return std::nullopt;
+          s.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x->shape[k + 2]) * sc)));
+        }
+      } else {
+        return std::nullopt;
+      }
+      return one(x->dtype, s);
+    };
+  };
+  for (const char* n : {"aten::upsample_nearest1d.vec", "aten::upsample_nearest2d.vec", "aten::upsample_nearest3d.vec"}) r[n] = upsample(2);
+  for (const char* n : {"aten::upsample_linear1d.vec", "aten::upsample_bilinear2d.vec", "aten::upsample_trilinear3d.vec",
+                        "aten::upsample_bicubic2d.vec"})
+    r[n] = upsample(3);
+  // the overloads with an output size (and per-dimension scales that do not matter then)
+  for (const char* n : {"aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d", "aten::upsample_linear1d",
+                        "aten::upsample_bilinear2d", "aten::upsample_trilinear3d", "aten::upsample_bicubic2d"})
+    r[n] = upsample(SIZE_MAX - 1);
+  return r;
+}
+
+}  // namespace
+
+std::optional<std::vector<OutInfo>> infer_more(const std::string& op_type, const Args& a, const std::string& where) {
+  static const std::unordered_map<std::string, Rule> rules = make_rules();
+  auto it = rules.find(op_type);
+  if (it == rules.end()) it = rules.find(op_type.substr(0, op_type.find('.')));
+  if (it == rules.end()) return std::nullopt;
+  return it->second(a, where);
+}
+
+}  // namespace amanda::torchscript

@@ -1,0 +1,254 @@
+// The compact form of a pattern (docs/mapping-tables.md, "Compact patterns"): one op per line,
+// edges following from value names, as PNNX's pattern graphs read.
+//
+//   dst:
+//     graph: |
+//       wt = Transpose(w) {perm: [1, 0]}
+//       mm = MatMul(x, wt)
+//       y = Add(mm, b)
+//
+// A line is `OUTS = TYPE(ARGS) [{ATTRS}]`. An argument is a value name, `{expr}` (a constant
+// input, as `const:`), or `_` (nothing connected), optionally `PORT=` before it and `?` after it
+// (optional); an output is a value name or `_`, optionally `PORT:` before it. Ports without a
+// PORT go by position: on the mapper side they take the op schema's port names. A value that one
+// line makes and a later line reads is an edge; any other value name is a capture (`ref:`),
+// shared with the other side of the rule. ATTRS is a YAML flow map, as `attrs:`.
+#include "compact_pattern.h"
+
+#include <cctype>
+#include <map>
+
+#include "amanda/text/document.h"
+
+namespace amanda::mapping {
+
+using text::Tree;
+
+namespace {
+
+[[noreturn]] void fail(const SourceLoc& loc, const std::string& rule, const std::string& msg) {
+  throw ParseError(loc, "rule '" + rule + "': graph: " + msg);
+}
+
+std::string trim(std::string_view s) {
+  size_t b = 0, e = s.size();
+  while (b < e && std::isspace(static_cast<unsigned char>(s[b]))) ++b;
+  while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1]))) --e;
+  return std::string(s.substr(b, e - b));
+}
+
+bool is_name(const std::string& s) {
+  if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
+  for (char c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  return true;
+}
+
+// Splits at top-level commas (not inside (), [], {} or quotes).
+std::vector<std::string> split_args(std::string_view s, const SourceLoc& loc, const std::string& rule) {
+  std::vector<std::string> out;
+  int depth = 0;
+  char quote = 0;
+  size_t start = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    else if (c == '(' || c == '[' || c == '{') ++depth;
+    else if (c == ')' || c == ']' || c == '}') {
+      if (--depth < 0) fail(loc, rule, "unbalanced '" + std::string(1, c) + "'");
+    } else if (c == ',' && depth == 0) {
+      out.push_back(trim(s.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  if (depth != 0 || quote) fail(loc, rule, "unbalanced brackets or quotes");
+  std::string last = trim(s.substr(start));
+  if (!last.empty() || !out.empty()) out.push_back(last);
+  return out;
+}
+
+// The closing bracket matching s[open].
+size_t matching(std::string_view s, size_t open, const SourceLoc& loc, const std::string& rule) {
+  int depth = 0;
+  char quote = 0;
+  for (size_t i = open; i < s.size(); ++i) {
+    char c = s[i];
+    if (quote) {
+      if (c == quote) quote = 0;
+      continue;
+    }
+    if (c == '\'' || c == '"') quote = c;
+    else if (c == '(' || c == '[' || c == '{') ++depth;
+    else if ((c == ')' || c == ']' || c == '}') && --depth == 0) return i;
+  }
+  fail(loc, rule, "no closing bracket for the one at column " + std::to_string(open + 1));
+}
+
+struct Line {
+  std::vector<std::pair<std::string, std::string>> outs;  // (port or "", value or "_")
+  std::string type;
+  struct Arg {
+    std::string port, value, expr;  // value: a name or "_"; expr: "{...}"
+    bool optional = false;
+  };
+  std::vector<Arg> args;
+  std::string attrs;  // "{...}" or ""
+  SourceLoc loc;
+};
+
+Line parse_line(const std::string& text, const SourceLoc& loc, const std::string& rule) {
+  Line l;
+  l.loc = loc;
+  size_t eq = std::string::npos;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '(' || text[i] == '{') break;
+    if (text[i] == '=') {
+      eq = i;
+      break;
+    }
+  }
+  if (eq == std::string::npos) fail(loc, rule, "'" + text + "': a line is OUTS = TYPE(ARGS) [{ATTRS}]");
+  for (const std::string& o : split_args(std::string_view(text).substr(0, eq), loc, rule)) {
+    size_t c = o.find(':');
+    std::string port = c == std::string::npos ? "" : trim(o.substr(0, c)), v = trim(c == std::string::npos ? o : o.substr(c + 1));
+    if (v != "_" && !is_name(v)) fail(loc, rule, "'" + o + "' is not a value name");
+    l.outs.emplace_back(port, v);
+  }
+  std::string rest = trim(std::string_view(text).substr(eq + 1));
+  size_t open = rest.find('(');
+  if (open == std::string::npos) fail(loc, rule, "'" + text + "': no '(' after the op type");
+  l.type = trim(rest.substr(0, open));
+  if (l.type.empty()) fail(loc, rule, "'" + text + "': no op type");
+  size_t close = matching(rest, open, loc, rule);
+  for (const std::string& a : split_args(std::string_view(rest).substr(open + 1, close - open - 1), loc, rule)) {
+    Line::Arg arg;
+    std::string s = a;
+    // PORT=VALUE (an '=' before any bracket; '==' belongs to an expression)
+    for (size_t i = 0; i < s.size(); ++i) {
+      if (s[i] == '{' || s[i] == '(' || s[i] == '[' || s[i] == '\'' || s[i] == '"') break;
+      if (s[i] == '=' && (i + 1 >= s.size() || s[i + 1] != '=')) {
+        arg.port = trim(s.substr(0, i));
+        s = trim(s.substr(i + 1));
+        break;
+      }
+    }
+    if (!s.empty() && s.back() == '?') {
+      arg.optional = true;
+      s = trim(s.substr(0, s.size() - 1));
+    }
+    if (!s.empty() && s.front() == '{') arg.expr = s;
+    else if (s == "_" || is_name(s)) arg.value = s;
+    else fail(loc, rule, "argument '" + a + "' is not a value name, {expr} or _");
+    l.args.push_back(std::move(arg));
+  }
+  std::string tail = trim(rest.substr(close + 1));
+  if (!tail.empty()) {
+    if (tail.front() != '{' || matching(tail, 0, loc, rule) != tail.size() - 1)
+      fail(loc, rule, "'" + tail + "': after the arguments only {ATTRS} may follow");
+    l.attrs = tail;
+  }
+  return l;
+}
+
+}  // namespace
+
+Pattern compact_pattern(const Tree& t, const std::string& rule,
+                        const std::function<void(const Tree&, std::vector<AttrSpec>&)>& attrs_of) {
+  if (!t.is_scalar() || !t.scalar.is_string()) throw ParseError(t.loc, "rule '" + rule + "': graph: must be text, one op per line");
+  const std::string& text = t.scalar.as_string();
+  std::vector<Line> lines;
+  size_t start = 0, row = 0;
+  while (start <= text.size()) {
+    size_t e = text.find('\n', start);
+    if (e == std::string::npos) e = text.size();
+    std::string s = trim(std::string_view(text).substr(start, e - start));
+    SourceLoc loc = t.loc;
+    // a block scalar (`graph: |`, several lines) starts on the line after its indicator
+    if (loc.line) loc.line += static_cast<int>(row) + (text.find('\n') != std::string::npos ? 1 : 0);
+    if (!s.empty() && s[0] != '#') lines.push_back(parse_line(s, loc, rule));
+    start = e + 1;
+    ++row;
+  }
+  if (lines.empty()) throw ParseError(t.loc, "rule '" + rule + "': graph: has no ops");
+  // value -> (line, output position) of its producer; which values are read by a later line
+  std::map<std::string, std::pair<size_t, size_t>> made;
+  std::map<std::string, bool> read;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    for (const auto& a : lines[i].args)
+      if (!a.value.empty() && a.value != "_" && made.count(a.value)) read[a.value] = true;
+    for (size_t k = 0; k < lines[i].outs.size(); ++k) {
+      const std::string& v = lines[i].outs[k].second;
+      if (v == "_") continue;
+      if (made.count(v)) fail(lines[i].loc, rule, "value '" + v + "' is made twice");
+      made[v] = {i, k};
+    }
+  }
+  Pattern p;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    const Line& l = lines[i];
+    OpSpec op;
+    op.loc = l.loc;
+    op.type = l.type;
+    op.id = "#line" + std::to_string(i);
+    op.inputs_given = op.outputs_given = true;
+    for (size_t k = 0; k < l.args.size(); ++k) {
+      const auto& a = l.args[k];
+      PortSpec s;
+      s.position = k;
+      s.loc = l.loc;
+      s.optional = a.optional;
+      if (!a.port.empty()) {
+        s.name = std::make_unique<Expr>();
+        s.name->literal = ir::Value(a.port);
+      } else {
+        s.by_position = true;
+      }
+      if (!a.expr.empty()) {
+        s.value = parse_template(a.expr, l.loc);
+      } else if (a.value != "_") {
+        auto it = made.find(a.value);
+        if (it != made.end() && it->second.first < i) {
+          EdgeSpec e;
+          e.loc = l.loc;
+          e.src_op = it->second.first;
+          e.src_port = "#" + std::to_string(it->second.second) + "o";
+          e.dst_op = i;
+          e.dst_port = "#" + std::to_string(k) + "i";
+          p.edges.push_back(std::move(e));
+        } else if (it != made.end()) {
+          fail(l.loc, rule, "value '" + a.value + "' is read before the line that makes it");
+        } else {
+          s.ref = a.value;
+        }
+      }
+      op.inputs.push_back(std::move(s));
+    }
+    for (size_t k = 0; k < l.outs.size(); ++k) {
+      const auto& [port, v] = l.outs[k];
+      PortSpec s;
+      s.position = k;
+      s.loc = l.loc;
+      if (!port.empty()) {
+        s.name = std::make_unique<Expr>();
+        s.name->literal = ir::Value(port);
+      } else {
+        s.by_position = true;
+      }
+      if (v != "_" && !read.count(v)) s.ref = v;  // read by no line: a capture of the rule's boundary
+      op.outputs.push_back(std::move(s));
+    }
+    if (!l.attrs.empty()) {
+      Tree a = text::parse_tree(l.attrs, text::Format::Yaml, l.loc.file);
+      if (!a.is_map()) fail(l.loc, rule, "{ATTRS} must be a map");
+      attrs_of(a, op.attrs);
+    }
+    p.ops.push_back(std::move(op));
+  }
+  return p;
+}
+
+}  // namespace amanda::mapping
