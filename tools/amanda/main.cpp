@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   register_schema_commands(app, exit_code);
   register_onnx_commands(app, exit_code);
   register_convert_commands(app, exit_code);
+  register_run_commands(app, exit_code);
   std::string known;
   bool found = false;
   for (const auto* sub : app.get_subcommands({})) {

@@ -1,0 +1,7 @@
+#include "families.h"
+
+namespace amanda::interp::kernels {
+
+void register_quant(KernelRegistry& r) {}
+
+}  // namespace amanda::interp::kernels
