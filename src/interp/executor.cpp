@@ -1,5 +1,7 @@
 #include "amanda/interp/executor.h"
 
+#include <chrono>
+
 #include <absl/container/node_hash_map.h>
 
 #include "amanda/support/diagnostics.h"
@@ -30,6 +32,8 @@ struct Executor::Plan {
 Executor::Executor(const ir::Graph& g, const KernelRegistry& kernels) : g_(g), kernels_(kernels) {
   std::string_view ns = g.str(g.graph_namespace(g.root()));
   constexpr std::string_view prefix = "amanda/onnx/";
+  const ir::Value* has_imports = g.attr(g.root(), g.symbols().find("opset_import"));
+  if (ns.empty() && has_imports) ns = "amanda/onnx/0";  // only non-default domains (ai.onnx.preview.training)
   if (!ns.starts_with(prefix))
     throw Error("the interpreter runs graphs of the ONNX namespace (amanda/onnx/V); this graph is in '" + std::string(ns) +
                 "'");
@@ -150,14 +154,17 @@ std::vector<RValue> Executor::run(const std::map<std::string, RValue>& feeds, co
     if (!known) throw Error("input '" + name + "': the model has no input of that name");
   }
   std::vector<RValue> args;
+  std::vector<bool> fed;
   amanda::Symbol s_graph_input = g_.symbols().find("graph_input");
   for (ir::PortId p : g_.inputs(g_.root())) {
     const ir::Value* gi = s_graph_input ? g_.attr(p, s_graph_input) : nullptr;
     if (gi && gi->is_bool() && !gi->as_bool()) continue;
     auto it = feeds.find(std::string(g_.port_name_str(p)));
+    fed.push_back(it != feeds.end());
     args.push_back(it == feeds.end() ? RValue::none() : it->second);
-    if (it == feeds.end()) args.back().elem = DType::Undefined;  // "not fed": run_graph uses the initializer or fails
   }
+  root_fed_ = std::move(fed);
+  profile_ = options.profile;
   return run_graph(g_.root(), std::move(args), nullptr, &options);
 }
 
@@ -175,9 +182,10 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
     const ir::Value* init = s_init ? g_.attr(p, s_init) : nullptr;
     bool formal = !(gi && gi->is_bool() && !gi->as_bool());
     if (formal && next_arg < args.size()) {
-      RValue& a = args[next_arg++];
-      // At the root an unfed input is a None placeholder: fall back to its initializer.
-      if (!(is_root && a.kind == RValue::Kind::None)) {
+      size_t k = next_arg++;
+      RValue& a = args[k];
+      // At the root an input not fed falls back to its initializer.
+      if (!(is_root && k < root_fed_.size() && !root_fed_[k])) {
         frame[p.value] = std::move(a);
         continue;
       }
@@ -210,7 +218,15 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
     for (auto& o : ctx.outputs_) o.kind = RValue::Kind::None, o.elem = DType::Undefined;
     ctx.used_ = st.used;
     try {
-      st.fn(ctx);
+      if (profile_) {
+        auto t0 = std::chrono::steady_clock::now();
+        st.fn(ctx);
+        auto& e = (*profile_)[std::string(g_.type_str(st.op))];
+        e.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++e.second;
+      } else {
+        st.fn(ctx);
+      }
     } catch (const std::bad_alloc&) {
       throw Error(ctx.where() + ": out of memory");
     }

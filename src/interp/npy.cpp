@@ -121,6 +121,8 @@ std::string npy_bytes(const Tensor& t) {
     for (const auto& s : t.strings()) width = std::max(width, s.size());
     width = std::max<size_t>(width, 1);
     descr = "<U" + std::to_string(width);
+  } else if (t.dtype() == DType::BFloat16) {
+    descr = "<u2";  // numpy has no bfloat16: its bits as uint16, as onnx.numpy_helper does
   } else {
     for (const auto& d : kDescr)
       if (d.t == t.dtype()) descr = d.code;

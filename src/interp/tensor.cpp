@@ -82,6 +82,14 @@ Tensor Tensor::reshaped(Shape s) const {
   return r;
 }
 
+Tensor Tensor::retyped(DType t) const {
+  if (ir::dtype_size(t) != ir::dtype_size(dtype_) || t == DType::String || dtype_ == DType::String)
+    throw Error("cannot read " + std::string(ir::dtype_name(dtype_)) + " as " + std::string(ir::dtype_name(t)));
+  Tensor r = *this;
+  r.dtype_ = t;
+  return r;
+}
+
 Tensor Tensor::clone() const {
   Tensor r = uninit(dtype_, shape_);
   if (dtype_ == DType::String) *r.strings_ = *strings_;

@@ -1,5 +1,6 @@
 // `amanda run MODEL [--input NAME=FILE ...] [-o DIR] [--seed S] [--dump-intermediates]`: runs a
 // model with the reference interpreter (src/interp) and prints a summary of its outputs.
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -20,7 +21,7 @@ struct RunOpts {
   std::string model, out_dir;
   std::vector<std::string> inputs;
   uint64_t seed = 0;
-  bool dump = false, quiet = false;
+  bool dump = false, quiet = false, profile = false;
   int repeat = 1;
 };
 
@@ -67,6 +68,8 @@ int run_model(const RunOpts& o) {
       write_value(o.out_dir + "/intermediates", value_name(doc.graph, p), v);
     };
   }
+  std::map<std::string, std::pair<double, int64_t>> profile;
+  if (o.profile) ro.profile = &profile;
   interp::reset_peak();
   std::vector<interp::RValue> outs;
   double best = 1e30;
@@ -75,6 +78,15 @@ int run_model(const RunOpts& o) {
     outs = ex.run(feeds, ro);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     ro.on_value = nullptr;  // dump once
+  }
+  if (o.profile) {
+    std::vector<std::pair<double, std::string>> rows;
+    double total = 0;
+    for (const auto& [type, e] : profile) rows.emplace_back(e.first, type), total += e.first;
+    std::sort(rows.rbegin(), rows.rend());
+    std::cout << "time by op type (all runs):\n";
+    for (const auto& [t, type] : rows)
+      std::cout << fmt::format("  {:24} {:8.3f} s {:5.1f}%  {} calls\n", type, t, 100 * t / std::max(total, 1e-12), profile[type].second);
   }
   auto names = ex.output_names();
   if (!o.quiet) {
@@ -106,6 +118,7 @@ void register_run_commands(CLI::App& app, int& exit_code) {
   c->add_option("--seed", o->seed, "Seed of the random inputs (default 0)");
   c->add_flag("--dump-intermediates", o->dump, "Also write every value the graph computes to OUT/intermediates/ (needs -o)");
   c->add_option("--repeat", o->repeat, "Run this many times and report the fastest (for timing)");
+  c->add_flag("--profile", o->profile, "Print the time spent in each op type");
   c->add_flag("-q,--quiet", o->quiet, "Print nothing on success");
   c->callback([o, &exit_code] {
     if (o->dump && o->out_dir.empty()) {

@@ -34,6 +34,8 @@ struct RunOptions {
   // Called with each value as soon as an op of the root graph has computed it (the op, its output
   // port, the value). --dump-intermediates and convert --check use it.
   std::function<void(ir::OpId, ir::PortId, const RValue&)> on_value;
+  // When set: seconds and calls per op type (bodies included), for `amanda run --profile`.
+  std::map<std::string, std::pair<double, int64_t>>* profile = nullptr;
 };
 
 struct MissingKernel {
@@ -77,6 +79,8 @@ class Executor {
   int opset_ = 0;
   std::map<std::string, int> domain_versions_;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Plan>> plans_;
+  std::vector<bool> root_fed_;
+  std::map<std::string, std::pair<double, int64_t>>* profile_ = nullptr;  // per formal root input: given by the caller
 };
 
 // The ONNX element type name inside "tensor(...)" -> DType.

@@ -53,6 +53,8 @@ class Tensor {
 
   // Same bytes, another shape of the same element count (Reshape, Flatten, Squeeze...): no copy.
   Tensor reshaped(Shape s) const;
+  // Same bytes read as another element type of the same size (bfloat16 stored as uint16).
+  Tensor retyped(DType t) const;
   // A deep copy into owned storage.
   Tensor clone() const;
   // Element i as double / int64 (for attribute-like inputs: shapes, axes, scalars).

@@ -3,6 +3,7 @@
 // matches, biggest patterns first, and rewrites them. Ops no rule maps are reported all at once.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -18,6 +19,9 @@ struct ConvertOptions {
   std::vector<std::string> tags;  // optional rules to use
   bool keep_unmapped = false;     // leave unmapped ops as they are instead of failing
   std::string explain;            // an op name: record why each candidate rule did or did not match it
+  // Called for every op a rule creates or rewrites, with "rule 'NAME' of SRC -> DST (file:line)":
+  // `amanda convert --check` names the rule behind a diverging op with it.
+  std::function<void(ir::OpId, const std::string&)> on_rewrite;
 };
 
 struct OpCount {

@@ -85,8 +85,8 @@ void k_scan(KernelContext& c) {
     auto slice0 = [&](const Tensor& t) {  // the b-th item of a batched tensor (opset 8)
       if (!v8) return t;
       Shape s(t.shape().begin() + 1, t.shape().end());
-      return strided_copy(t, s, std::vector<int64_t>(strides_of(t.shape()).begin() + 1, strides_of(t.shape()).end()),
-                          b * strides_of(t.shape())[0]);
+      auto st = strides_of(t.shape());
+      return strided_copy(t, s, std::vector<int64_t>(st.begin() + 1, st.end()), b * st[0]);
     };
     std::vector<RValue> state;
     for (size_t i = 0; i < n_state; ++i) state.emplace_back(slice0(c.input(first + i)));

@@ -132,18 +132,22 @@ void k_max_unpool(KernelContext& c) {
   size_t n = ks->size();
   auto strides = c.attr_ints("strides").value_or(std::vector<int64_t>(n, 1));
   auto pads = c.attr_ints("pads").value_or(std::vector<int64_t>(2 * n, 0));
-  Shape out;
-  if (c.has_input(2)) {
-    out = c.input(2).to_i64_vector();
-  } else {
-    out = {x.dim(0), x.dim(1)};
-    for (size_t i = 0; i < n; ++i)
-      out.push_back((x.dim(static_cast<int64_t>(i) + 2) - 1) * strides[i] + (*ks)[i] - pads[i] - pads[i + n]);
-  }
+  // Indices are flat positions in the shape the pooling input had (the default output shape);
+  // with an explicit output_shape they are placed at the same coordinates there.
+  Shape dflt{x.dim(0), x.dim(1)};
+  for (size_t i = 0; i < n; ++i)
+    dflt.push_back((x.dim(static_cast<int64_t>(i) + 2) - 1) * strides[i] + (*ks)[i] - pads[i] - pads[i + n]);
+  Shape out = c.has_input(2) ? c.input(2).to_i64_vector() : dflt;
+  if (out.size() != dflt.size()) c.fail("output_shape has the wrong rank");
+  auto dst = strides_of(dflt), ost = strides_of(out);
   Tensor y(x.dtype(), out);
   size_t es = ir::dtype_size(x.dtype());
   for (int64_t i = 0; i < x.numel(); ++i) {
-    int64_t at = ind.get_i64(i);
+    int64_t at = 0;
+    for (int64_t rem = ind.get_i64(i), d = 0; d < static_cast<int64_t>(out.size()); ++d) {
+      at += (rem / dst[d]) * ost[d];
+      rem %= dst[d];
+    }
     if (at < 0 || at >= y.numel()) c.fail("index " + std::to_string(at) + " is out of range");
     std::memcpy(y.mutable_raw() + at * es, x.raw() + i * es, es);
   }

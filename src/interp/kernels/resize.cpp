@@ -29,7 +29,7 @@ double nearest_round(double x, const std::string& mode) {
   return std::round(x);
 }
 
-AxisPlan plan_axis(int64_t in, int64_t out, double scale, double roi_start, double roi_end, const std::string& coord,
+AxisPlan plan_axis(int64_t in, int64_t out, double out_len, double scale, double roi_start, double roi_end, const std::string& coord,
                    const std::string& mode, const std::string& nearest_mode, double cubic_a, bool exclude_outside) {
   AxisPlan p;
   p.taps.resize(out);
@@ -38,7 +38,8 @@ AxisPlan plan_axis(int64_t in, int64_t out, double scale, double roi_start, doub
     double x = static_cast<double>(o), xo;
     if (coord == "half_pixel") xo = (x + 0.5) / scale - 0.5;
     else if (coord == "pytorch_half_pixel") xo = out > 1 ? (x + 0.5) / scale - 0.5 : 0;
-    else if (coord == "align_corners") xo = out == 1 ? 0 : x * static_cast<double>(in - 1) / static_cast<double>(out - 1);
+    // With scales, ONNX's reference takes the resized length as in * scale, not its floor.
+    else if (coord == "align_corners") xo = out == 1 ? 0 : x * static_cast<double>(in - 1) / (out_len - 1);
     else if (coord == "tf_half_pixel_for_nn") xo = (x + 0.5) / scale;
     else if (coord == "tf_crop_and_resize")
       xo = out > 1 ? roi_start * static_cast<double>(in - 1) + x * (roi_end - roi_start) * static_cast<double>(in - 1) / static_cast<double>(out - 1)
@@ -79,7 +80,7 @@ AxisPlan plan_axis(int64_t in, int64_t out, double scale, double roi_start, doub
 
 Tensor resample(KernelContext& c, const Tensor& x0, const std::vector<double>& scales, const Shape& out,
                 const std::vector<double>& roi, const std::string& coord, const std::string& mode,
-                const std::string& nearest_mode) {
+                const std::string& nearest_mode, bool scales_given) {
   Tensor x = cast_tensor(to_float32(x0), DType::Float64);
   int64_t r = x.rank();
   double a = c.attr_float("cubic_coeff_a", -0.75f);
@@ -90,9 +91,10 @@ Tensor resample(KernelContext& c, const Tensor& x0, const std::vector<double>& s
     double rs = roi.size() == static_cast<size_t>(2 * r) ? roi[d] : 0, re = roi.size() == static_cast<size_t>(2 * r) ? roi[d + r] : 1;
     // An axis that is not resized keeps its elements (no interpolation between them).
     bool same = out[d] == x.dim(d) && scales[d] == 1.0 && coord != "tf_crop_and_resize";
-    plans.push_back(plan_axis(x.dim(d), out[d], scales[d], rs, re, same ? "asymmetric" : coord, same ? "nearest" : mode,
+    double out_len = scales_given ? static_cast<double>(x.dim(d)) * scales[d] : static_cast<double>(out[d]);
+    plans.push_back(plan_axis(x.dim(d), out[d], out_len, scales[d], rs, re, same ? "asymmetric" : coord, same ? "nearest" : mode,
                               "floor", a, excl));
-    if (!same && mode == "nearest") plans.back() = plan_axis(x.dim(d), out[d], scales[d], rs, re, coord, mode, nearest_mode, a, excl);
+    if (!same && mode == "nearest") plans.back() = plan_axis(x.dim(d), out[d], out_len, scales[d], rs, re, coord, mode, nearest_mode, a, excl);
   }
   Tensor y = Tensor::uninit(DType::Float64, out);
   auto ist = strides_of(x.shape());
@@ -165,7 +167,8 @@ void k_resize(KernelContext& c) {
   } else {
     c.fail("unknown mode '" + mode + "'");
   }
-  c.set_output(0, resample(c, x, scales, out, roi, coord, mode, nm));
+  bool scales_given = !(c.opset() >= 11 && c.has_input(3) && c.input(3).numel() > 0);
+  c.set_output(0, resample(c, x, scales, out, roi, coord, mode, nm, scales_given));
 }
 
 void k_upsample(KernelContext& c) {
@@ -181,7 +184,7 @@ void k_upsample(KernelContext& c) {
   for (int64_t d = 0; d < x.rank(); ++d) out.push_back(static_cast<int64_t>(std::floor(static_cast<double>(x.dim(d)) * scales[d])));
   std::string mode = c.attr_string("mode", "nearest");
   if (mode == "bilinear") mode = "linear";
-  c.set_output(0, resample(c, x, scales, out, {}, "asymmetric", mode, "floor"));
+  c.set_output(0, resample(c, x, scales, out, {}, "asymmetric", mode, "floor", true));
 }
 
 void k_grid_sample(KernelContext& c) {
