@@ -71,6 +71,15 @@ Tensor matmul(const KernelContext& c, const Tensor& a0, const Tensor& b0) {
     std::array<std::vector<int64_t>, 2> st{sa, sb};
     broadcast_loop<2>(batch, st, [&](int64_t o, const std::array<int64_t, 2>& i) { ia[o] = i[0], ib[o] = i[1]; });
   }
+  // When every batch shares one B (a 2-D weight, the common case), the batch folds into M: one
+  // [nb*M, K] x [K, N] product instead of nb small ones (seq-first attention exports have M = 1).
+  const int64_t rows = M;  // M per batch, for the output shape
+  bool shared_b = true;
+  for (int64_t bi = 0; bi < nb; ++bi) shared_b = shared_b && ib[bi] == 0 && ia[bi] == bi;
+  if (shared_b && nb > 1) {
+    M *= nb;
+    nb = 1;
+  }
   dispatch(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
     const T* pa = a.data<T>();
@@ -95,7 +104,7 @@ Tensor matmul(const KernelContext& c, const Tensor& a0, const Tensor& b0) {
     }
   });
   Shape final_shape = batch;
-  if (!a1) final_shape.push_back(M);
+  if (!a1) final_shape.push_back(rows);
   if (!b1) final_shape.push_back(N);
   return from_float32(y.reshaped(final_shape), a0.dtype());
 }
