@@ -18,6 +18,7 @@ void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
 void register_run_commands(CLI::App& app, int& exit_code);
+void reexec_for_openmp(int argc, char** argv);  // run_support.h
 
 // Reads a document: ONNX (.onnx) by extension, else YAML or JSON. Throws like text::read_file.
 text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt);

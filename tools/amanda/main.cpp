@@ -8,6 +8,7 @@
 
 int main(int argc, char** argv) {
   using namespace amanda::tool;
+  reexec_for_openmp(argc, argv);
   CLI::App app{
       "amanda: one graph abstraction for the neural-network graphs of every framework.\n"
       "Reads and writes the graph abstraction's YAML and JSON forms, checks and summarises graphs.\n"

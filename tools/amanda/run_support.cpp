@@ -1,6 +1,10 @@
 #include "run_support.h"
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
+#include <string_view>
 #include <iostream>
 #include <random>
 
@@ -142,6 +146,15 @@ std::string value_name(const ir::Graph& g, ir::PortId p) {
   amanda::Symbol s = g.symbols().find("@value");
   if (const ir::Value* v = s ? g.attr(p, s) : nullptr; v && v->is_string() && !v->as_string().empty()) return v->as_string();
   return g.path(p);
+}
+
+void reexec_for_openmp(int argc, char** argv) {
+  if (argc < 2 || std::getenv("OMP_WAIT_POLICY")) return;
+  bool runs = std::string_view(argv[1]) == "run";
+  for (int i = 2; i < argc && !runs; ++i) runs = std::string_view(argv[1]) == "convert" && std::string_view(argv[i]) == "--check";
+  if (!runs) return;
+  setenv("OMP_WAIT_POLICY", "PASSIVE", 1);
+  execv("/proc/self/exe", argv);  // on failure: carry on without it
 }
 
 bool report_missing_kernels(const interp::Executor& ex, const std::string& model) {

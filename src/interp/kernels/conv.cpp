@@ -48,6 +48,9 @@ Window window_geometry(const KernelContext& c, const Shape& x, const std::vector
   return w;
 }
 
+// conv_dnnl.cpp: oneDNN's convolution (false: not available, use the gemm path).
+bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, int64_t group, Tensor& y);
+
 namespace {
 
 // im2col for one image and one group: col[(c*K + k), o] = x[c, o*s - p + k*d] (0 outside).
@@ -169,6 +172,8 @@ Tensor conv_f32(const KernelContext& c, const Tensor& x, const Tensor& wt, const
   for (size_t i = 0; i < kernel.size(); ++i)
     pointwise = pointwise && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0;
   bool depthwise = group == C && Cg == 1 && kernel.size() == 2 && group > 1;
+  if (bias && bias->numel() != M) c.fail("B must have " + std::to_string(M) + " elements");
+  if (kernel.size() == 2 && !depthwise && conv2d_dnnl(x, wt, bias, w, group, y)) return y;
   std::vector<float> col;
   if (!pointwise && !depthwise) col.resize(static_cast<size_t>(Cg * K * O));
   for (int64_t n = 0; n < N; ++n) {
