@@ -173,7 +173,7 @@ Tensor conv_f32(const KernelContext& c, const Tensor& x, const Tensor& wt, const
     pointwise = pointwise && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0;
   bool depthwise = group == C && Cg == 1 && kernel.size() == 2 && group > 1;
   if (bias && bias->numel() != M) c.fail("B must have " + std::to_string(M) + " elements");
-  if (kernel.size() == 2 && !depthwise && conv2d_dnnl(x, wt, bias, w, group, y)) return y;
+  if (kernel.size() == 2 && conv2d_dnnl(x, wt, bias, w, group, y)) return y;
   std::vector<float> col;
   if (!pointwise && !depthwise) col.resize(static_cast<size_t>(Cg * K * O));
   for (int64_t n = 0; n < N; ++n) {
