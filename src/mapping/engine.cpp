@@ -1000,6 +1000,9 @@ class Applier {
       made[d] = op;
       set_attrs(op, os, cr.dst_schema[d], attr_values[d], carried);
     }
+    if (o_.on_rewrite)
+      for (size_t d = 0; d < n; ++d)
+        o_.on_rewrite(made[d], fmt::format("rule '{}' of {} -> {} ({})", r.name, t_.src, t_.dst, r.loc.str()));
     // Order: dst ops in declaration order where the last matched op was.
     for (size_t d = 0; d < n; ++d) g_.move_before(made[d], after);
     for (size_t d = 0; d < n; ++d) build_ports(made[d], plans[d], scope, std::string(g_.name_str(made[d])));

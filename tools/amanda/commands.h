@@ -21,6 +21,8 @@ void register_convert_commands(CLI::App& app, int& exit_code);
 void register_view_commands(CLI::App& app, int& exit_code);
 // Global --max-* flags that set the run's budgets (amanda/support/budget.h).
 void register_budget_options(CLI::App& app);
+void register_run_commands(CLI::App& app, int& exit_code);
+void reexec_for_openmp(int argc, char** argv);  // run_support.h
 
 // Reading and writing any file, and the default namespaces: the library's I/O layer (amanda/io).
 using io::read_any;

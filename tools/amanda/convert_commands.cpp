@@ -11,6 +11,7 @@
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/progress.h"
+#include "check.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -28,6 +29,8 @@ struct ConvertOpts {
   std::vector<std::string> input_shapes;
   std::vector<std::string> input_types;
   std::string reader = "auto";
+  bool check = false;  // --check: run both sides with the interpreter and compare (check.cpp)
+  CheckOptions check_opts;
 };
 
 // The objects of one conversion (the namespaces, the tables, the graph: tens of MB of small
@@ -118,6 +121,19 @@ int run_convert(const ConvertOpts& o) {
       }
     }
   }
+  std::optional<text::Document> source;  // --check: the graph before conversion
+  std::map<uint32_t, std::string> provenance;
+  if (o.check) {
+    if (torch_frontend::is_torchscript_path(o.in)) {
+      std::cerr << "amanda: error: --check runs ONNX sources only (a TorchScript source would need libtorch to run)\n";
+      return kUsage;
+    }
+    source.emplace(read_any(o.in, diags));
+    co.on_rewrite = [&provenance](ir::OpId op, const std::string& rule) {
+      std::string& s = provenance[op.value];
+      s += (s.empty() ? "" : ", then ") + rule;
+    };
+  }
   mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
   auto t2 = std::chrono::steady_clock::now();
   bool ok = rep.ok() || o.keep_unmapped;
@@ -128,6 +144,10 @@ int run_convert(const ConvertOpts& o) {
     return kInvalid;
   }
   if (!o.explain.empty() && rep.explain.empty()) std::cerr << "amanda: note: no op is named '" << o.explain << "'\n";
+  if (o.check && check_conversion(*source, doc, provenance, o.check_opts) != kOk) {
+    if (!o.out.empty()) std::cerr << "amanda: the check failed; no output written\n";
+    return kInvalid;
+  }
   if (o.out.empty()) return kOk;
   WriteAnyOptions wo;
   wo.external_data = o.external_data;
@@ -203,6 +223,13 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->add_option("--format", o->format, "Text output format: yaml or json (default: by extension)")->check(CLI::IsMember({"yaml", "json"}));
   c->add_flag("--external-data", o->external_data, "ONNX output: big tensors in OUT.data");
   c->add_flag("-q,--quiet", o->quiet, "Print the report only when something is wrong");
+  c->add_flag("--check", o->check,
+              "Run the source and the converted graph with the reference interpreter on the same inputs and compare every "
+              "output; on a mismatch name the first diverging op and the rule that made it (ONNX sources)");
+  c->add_option("--rtol", o->check_opts.rtol, "--check: relative tolerance (default 1e-4)");
+  c->add_option("--atol", o->check_opts.atol, "--check: absolute tolerance (default 1e-5)");
+  c->add_option("--seed", o->check_opts.seed, "--check: seed of the random inputs (default 0)");
+  c->add_option("--check-input", o->check_opts.inputs, "--check: NAME=FILE.npy (or .pb) instead of a random input, repeatable");
   c->callback([o, &exit_code] {
     try {
       exit_code = run_convert(*o);

@@ -11,6 +11,7 @@
 
 int main(int argc, char** argv) {
   using namespace amanda::tool;
+  reexec_for_openmp(argc, argv);
   CLI::App app{
       "amanda: one graph abstraction for the neural-network graphs of every framework.\n"
       "Reads and writes the graph abstraction's YAML and JSON forms, checks and summarises graphs.\n"
@@ -32,6 +33,7 @@ int main(int argc, char** argv) {
   // A progress line for work over a second, on a terminal only. -q turns it off: the commands
   // that print a report have their own -q; for the others it falls through to this one.
   if (isatty(STDERR_FILENO)) amanda::set_progress_sink(amanda::terminal_progress());
+  register_run_commands(app, exit_code);
   std::string known;
   bool found = false;
   for (const auto* sub : app.get_subcommands({})) {

@@ -22,6 +22,9 @@ struct ConvertOptions {
   // Replaces an op the target namespace lacks by ops of its own namespace (ONNX function bodies,
   // onnx_frontend::expand_function): "" when done, else why not. Tried before the op is refused.
   std::function<std::string(ir::Graph&, ir::OpId, const std::string& ns)> expand;
+  // Called for every op a rule creates or rewrites, with "rule 'NAME' of SRC -> DST (file:line)":
+  // `amanda convert --check` names the rule behind a diverging op with it.
+  std::function<void(ir::OpId, const std::string&)> on_rewrite;
 };
 
 struct OpCount {

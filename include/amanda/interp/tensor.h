@@ -1,0 +1,113 @@
+// Runtime tensors of the reference interpreter: an element type, a shape and row-major bytes, as
+// the nGraph seed's backends see them. The bytes are either owned (allocated from the memory pool,
+// see memory.h) or borrowed from an ir::Tensor (an initializer's bytes in the mapped model file),
+// which the runtime tensor keeps alive; borrowed bytes are never written.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "amanda/ir/tensor.h"
+
+namespace amanda::interp {
+
+using ir::DType;
+using Shape = std::vector<int64_t>;
+
+int64_t numel(const Shape& s);
+std::string shape_str(const Shape& s);  // "[1, 3, 224, 224]"
+
+class Tensor {
+ public:
+  Tensor() = default;
+  // Owned storage, zero-filled.
+  Tensor(DType t, Shape shape);
+  // Owned storage, not initialised (the kernel writes every element).
+  static Tensor uninit(DType t, Shape shape);
+  // Borrows the bytes of an IR tensor (copies only String elements).
+  static Tensor borrow(std::shared_ptr<const ir::Tensor> t);
+  static Tensor scalar_i64(int64_t v);
+  static Tensor scalar_f32(float v);
+
+  DType dtype() const { return dtype_; }
+  const Shape& shape() const { return shape_; }
+  int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
+  int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i)]; }
+  int64_t numel() const { return numel_; }
+  size_t nbytes() const { return nbytes_; }
+  bool defined() const { return dtype_ != DType::Undefined; }
+  bool borrowed() const { return borrowed_; }
+
+  template <class T>
+  const T* data() const { return reinterpret_cast<const T*>(data_); }
+  template <class T>
+  T* mutable_data() { return reinterpret_cast<T*>(data_); }  // owned tensors only
+  const uint8_t* raw() const { return data_; }
+  uint8_t* mutable_raw() { return data_; }
+
+  std::vector<std::string>& strings() { return *strings_; }
+  const std::vector<std::string>& strings() const { return *strings_; }
+
+  // Same bytes, another shape of the same element count (Reshape, Flatten, Squeeze...): no copy.
+  Tensor reshaped(Shape s) const;
+  // Same bytes read as another element type of the same size (bfloat16 stored as uint16).
+  Tensor retyped(DType t) const;
+  // A deep copy into owned storage.
+  Tensor clone() const;
+  // Element i as double / int64 (for attribute-like inputs: shapes, axes, scalars).
+  double get_f64(int64_t i) const;
+  int64_t get_i64(int64_t i) const;
+  std::vector<int64_t> to_i64_vector() const;
+
+ private:
+  DType dtype_ = DType::Undefined;
+  Shape shape_;
+  int64_t numel_ = 0;
+  size_t nbytes_ = 0;
+  std::shared_ptr<void> keep_;  // owner of the bytes (pool block or IR tensor)
+  uint8_t* data_ = nullptr;
+  bool borrowed_ = false;
+  std::shared_ptr<std::vector<std::string>> strings_;
+};
+
+// A value as the executor passes it between ops: a tensor, a sequence of tensors, or an optional
+// that holds nothing.
+struct RValue {
+  enum class Kind : uint8_t { Tensor, Sequence, None };
+  Kind kind = Kind::Tensor;
+  Tensor tensor;
+  std::vector<Tensor> seq;
+  DType elem = DType::Undefined;  // element type of an empty sequence / none optional, when known
+
+  RValue() = default;
+  RValue(Tensor t) : kind(Kind::Tensor), tensor(std::move(t)) {}
+  static RValue sequence(std::vector<Tensor> s, DType elem = DType::Undefined) {
+    RValue v;
+    v.kind = Kind::Sequence;
+    v.seq = std::move(s);
+    v.elem = elem;
+    return v;
+  }
+  static RValue none() {
+    RValue v;
+    v.kind = Kind::None;
+    return v;
+  }
+  bool is_tensor() const { return kind == Kind::Tensor; }
+};
+
+// IEEE half and bfloat16 <-> float (round to nearest even).
+float half_to_float(uint16_t h);
+uint16_t float_to_half(float f);
+inline float bf16_to_float(uint16_t b) {
+  uint32_t u = uint32_t(b) << 16;
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+uint16_t float_to_bf16(float f);
+
+}  // namespace amanda::interp

@@ -1,0 +1,249 @@
+#include "amanda/interp/executor.h"
+
+#include <chrono>
+
+#include <absl/container/node_hash_map.h>
+
+#include "amanda/support/diagnostics.h"
+
+namespace amanda::interp {
+
+namespace {
+bool is_capture(std::string_view port_name) { return port_name.starts_with("@capture."); }
+}  // namespace
+
+// What running one scope needs, computed once: the order, each op's kernel and ports, and when
+// each value is read for the last time (so it can be freed then).
+struct Executor::Plan {
+  struct Step {
+    ir::OpId op;
+    KernelFn fn = nullptr;
+    int version = 0;
+    std::vector<ir::PortId> args;      // positional input ports
+    std::vector<ir::PortId> captures;  // capture ports
+    std::vector<ir::PortId> outs;
+    std::vector<bool> used;
+    std::vector<ir::PortId> free_after;  // sources whose last reader is this step
+  };
+  std::vector<Step> steps;
+  std::vector<ir::PortId> outputs;  // the scope's output ports
+};
+
+Executor::Executor(const ir::Graph& g, const KernelRegistry& kernels) : g_(g), kernels_(kernels) {
+  std::string_view ns = g.str(g.graph_namespace(g.root()));
+  constexpr std::string_view prefix = "amanda/onnx/";
+  const ir::Value* has_imports = g.attr(g.root(), g.symbols().find("opset_import"));
+  if (ns.empty() && has_imports) ns = "amanda/onnx/0";  // only non-default domains (ai.onnx.preview.training)
+  if (!ns.starts_with(prefix))
+    throw Error("the interpreter runs graphs of the ONNX namespace (amanda/onnx/V); this graph is in '" + std::string(ns) +
+                "'");
+  try {
+    opset_ = std::stoi(std::string(ns.substr(prefix.size())));
+  } catch (...) {
+    throw Error("cannot read the opset of namespace '" + std::string(ns) + "'");
+  }
+  if (const ir::Value* imports = g.attr(g.root(), g.symbols().find("opset_import")); imports && imports->is_list())
+    for (const auto& e : imports->as_list()) {
+      const ir::Value* d = e.find("domain");
+      const ir::Value* v = e.find("version");
+      if (d && v && d->is_string() && v->is_int()) domain_versions_[d->as_string()] = static_cast<int>(v->as_int());
+    }
+}
+
+Executor::~Executor() = default;
+
+int Executor::op_version(ir::OpId op) const {
+  std::string_view type = g_.type_str(op);
+  size_t sep = type.find("::");
+  if (sep == std::string_view::npos) return opset_;
+  auto it = domain_versions_.find(std::string(type.substr(0, sep)));
+  return it == domain_versions_.end() ? 1 : it->second;
+}
+
+std::vector<MissingKernel> Executor::missing_kernels() const {
+  std::vector<MissingKernel> r;
+  g_.for_each_op([&](ir::OpId op) {
+    int v = op_version(op);
+    if (!kernels_.find(g_.type_str(op), v)) r.push_back({g_.path(op), std::string(g_.type_str(op)), v});
+  });
+  return r;
+}
+
+std::optional<DType> onnx_elem_type(std::string_view t) {
+  if (!t.starts_with("tensor(") || !t.ends_with(")")) return std::nullopt;
+  std::string_view e = t.substr(7, t.size() - 8);
+  if (e == "float") return DType::Float32;
+  if (e == "double") return DType::Float64;
+  if (e == "float16") return DType::Float16;
+  return ir::dtype_from_name(e);
+}
+
+std::vector<InputSpec> Executor::inputs() const {
+  std::vector<InputSpec> r;
+  amanda::Symbol s_graph_input = g_.symbols().find("graph_input"), s_type = g_.symbols().find("type"),
+             s_shape = g_.symbols().find("shape"), s_init = g_.symbols().find("initializer");
+  for (ir::PortId p : g_.inputs(g_.root())) {
+    const ir::Value* gi = s_graph_input ? g_.attr(p, s_graph_input) : nullptr;
+    if (gi && gi->is_bool() && !gi->as_bool()) continue;
+    InputSpec spec;
+    spec.name = std::string(g_.port_name_str(p));
+    if (const ir::Value* t = s_type ? g_.attr(p, s_type) : nullptr; t && t->is_string()) {
+      spec.type = t->as_string();
+      if (auto d = onnx_elem_type(spec.type)) spec.dtype = *d;
+    }
+    if (const ir::Value* sh = s_shape ? g_.attr(p, s_shape) : nullptr; sh && sh->is_list()) {
+      spec.has_shape = true;
+      for (const auto& d : sh->as_list()) spec.shape.push_back(d.is_int() ? d.as_int() : -1);
+    }
+    spec.has_initializer = s_init && g_.attr(p, s_init);
+    r.push_back(std::move(spec));
+  }
+  return r;
+}
+
+std::vector<std::string> Executor::output_names() const {
+  std::vector<std::string> r;
+  for (ir::PortId p : g_.outputs(g_.root())) r.emplace_back(g_.port_name_str(p));
+  return r;
+}
+
+const Executor::Plan& Executor::plan(ir::OpId scope) {
+  auto it = plans_.find(scope.value);
+  if (it != plans_.end()) return *it->second;
+  auto p = std::make_unique<Plan>();
+  ir::TopoResult topo = g_.topo_order(scope);
+  if (!topo.ok()) throw Error(g_.path(topo.cycle.front()) + ": the graph has a cycle; it cannot be run");
+  absl::flat_hash_map<uint32_t, size_t> last_use;
+  for (ir::OpId op : topo.order) {
+    Plan::Step st;
+    st.op = op;
+    st.version = op_version(op);
+    st.fn = kernels_.find(g_.type_str(op), st.version);
+    if (!st.fn)
+      throw Error(g_.path(op) + ": no kernel for op " + std::string(g_.type_str(op)) + " (opset " +
+                  std::to_string(st.version) + ")");
+    for (ir::PortId in : g_.inputs(op)) {
+      (is_capture(g_.port_name_str(in)) ? st.captures : st.args).push_back(in);
+      if (ir::PortId src = g_.producer(in)) last_use[src.value] = p->steps.size();
+    }
+    for (ir::PortId out : g_.outputs(op)) {
+      st.outs.push_back(out);
+      st.used.push_back(g_.out_degree(out) > 0);
+    }
+    p->steps.push_back(std::move(st));
+  }
+  for (ir::PortId out : g_.outputs(scope)) {
+    p->outputs.push_back(out);
+    if (ir::PortId src = g_.producer(out)) last_use.erase(src.value);  // scope outputs live to the end
+  }
+  for (auto [src, step] : last_use) p->steps[step].free_after.push_back(ir::PortId(src));
+  auto& ref = *p;
+  plans_.emplace(scope.value, std::move(p));
+  return ref;
+}
+
+std::vector<RValue> Executor::run(const std::map<std::string, RValue>& feeds, const RunOptions& options) {
+  if (auto missing = missing_kernels(); !missing.empty()) {
+    std::string msg = "no kernel for " + std::to_string(missing.size()) + " op(s):";
+    for (const auto& m : missing) msg += "\n  " + m.path + ": " + m.type + " (opset " + std::to_string(m.opset) + ")";
+    throw Error(msg);
+  }
+  for (const auto& [name, v] : feeds) {
+    bool known = false;
+    for (ir::PortId p : g_.inputs(g_.root())) known |= g_.port_name_str(p) == name;
+    if (!known) throw Error("input '" + name + "': the model has no input of that name");
+  }
+  std::vector<RValue> args;
+  std::vector<bool> fed;
+  amanda::Symbol s_graph_input = g_.symbols().find("graph_input");
+  for (ir::PortId p : g_.inputs(g_.root())) {
+    const ir::Value* gi = s_graph_input ? g_.attr(p, s_graph_input) : nullptr;
+    if (gi && gi->is_bool() && !gi->as_bool()) continue;
+    auto it = feeds.find(std::string(g_.port_name_str(p)));
+    fed.push_back(it != feeds.end());
+    args.push_back(it == feeds.end() ? RValue::none() : it->second);
+  }
+  root_fed_ = std::move(fed);
+  profile_ = options.profile;
+  return run_graph(g_.root(), std::move(args), nullptr, &options);
+}
+
+std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args,
+                                        const absl::flat_hash_map<uint32_t, const RValue*>* captures,
+                                        const RunOptions* options) {
+  const Plan& pl = plan(scope);
+  // node_hash_map: pointers to values stay valid while later values are added.
+  absl::node_hash_map<uint32_t, RValue> frame;
+  amanda::Symbol s_graph_input = g_.symbols().find("graph_input"), s_init = g_.symbols().find("initializer");
+  size_t next_arg = 0;
+  bool is_root = scope == g_.root();
+  for (ir::PortId p : g_.inputs(scope)) {
+    const ir::Value* gi = s_graph_input ? g_.attr(p, s_graph_input) : nullptr;
+    const ir::Value* init = s_init ? g_.attr(p, s_init) : nullptr;
+    bool formal = !(gi && gi->is_bool() && !gi->as_bool());
+    if (formal && next_arg < args.size()) {
+      size_t k = next_arg++;
+      RValue& a = args[k];
+      // At the root an input not fed falls back to its initializer.
+      if (!(is_root && k < root_fed_.size() && !root_fed_[k])) {
+        frame[p.value] = std::move(a);
+        continue;
+      }
+    }
+    if (init && init->is_tensor()) {
+      frame[p.value] = RValue(Tensor::borrow(init->tensor_ptr()));
+    } else if (formal) {
+      if (is_root) throw Error("input '" + std::string(g_.port_name_str(p)) + "' is not given and has no initializer");
+      // A body's formal input past the arguments (Loop passes exactly what it has).
+    }
+  }
+  auto lookup = [&](ir::PortId src, ir::PortId dst) -> const RValue* {
+    if (auto it = frame.find(src.value); it != frame.end()) return &it->second;
+    if (captures)
+      if (auto it = captures->find(src.value); it != captures->end()) return it->second;
+    throw Error(g_.path(dst) + ": its value (from " + g_.path(src) + ") is not available");
+  };
+  for (const auto& st : pl.steps) {
+    KernelContext ctx(g_, st.op, st.version, *this);
+    ctx.inputs_.reserve(st.args.size());
+    for (ir::PortId in : st.args) {
+      ir::PortId src = g_.producer(in);
+      ctx.inputs_.push_back(src ? lookup(src, in) : nullptr);
+    }
+    absl::flat_hash_map<uint32_t, const RValue*> caps;
+    for (ir::PortId in : st.captures)
+      if (ir::PortId src = g_.producer(in)) caps[in.value] = lookup(src, in);
+    ctx.captures_ = &caps;
+    ctx.outputs_.resize(st.outs.size());
+    for (auto& o : ctx.outputs_) o.kind = RValue::Kind::None, o.elem = DType::Undefined;
+    ctx.used_ = st.used;
+    try {
+      if (profile_) {
+        auto t0 = std::chrono::steady_clock::now();
+        st.fn(ctx);
+        auto& e = (*profile_)[std::string(g_.type_str(st.op))];
+        e.first += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        ++e.second;
+      } else {
+        st.fn(ctx);
+      }
+    } catch (const std::bad_alloc&) {
+      throw Error(ctx.where() + ": out of memory");
+    }
+    for (size_t i = 0; i < st.outs.size(); ++i) {
+      if (!st.used[i]) continue;
+      if (options && options->on_value && is_root) options->on_value(st.op, st.outs[i], ctx.outputs_[i]);
+      frame[st.outs[i].value] = std::move(ctx.outputs_[i]);
+    }
+    for (ir::PortId src : st.free_after) frame.erase(src.value);
+  }
+  std::vector<RValue> result;
+  for (ir::PortId out : pl.outputs) {
+    ir::PortId src = g_.producer(out);
+    if (!src) throw Error(g_.path(out) + ": graph output has no producer");
+    result.push_back(*lookup(src, out));
+  }
+  return result;
+}
+
+}  // namespace amanda::interp

@@ -1,0 +1,186 @@
+#include "amanda/interp/tensor.h"
+
+#include <cmath>
+#include <stdexcept>
+
+#include "amanda/interp/memory.h"
+#include "amanda/support/diagnostics.h"
+
+namespace amanda::interp {
+
+int64_t numel(const Shape& s) {
+  int64_t n = 1;
+  for (int64_t d : s) n *= d;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+Tensor Tensor::uninit(DType t, Shape shape) {
+  Tensor r;
+  r.dtype_ = t;
+  for (int64_t d : shape)
+    if (d < 0) throw Error("negative dimension in shape " + shape_str(shape));
+  r.shape_ = std::move(shape);
+  r.numel_ = interp::numel(r.shape_);
+  if (t == DType::String) {
+    r.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(r.numel_));
+    return r;
+  }
+  size_t es = ir::dtype_size(t);
+  if (es == 0) throw Error("no runtime tensors of element type " + std::string(ir::dtype_name(t)));
+  if (r.numel_ > (int64_t(1) << 40) / int64_t(es)) throw Error("tensor of shape " + shape_str(r.shape_) + " is too big");
+  r.nbytes_ = static_cast<size_t>(r.numel_) * es;
+  r.keep_ = allocate_block(r.nbytes_, &r.data_);
+  return r;
+}
+
+Tensor::Tensor(DType t, Shape shape) {
+  *this = uninit(t, std::move(shape));
+  if (nbytes_) std::memset(data_, 0, nbytes_);
+}
+
+Tensor Tensor::borrow(std::shared_ptr<const ir::Tensor> t) {
+  Tensor r;
+  r.dtype_ = t->dtype;
+  r.shape_ = t->shape;
+  r.numel_ = interp::numel(r.shape_);
+  if (t->dtype == DType::String) {
+    r.strings_ = std::make_shared<std::vector<std::string>>(t->strings);
+    return r;
+  }
+  auto expect = t->expected_bytes();
+  if (!expect || *expect != t->size) throw Error("tensor bytes do not match its shape " + shape_str(r.shape_));
+  r.nbytes_ = t->size;
+  // Borrowed bytes are read-only; kernels never write their inputs.
+  r.data_ = const_cast<uint8_t*>(t->data);
+  r.borrowed_ = true;
+  r.keep_ = std::const_pointer_cast<void>(std::static_pointer_cast<const void>(t));
+  return r;
+}
+
+Tensor Tensor::scalar_i64(int64_t v) {
+  Tensor t = uninit(DType::Int64, {});
+  *t.mutable_data<int64_t>() = v;
+  return t;
+}
+
+Tensor Tensor::scalar_f32(float v) {
+  Tensor t = uninit(DType::Float32, {});
+  *t.mutable_data<float>() = v;
+  return t;
+}
+
+Tensor Tensor::reshaped(Shape s) const {
+  if (interp::numel(s) != numel_) throw Error("cannot reshape " + shape_str(shape_) + " to " + shape_str(s));
+  Tensor r = *this;
+  r.shape_ = std::move(s);
+  return r;
+}
+
+Tensor Tensor::retyped(DType t) const {
+  if (ir::dtype_size(t) != ir::dtype_size(dtype_) || t == DType::String || dtype_ == DType::String)
+    throw Error("cannot read " + std::string(ir::dtype_name(dtype_)) + " as " + std::string(ir::dtype_name(t)));
+  Tensor r = *this;
+  r.dtype_ = t;
+  return r;
+}
+
+Tensor Tensor::clone() const {
+  Tensor r = uninit(dtype_, shape_);
+  if (dtype_ == DType::String) *r.strings_ = *strings_;
+  else if (nbytes_) std::memcpy(r.data_, data_, nbytes_);
+  return r;
+}
+
+double Tensor::get_f64(int64_t i) const {
+  switch (dtype_) {
+    case DType::Bool: return data<uint8_t>()[i] != 0;
+    case DType::Int8: return data<int8_t>()[i];
+    case DType::Int16: return data<int16_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::Int64: return static_cast<double>(data<int64_t>()[i]);
+    case DType::UInt8: return data<uint8_t>()[i];
+    case DType::UInt16: return data<uint16_t>()[i];
+    case DType::UInt32: return data<uint32_t>()[i];
+    case DType::UInt64: return static_cast<double>(data<uint64_t>()[i]);
+    case DType::Float16: return half_to_float(data<uint16_t>()[i]);
+    case DType::BFloat16: return bf16_to_float(data<uint16_t>()[i]);
+    case DType::Float32: return data<float>()[i];
+    case DType::Float64: return data<double>()[i];
+    default: throw Error("element type " + std::string(ir::dtype_name(dtype_)) + " is not numeric here");
+  }
+}
+
+int64_t Tensor::get_i64(int64_t i) const {
+  switch (dtype_) {
+    case DType::Int64: return data<int64_t>()[i];
+    case DType::Int32: return data<int32_t>()[i];
+    case DType::UInt64: return static_cast<int64_t>(data<uint64_t>()[i]);
+    default: return static_cast<int64_t>(get_f64(i));
+  }
+}
+
+std::vector<int64_t> Tensor::to_i64_vector() const {
+  std::vector<int64_t> v(static_cast<size_t>(numel_));
+  for (int64_t i = 0; i < numel_; ++i) v[static_cast<size_t>(i)] = get_i64(i);
+  return v;
+}
+
+float half_to_float(uint16_t h) {
+  uint32_t sign = uint32_t(h & 0x8000) << 16;
+  uint32_t exp = (h >> 10) & 0x1f;
+  uint32_t man = h & 0x3ff;
+  uint32_t u;
+  if (exp == 0) {
+    if (man == 0) {
+      u = sign;
+    } else {  // subnormal: normalise
+      int e = -1;
+      do {
+        ++e;
+        man <<= 1;
+      } while (!(man & 0x400));
+      u = sign | (uint32_t(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
+    }
+  } else if (exp == 31) {
+    u = sign | 0x7f800000 | (man << 13);
+  } else {
+    u = sign | ((exp + 127 - 15) << 23) | (man << 13);
+  }
+  float f;
+  std::memcpy(&f, &u, 4);
+  return f;
+}
+
+uint16_t float_to_half(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  uint32_t sign = (u >> 16) & 0x8000;
+  uint32_t absu = u & 0x7fffffff;
+  if (absu >= 0x7f800000) return static_cast<uint16_t>(sign | 0x7c00 | (absu > 0x7f800000 ? 0x200 : 0));
+  if (absu >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to infinity
+  if (absu < 0x38800000) {  // subnormal half (or zero)
+    float a;
+    std::memcpy(&a, &absu, 4);
+    // a * 2^24 rounded to nearest even gives the subnormal mantissa.
+    uint32_t m = static_cast<uint32_t>(std::nearbyint(a * 16777216.0f));
+    return static_cast<uint16_t>(sign | m);
+  }
+  uint32_t r = absu + 0xfff + ((absu >> 13) & 1);  // round to nearest even at bit 13
+  return static_cast<uint16_t>(sign | ((r - (uint32_t(127 - 15) << 23)) >> 13));
+}
+
+uint16_t float_to_bf16(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, 4);
+  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);
+  u += 0x7fff + ((u >> 16) & 1);
+  return static_cast<uint16_t>(u >> 16);
+}
+
+}  // namespace amanda::interp

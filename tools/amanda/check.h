@@ -1,0 +1,26 @@
+// `amanda convert --check`: runs the source graph and the converted graph on the same inputs with
+// the reference interpreter and compares every output; on a mismatch, names the first converted
+// op (in execution order) whose output differs from the source value of the same name, with the
+// rule that produced it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "amanda/text/document.h"
+
+namespace amanda::tool {
+
+struct CheckOptions {
+  double rtol = 1e-4, atol = 1e-5;
+  uint64_t seed = 0;
+  std::vector<std::string> inputs;  // NAME=FILE, as for amanda run
+};
+
+// provenance: converted op id -> the rules that made or rewrote it. Returns an exit code
+// (0 all outputs match, 1 a mismatch or something could not run).
+int check_conversion(const text::Document& source, const text::Document& converted,
+                     const std::map<uint32_t, std::string>& provenance, const CheckOptions& o);
+
+}  // namespace amanda::tool
