@@ -10,7 +10,7 @@
 
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 
 namespace {
 

@@ -50,9 +50,9 @@ TFJS = {
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["protoc", "-I" + os.path.join(ROOT, "src/frontends/tensorflow/proto"), "--python_out=" + tmp, "graph.proto"], check=True)
+        subprocess.run(["protoc", "-I" + os.path.join(ROOT, "src/frontends/tensorflow/proto"), "--python_out=" + tmp, "amanda_tf_graph.proto"], check=True)
         sys.path.insert(0, tmp)
-        import graph_pb2
+        import amanda_tf_graph_pb2 as graph_pb2
         from google.protobuf import text_format
         os.makedirs(OUT, exist_ok=True)
         for name, text in GRAPHS.items():

@@ -11,7 +11,7 @@
 
 Both are written as seed-format namespaces in JSON (compact; the registry loads a file lazily,
 the first time a graph names it). The registry is parsed with protobuf's text format against the
-project's own src/frontends/tensorflow/proto/graph.proto (compiled with protoc into a temporary
+project's own src/frontends/tensorflow/proto/amanda_tf_graph.proto (compiled with protoc into a temporary
 folder), so this script needs Debian's protobuf-compiler and python3-protobuf; the TF.js part
 needs node and `npm install` in tests/tensorflow/js.
 
@@ -52,9 +52,9 @@ ATTR_TYPES = {
 def load_registry(ops_path):
     with tempfile.TemporaryDirectory() as tmp:
         proto_dir = os.path.join(ROOT, "src/frontends/tensorflow/proto")
-        subprocess.run(["protoc", "-I" + proto_dir, "--python_out=" + tmp, "graph.proto"], check=True)
+        subprocess.run(["protoc", "-I" + proto_dir, "--python_out=" + tmp, "amanda_tf_graph.proto"], check=True)
         sys.path.insert(0, tmp)
-        import graph_pb2  # noqa: E402
+        import amanda_tf_graph_pb2 as graph_pb2  # noqa: E402
         from google.protobuf import text_format
         ops = graph_pb2.OpList()
         with open(ops_path, encoding="utf-8") as f:

@@ -96,7 +96,8 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
     py::gil_scoped_release nogil;
     out = in_place ? g.d : std::make_shared<DocHolder>(copy_document(src.doc));
     out->source = src.source;
-    mapping::ConvertOptions co;
+    io::prepare_for_conversion(out->g());
+    mapping::ConvertOptions co = io::default_convert_options();
     co.tags = tags;
     co.keep_unmapped = keep_unmapped;
     co.explain = explain;

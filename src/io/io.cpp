@@ -3,6 +3,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "amanda/frontends/onnx/functions.h"
+#include "amanda/frontends/onnx/infer.h"
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
 #include "amanda/frontends/tensorflow/graphdef.h"
@@ -76,5 +78,22 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 }
 
 std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
+
+void prepare_for_conversion(ir::Graph& g) {
+  if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
+  onnx_frontend::InferOptions o;
+  o.write_attrs = false;
+  try {
+    onnx_frontend::infer_types(g, o);
+  } catch (const std::exception&) {
+    // A model libonnx cannot infer converts as before, with the types its file records.
+  }
+}
+
+mapping::ConvertOptions default_convert_options() {
+  mapping::ConvertOptions co;
+  co.expand = onnx_frontend::expand_function;
+  return co;
+}
 
 }  // namespace amanda::io

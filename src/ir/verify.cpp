@@ -24,6 +24,14 @@ OpId child_of(const Graph& g, OpId op, OpId scope) {
   return op && g.valid(op) ? op : OpId();
 }
 
+// TensorFlow 1's while loops are dataflow cycles closed by NextIteration, which feeds the loop's
+// Merge for the next iteration (docs/tensorflow.md keeps them as they are): the edges out of it
+// are the one kind of back edge a graph may have.
+bool is_loop_back_edge(const Graph& g, OpId op) {
+  std::string_view t = g.type_str(op);
+  return t == "NextIteration" || t == "RefNextIteration";
+}
+
 // Data and control edges must not form a cycle, within a scope or through a nested graph (an
 // edge from inside a body counts as an edge of the op that owns the body). One pass over the
 // edges and one topological sort of all ops: linear, whatever the number of scopes.
@@ -37,6 +45,7 @@ void check_cycles(const Graph& g, Diagnostics& diags) {
     PortId src = g.edge_src(e), dst = g.edge_dst(e);
     if (!g.valid(src) || !g.valid(dst)) continue;
     if (g.port_dir(src) != PortDir::Out || g.port_dir(dst) != PortDir::In) continue;  // a scope's boundary
+    if (is_loop_back_edge(g, g.port_op(src))) continue;
     OpId scope = g.edge_scope(e);
     OpId a = child_of(g, g.port_op(src), scope), b = child_of(g, g.port_op(dst), scope);
     if (!a || !b || g.is_graph(a) || g.is_graph(b)) continue;

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "amanda/ir/tensor.h"
+#include "amanda/ir/types.h"
 #include "amanda/support/budget.h"
 
 namespace amanda::mapping {
@@ -606,7 +607,14 @@ Value port_fn(const Expr& e, const Bindings& b) {
   }
   if (e.name == "dtype") {
     const Value* t = port_info(g, p, "type");
-    if (!t || !t->is_string()) return Value();
+    if (!t || !t->is_string()) {
+      // No type attribute: the value's type in the IR (set by inference, amanda/ir/types.h).
+      ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
+      if (!src || !g.port_type(src)) return Value();
+      const ir::TypeData& td = g.port_type_data(src);
+      if (td.kind != ir::TypeKind::Tensor || td.elem == ir::ElemType::Undefined) return Value();
+      return Value(std::string(ir::dtype_name(td.elem)));
+    }
     std::string s = t->as_string();
     if (s.starts_with("tensor(") && s.ends_with(")")) s = s.substr(7, s.size() - 8);
     if (auto d = ir::dtype_from_name(s)) return Value(std::string(ir::dtype_name(*d)));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/ir/types.h"
 #include "amanda/mapping/expr.h"
 
 namespace amanda::mapping {
@@ -179,6 +180,14 @@ const std::vector<std::string>* allowed_types(const schema::OpSchema& s, bool in
   return nullptr;
 }
 
+// A port's type as a frontend spelt it (`float32`, `Float`) against a schema's `tensor(float)`.
+bool same_tensor_type(const std::string& t, const std::string& allowed) {
+  if (!allowed.starts_with("tensor(") || !allowed.ends_with(")")) return false;
+  auto a = ir::elem_from_any_name(std::string_view(allowed).substr(7, allowed.size() - 8));
+  auto b = ir::elem_from_any_name(t);
+  return a && b && *a == *b;
+}
+
 std::string type_refusal(const ir::Graph& g, ir::OpId op, const schema::OpSchema& dst, std::string_view dst_ns) {
   for (bool input : {true, false}) {
     size_t k = 0;
@@ -189,6 +198,7 @@ std::string type_refusal(const ir::Graph& g, ir::OpId op, const schema::OpSchema
       if (!allowed || allowed->empty()) continue;
       std::string t = port_value_type(g, p);
       if (t.empty() || std::find(allowed->begin(), allowed->end(), t) != allowed->end()) continue;
+      if (std::any_of(allowed->begin(), allowed->end(), [&](const std::string& a) { return same_tensor_type(t, a); })) continue;
       const auto& ports = input ? dst.inputs : dst.outputs;
       const std::string& param = ports[std::min(index, ports.size() - 1)].type;
       std::string list;

@@ -17,7 +17,7 @@ def test_readme_python_example(monkeypatch):
     lines = out.getvalue().splitlines()
     # The comments in the example say what it prints.
     assert lines[0] == "['Conv', 'Relu', 'GlobalAveragePool', 'Squeeze', 'Gemm', 'Softmax']"
-    assert lines[1].startswith("4 ['amanda/onnx/13 -> amanda/onnx/12', ")
+    assert lines[1].startswith("2 ['amanda/onnx/13 -> amanda/onnx/12', ")
     assert os.path.getsize("/tmp/small_cnn_opset11.onnx") > 0
 
 

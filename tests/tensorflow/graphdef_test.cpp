@@ -17,7 +17,7 @@
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 #include "test_files.h"
 
 namespace amanda::tf_frontend {

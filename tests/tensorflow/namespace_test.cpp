@@ -11,7 +11,7 @@
 #include "amanda/frontends/tensorflow/namespaces.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 #include "test_files.h"
 
 namespace amanda::tf_frontend {

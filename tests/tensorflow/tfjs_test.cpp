@@ -21,7 +21,7 @@
 #include "amanda/frontends/tensorflow/namespaces.h"
 #include "amanda/ir/equal.h"
 #include "amanda/schema/validate.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 #include "test_files.h"
 
 namespace amanda::tf_frontend {

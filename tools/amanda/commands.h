@@ -29,9 +29,10 @@ using io::read_any;
 using io::write_any;
 using WriteAnyOptions = io::WriteOptions;
 inline std::unique_ptr<schema::Registry> tool_registry() { return io::default_registry(); }
-// Reads the tool's input. A TorchScript archive is read with `torch_reader`: "script" (inspect,
-// verify, validate: never libtorch) or "auto" (fmt, diff: libtorch, in a child process, for what
-// the libtorch-free reader does not handle; see SECURITY.md).
+// Reads the tool's input. A TorchScript archive is read with `torch_reader`: "script" (never
+// libtorch) or "auto" (every command's default: libtorch, in a child process with its own limits,
+// for what the libtorch-free reader does not handle, e.g. a module read without --input-shape;
+// see SECURITY.md).
 inline text::Document read_input(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt,
                                  const std::string& torch_reader = "script") {
   if (!format && torch_frontend::is_torchscript_path(path)) {

@@ -97,12 +97,12 @@ int run_convert(const ConvertOpts& o) {
       return kInvalid;
     }
   }
+  io::prepare_for_conversion(doc.graph);
   auto t1 = std::chrono::steady_clock::now();
-  mapping::ConvertOptions co;
+  mapping::ConvertOptions co = io::default_convert_options();
   co.tags = o.tags;
   co.keep_unmapped = o.keep_unmapped;
   co.explain = o.explain;
-  co.expand = onnx_frontend::expand_function;  // ONNX ops an older opset lacks: their function bodies
   std::string to = o.to;
   if (to.empty()) {
     // Without --to: the output's format says the family; the nearest namespace of it the tables reach.

@@ -18,7 +18,7 @@ std::optional<text::Format> parse_format(const std::string& s) {
 
 // Reads a document; prints warnings; on failure prints the error and returns nullopt.
 std::optional<text::Document> load(const std::string& path, const std::string& from, Diagnostics& diags,
-                                   const std::string& torch_reader = "script") {
+                                   const std::string& torch_reader = "auto") {
   try {
     auto doc = read_input(path, diags, parse_format(from), torch_reader);
     return doc;

@@ -170,7 +170,7 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
   Diagnostics diags;
   std::optional<text::Document> doc;
   try {
-    doc = read_input(file, diags);  // a .pt: the libtorch-free reader only
+    doc = read_input(file, diags, std::nullopt, "auto");  // a .pt: libtorch only in a child process
   } catch (const std::exception& e) {
     std::cerr << e.what() << '\n';
     for (const auto& d : diags.items()) std::cerr << d.str() << '\n';

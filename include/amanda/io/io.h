@@ -50,4 +50,11 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 // "onnx/11" -> "amanda/onnx/11"; a name that already starts with "amanda/" is kept.
 std::string full_namespace(const std::string& ns);
 
+// What every front end (the tool, the Python module) does before mapping::convert: ONNX graphs get
+// their values' inferred types on the ports (libonnx's inference; the attributes the exporter writes
+// are left as they were), so that rules which need an element type see it; and the options carry
+// the expansion of ONNX ops an older opset lacks into their function bodies.
+void prepare_for_conversion(ir::Graph& g);
+mapping::ConvertOptions default_convert_options();
+
 }  // namespace amanda::io

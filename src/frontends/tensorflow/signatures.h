@@ -10,7 +10,7 @@
 #include <absl/container/flat_hash_map.h>
 
 #include "amanda/schema/schema.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 
 namespace amanda::tf_frontend::detail {
 

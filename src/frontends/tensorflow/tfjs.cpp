@@ -23,7 +23,7 @@
 
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/support/diagnostics.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 #include "values.h"
 
 namespace amanda::tf_frontend {

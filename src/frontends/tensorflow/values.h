@@ -8,7 +8,7 @@
 #include <string_view>
 
 #include "amanda/ir/value.h"
-#include "graph.pb.h"
+#include "amanda_tf_graph.pb.h"
 
 namespace amanda::tf_frontend::detail {
 

@@ -250,7 +250,7 @@ class Importer {
     if (!s.parent) return PortId();
     PortId outer = resolve(*s.parent, v);
     if (!outer) return PortId();
-    PortId cap = g_.add_input(s.owner, g_.sym("@capture." + v->debugName()));
+    PortId cap = g_.add_input(s.owner, unique_port(s.owner, ir::PortDir::In, "@capture." + v->debugName()));  // two bodies may capture one value
     g_.set_attr(cap, g_.sym("@value"), Value(v->debugName()));
     g_.connect(outer, cap);
     s.values[v] = cap;
