@@ -28,15 +28,15 @@ struct OpDef {
   Rule rule;
 };
 
-std::string show(ir::Graph& g, const TypeData& t) { return ir::format_type(g, g.types().intern(t)); }
+std::string show(ir::Graph& g, TypeData t) { return ir::format_type(g, g.types().intern(t)); }  // t by value: it may live in the table
 
 bool is_float(ElemType e) {
   return e == ElemType::Float16 || e == ElemType::BFloat16 || e == ElemType::Float32 || e == ElemType::Float64;
 }
 
 TypeData same_type(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  const TypeData& a = *in[0];
-  const TypeData& b = *in[1];
+  const TypeData a = *in[0];  // a copy: interning a type (show) may move the table
+  const TypeData b = *in[1];  // a copy: interning a type (show) may move the table
   if (a.elem != b.elem)
     throw Failure{"element types differ: a is " + show(g, a) + ", b is " + show(g, b) + " (no implicit conversion: use Convert)"};
   if (a.ranked && b.ranked && a.dims != b.dims)
@@ -78,7 +78,7 @@ TypeData broadcast_rule(std::span<const TypeData* const> in, const ir::AttrList&
   std::vector<Dim> kept;
   for (size_t i = 0; i < shape.size(); ++i)
     if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i))) kept.push_back(shape[i]);
-  const TypeData& x = *in[0];
+  const TypeData x = *in[0];  // a copy: interning a type (show) may move the table
   if (x.ranked && x.dims != kept) {
     TypeData want = x;
     want.dims = kept;
@@ -91,8 +91,8 @@ TypeData broadcast_rule(std::span<const TypeData* const> in, const ir::AttrList&
 }
 
 TypeData dot_rule(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  const TypeData& a = *in[0];
-  const TypeData& b = *in[1];
+  const TypeData a = *in[0];  // a copy: interning a type (show) may move the table
+  const TypeData b = *in[1];  // a copy: interning a type (show) may move the table
   if (a.elem != b.elem) throw Failure{"element types differ: a is " + show(g, a) + ", b is " + show(g, b)};
   if (!a.ranked || !b.ranked || a.dims.size() != 2 || b.dims.size() != 2)
     throw Failure{"a and b must be matrices: a is " + show(g, a) + ", b is " + show(g, b)};
@@ -111,7 +111,7 @@ TypeData convert_rule(std::span<const TypeData* const> in, const ir::AttrList& a
 }
 
 TypeData reshape_rule(std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g) {
-  const TypeData& x = *in[0];
+  const TypeData x = *in[0];  // a copy: interning a type (show) may move the table
   std::vector<Dim> shape = dims_attr(find(attrs, g, "shape"), g);
   auto count = [](const std::vector<Dim>& d) -> int64_t {
     int64_t n = 1;
