@@ -6,6 +6,7 @@
 #include <pybind11/stl.h>
 
 #include "amanda/io/io.h"
+#include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
 #include "handles.h"
 #include "schema.h"
@@ -90,6 +91,17 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
                    py::object registry) {
   DocHolder& src = root_doc(g);
   auto reg = registry_arg(registry);
+  {
+    // As the tool does: a structurally broken graph (a data-edge cycle, duplicate value names) is
+    // refused before any rule runs, never converted into a model onnx.checker rejects.
+    Diagnostics problems;
+    if (!ir::verify(src.g(), problems)) {
+      const Diagnostic& first = problems.items().front();
+      throw GraphError(first.where, "not converted: the graph has " + std::to_string(problems.error_count()) +
+                                        " structural problem" + (problems.error_count() == 1 ? "" : "s") + ":\n" +
+                                        problems.str());
+    }
+  }
   std::shared_ptr<DocHolder> out;
   mapping::Report rep;
   {

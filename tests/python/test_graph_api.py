@@ -113,6 +113,12 @@ def test_cycle_is_reported_with_paths():
     with pytest.raises(amanda.GraphError) as e:
         g.topological_order()
     assert "cycle" in str(e.value) and e.value.path == "c"
+    # convert refuses it as the tool does, naming the problem, and leaves the graph as it was.
+    before = g.to_text()
+    with pytest.raises(amanda.GraphError) as e:
+        amanda.convert(g, "onnx/11")
+    assert "not converted" in str(e.value) and "cycle" in str(e.value) and e.value.path.startswith("c")
+    assert g.to_text() == before
 
 
 def test_erase_and_stale_handles():
