@@ -59,7 +59,9 @@ std::unique_ptr<schema::Registry> default_registry() {
 }
 
 void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& extra) {
-  set.add_folder(mapping::shipped_table_dir());
+  // The shipped tables are read when a plan needs them (a conversion between ONNX opsets does not
+  // pay for the PyTorch tables); tables a user names are read at once, so their errors show now.
+  set.add_folder(mapping::shipped_table_dir(), /*lazy=*/true);
   if (const char* p = std::getenv("AMANDA_TABLE_PATH")) {
     std::string s = p;
     size_t start = 0;

@@ -1,40 +1,158 @@
 #include <algorithm>
 #include <deque>
 #include <map>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "amanda/mapping/engine.h"
 #include "amanda/support/file.h"
+#include "amanda/text/events.h"
 #include "amanda/schema/validate.h"
 
 namespace amanda::mapping {
 
 
-void TableSet::add_folder(const std::string& dir) {
-  for (const auto& f : data_files(dir)) add(read_table(f));
+namespace {
+
+// The header of a table file: the top-level `table:` map's src, dst and reversible, read from the
+// first events of the file (libyaml) up to the `rules:` key, without building the rules. Returns
+// nothing when the file does not begin that way (flow style, keys after the rules, JSON, an
+// error): the caller then reads the whole file, which reports any error with its place.
+struct Header {
+  std::string src, dst;
+  bool reversible = false;
+};
+
+std::optional<Header> scan_header(const std::string& path) {
+  if (!path.ends_with(".yaml") && !path.ends_with(".yml")) return std::nullopt;
+  try {
+    auto buf = map_file(path);
+    std::string_view text = buf->view();
+    auto src = text::make_yaml_source(text, path);
+    text::Event ev;
+    auto next = [&] { src->next(ev); };
+    next();
+    if (ev.type != text::Event::MapStart || ev.flow) return std::nullopt;
+    next();
+    if (ev.type != text::Event::Scalar || ev.text != "table") return std::nullopt;
+    next();
+    if (ev.type != text::Event::MapStart || ev.flow) return std::nullopt;
+    Header h;
+    bool seen_reversible = false;
+    for (;;) {
+      next();
+      if (ev.type != text::Event::Scalar) return std::nullopt;  // the map ended before `rules:`
+      std::string key = ev.text;
+      if (key == "rules") break;
+      next();
+      if (ev.type == text::Event::Scalar) {
+        if (key == "src") h.src = ev.text;
+        else if (key == "dst") h.dst = ev.text;
+        else if (key == "reversible") {
+          if (ev.style != text::Event::Plain || (ev.text != "true" && ev.text != "false")) return std::nullopt;
+          h.reversible = ev.text == "true";
+          seen_reversible = true;
+        }
+        continue;
+      }
+      if (ev.type != text::Event::MapStart && ev.type != text::Event::SeqStart) return std::nullopt;
+      for (int depth = 1; depth > 0;) {  // a small value such as `constant: {...}`: skipped
+        next();
+        if (ev.type == text::Event::MapStart || ev.type == text::Event::SeqStart) ++depth;
+        else if (ev.type == text::Event::MapEnd || ev.type == text::Event::SeqEnd) --depth;
+        else if (ev.type == text::Event::End) return std::nullopt;
+      }
+    }
+    if (h.src.empty() || h.dst.empty()) return std::nullopt;
+    // `reversible` after the rules would be missed: a file that mentions the word anywhere else is
+    // read whole.
+    if (!seen_reversible && text.find("reversible") != std::string_view::npos) return std::nullopt;
+    return h;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace
+
+TableSet::Slot& TableSet::slot_for(const std::string& src, const std::string& dst) {
+  for (auto& s : slots_)
+    if (s.src == src && s.dst == dst) return s;
+  Slot& s = slots_.emplace_back();
+  s.src = src;
+  s.dst = dst;
+  return s;
+}
+
+void TableSet::add_folder(const std::string& dir, bool lazy) {
+  for (const auto& f : data_files(dir)) {
+    std::optional<Header> h;
+    if (lazy) h = scan_header(f);
+    if (!h) {
+      add(read_table(f));
+      continue;
+    }
+    Slot& s = slot_for(h->src, h->dst);
+    if (s.table && s.pending.empty()) {  // the pair is read already: keep the load order
+      add(read_table(f));
+      continue;
+    }
+    s.pending.push_back(f);
+    s.reversible = s.reversible || h->reversible;
+  }
 }
 
 // Tables with the same src and dst are one table split over several files: their rules are
 // joined in load order (file names sorted), and a rule name may be used once.
 void TableSet::add(std::unique_ptr<Table> t) {
-  if (t->reversible) reversed_.push_back(reverse_table(*t));
-  for (auto& have : tables_) {
-    if (have->src != t->src || have->dst != t->dst) continue;
-    // (one rule written for a list of types stands for several rules of the same name: the names
-    // are checked against the tables already loaded only)
-    size_t before = have->rules.size();
-    for (Rule& r : t->rules) {
-      for (size_t i = 0; i < before; ++i)
-        if (const Rule& x = have->rules[i]; x.name == r.name)
-          throw ParseError(r.loc, fmt::format("rule '{}' is also declared at {}", r.name, x.loc.str()));
-      r.order = have->rules.size();
-      have->rules.push_back(std::move(r));
-    }
-    have->file += ", " + t->file;
+  Slot& s = slot_for(t->src, t->dst);
+  materialize(s);  // files of the same pair added lazily before this one come first
+  join(s, std::move(t));
+}
+
+void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
+  if (t->reversible) {
+    s.reversed.push_back(reverse_table(*t));
+    s.reversible = true;
+  }
+  if (!s.table) {
+    s.table = std::move(t);
     return;
   }
-  tables_.push_back(std::move(t));
+  Table& have = *s.table;
+  // (one rule written for a list of types stands for several rules of the same name: the names
+  // are checked against the tables already loaded only)
+  size_t before = have.rules.size();
+  for (Rule& r : t->rules) {
+    for (size_t i = 0; i < before; ++i)
+      if (const Rule& x = have.rules[i]; x.name == r.name)
+        throw ParseError(r.loc, fmt::format("rule '{}' is also declared at {}", r.name, x.loc.str()));
+    r.order = have.rules.size();
+    have.rules.push_back(std::move(r));
+  }
+  have.file += ", " + t->file;
+}
+
+void TableSet::materialize(Slot& s) {
+  std::vector<std::string> files = std::move(s.pending);
+  s.pending.clear();
+  for (const auto& f : files) {
+    auto t = read_table(f);
+    if (t->src != s.src || t->dst != s.dst)  // the header scan and the parser disagree: a bug of ours
+      throw Error(fmt::format("{}: the table's header read {} -> {} but the file declares {} -> {}", f, s.src, s.dst,
+                              t->src, t->dst));
+    join(s, std::move(t));
+  }
+}
+
+std::vector<const Table*> TableSet::tables() {
+  std::vector<const Table*> out;
+  for (auto& s : slots_) {
+    materialize(s);
+    if (s.table) out.push_back(s.table.get());
+  }
+  return out;
 }
 
 namespace {
@@ -48,33 +166,51 @@ bool applies(const std::string& table_src, const std::string& ns) {
 
 std::vector<const Table*> TableSet::plan(const std::string& from, const std::string& to) {
   if (from == to) return {};
-  std::vector<const Table*> all;
-  for (const auto& t : tables_) all.push_back(t.get());
-  for (const auto& t : reversed_) all.push_back(t.get());
+  // The planner works on the pairs (read or not): every table forwards, then the reversible ones
+  // backwards, in load order; only the tables of the chain it picks are read.
+  std::vector<std::pair<size_t, bool>> all;
+  for (size_t i = 0; i < slots_.size(); ++i) all.push_back({i, false});
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].reversible) all.push_back({i, true});
+  auto arc_src = [&](const std::pair<size_t, bool>& a) -> const std::string& {
+    return a.second ? slots_[a.first].dst : slots_[a.first].src;
+  };
+  auto arc_dst = [&](const std::pair<size_t, bool>& a) -> const std::string& {
+    return a.second ? slots_[a.first].src : slots_[a.first].dst;
+  };
   // Breadth-first over namespaces: the chain with the fewest tables; ties go to tables in load order.
-  std::map<std::string, std::pair<std::string, const Table*>> prev;
+  std::map<std::string, std::pair<std::string, long>> prev;
   std::deque<std::string> q{from};
-  prev[from] = {"", nullptr};
+  prev[from] = {"", -1};
   while (!q.empty()) {
     std::string ns = q.front();
     q.pop_front();
     if (ns == to) break;
-    for (const Table* t : all) {
-      if (!applies(t->src, ns) || prev.contains(t->dst)) continue;
-      prev[t->dst] = {ns, t};
-      q.push_back(t->dst);
+    for (size_t k = 0; k < all.size(); ++k) {
+      const std::string& d = arc_dst(all[k]);
+      if (!applies(arc_src(all[k]), ns) || prev.contains(d)) continue;
+      prev[d] = {ns, static_cast<long>(k)};
+      q.push_back(d);
     }
   }
   if (!prev.contains(to)) {
     std::string known;
-    for (const Table* t : all)
-      if (applies(t->src, from)) known += (known.empty() ? "" : ", ") + t->dst;
+    for (const auto& a : all)
+      if (applies(arc_src(a), from)) known += (known.empty() ? "" : ", ") + arc_dst(a);
     throw Error(fmt::format("no chain of mapping tables leads from {} to {} (tables from {} go to: {})", from, to, from,
                             known.empty() ? "none" : known));
   }
+  std::vector<std::pair<size_t, bool>> arcs;
+  for (std::string ns = to; ns != from; ns = prev[ns].first) arcs.push_back(all[static_cast<size_t>(prev[ns].second)]);
+  std::reverse(arcs.begin(), arcs.end());
   std::vector<const Table*> chain;
-  for (std::string ns = to; ns != from; ns = prev[ns].first) chain.push_back(prev[ns].second);
-  std::reverse(chain.begin(), chain.end());
+  for (const auto& [slot, reversed] : arcs) {
+    Slot& s = slots_[slot];
+    materialize(s);
+    if (reversed && s.reversed.empty())
+      throw Error(fmt::format("the table {} -> {} was announced reversible but none of its files is", s.src, s.dst));
+    chain.push_back(reversed ? s.reversed.front().get() : s.table.get());
+  }
   return chain;
 }
 

@@ -72,16 +72,31 @@ class CompiledTable {
 // Tables known to the tool: the shipped tables/ folder, $AMANDA_TABLE_PATH, --tables folders.
 class TableSet {
  public:
-  void add_folder(const std::string& dir);  // every *.yaml/*.yml/*.json table, recursively
+  // Every *.yaml/*.yml/*.json table under dir, recursively. With `lazy`, a file whose header
+  // (src, dst, reversible) a quick scan can read is parsed only when a plan needs its table, so a
+  // conversion does not pay for the tables it does not use; a file the scan cannot read is parsed
+  // at once, as without `lazy` (so its errors are reported here).
+  void add_folder(const std::string& dir, bool lazy = false);
   void add(std::unique_ptr<Table> t);
-  const std::vector<std::unique_ptr<Table>>& tables() const { return tables_; }
+  // Every table (lazily added ones are read now), in load order.
+  std::vector<const Table*> tables();
   // The shortest chain of tables from namespace `from` to `to` (reversible tables count both
   // ways). Throws Error naming both namespaces when there is none.
   std::vector<const Table*> plan(const std::string& from, const std::string& to);
 
  private:
-  std::vector<std::unique_ptr<Table>> tables_;
-  std::vector<std::unique_ptr<Table>> reversed_;
+  // One (src, dst) pair: the files that make it (joined in load order), read or not yet.
+  struct Slot {
+    std::string src, dst;
+    bool reversible = false;           // some file of it is (known from headers before reading)
+    std::vector<std::string> pending;  // files not read yet, in load order
+    std::unique_ptr<Table> table;      // the joined table of the files read so far
+    std::vector<std::unique_ptr<Table>> reversed;  // one per reversible file read
+  };
+  Slot& slot_for(const std::string& src, const std::string& dst);
+  void join(Slot& s, std::unique_ptr<Table> t);
+  void materialize(Slot& s);
+  std::vector<Slot> slots_;
 };
 
 std::string shipped_table_dir();

@@ -2,35 +2,53 @@
 // float32/float64 products go to OpenBLAS (sgemm/dgemm, multi-threaded: see docs/interpreter.md
 // for why OpenBLAS); other element types use a plain triple loop.
 #include <cblas.h>
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <string>
 
+#include "amanda/support/diagnostics.h"
 #include "families.h"
 
 namespace amanda::interp::kernels {
 
 namespace {
-void set_threads_once() {
-  static bool done = [] {
-    if (int n = thread_count()) openblas_set_num_threads(n);
-    return true;
+// OpenBLAS is loaded the first time a product needs it, not when the program starts: its pthread
+// build starts a worker per core as it loads, and the workers spin for a while waiting for work,
+// which doubled the CPU time of every `amanda` command that never multiplies a matrix (convert,
+// fmt, inspect: 56 -> 28 ms for squeezenet1_0's conversion). Only the interpreter pays for it.
+struct Blas {
+  decltype(&cblas_sgemm) sgemm = nullptr;
+  decltype(&cblas_dgemm) dgemm = nullptr;
+};
+
+const Blas& blas() {
+  static const Blas b = [] {
+    void* h = dlopen(AMANDA_OPENBLAS_SONAME, RTLD_NOW | RTLD_LOCAL);
+    if (!h) throw amanda::Error(std::string("the matrix products need OpenBLAS, which cannot be loaded: ") + dlerror());
+    Blas out;
+    out.sgemm = reinterpret_cast<decltype(&cblas_sgemm)>(dlsym(h, "cblas_sgemm"));
+    out.dgemm = reinterpret_cast<decltype(&cblas_dgemm)>(dlsym(h, "cblas_dgemm"));
+    auto set_threads = reinterpret_cast<decltype(&openblas_set_num_threads)>(dlsym(h, "openblas_set_num_threads"));
+    if (!out.sgemm || !out.dgemm) throw amanda::Error(std::string(AMANDA_OPENBLAS_SONAME) + " has no cblas_sgemm/cblas_dgemm");
+    if (int n = thread_count(); n && set_threads) set_threads(n);
+    return out;
   }();
-  (void)done;
+  return b;
 }
 }  // namespace
 
 void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, const float* A, int64_t lda, const float* B,
               int64_t ldb, float beta, float* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  set_threads_once();
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  cblas_sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
+  blas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
               static_cast<int>(N), static_cast<int>(K), alpha, A, static_cast<int>(lda), B, static_cast<int>(ldb), beta, C,
               static_cast<int>(ldc));
 }
@@ -38,13 +56,12 @@ void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, co
 void gemm_f64(bool ta, bool tb, int64_t M, int64_t N, int64_t K, double alpha, const double* A, int64_t lda,
               const double* B, int64_t ldb, double beta, double* C, int64_t ldc) {
   if (M == 0 || N == 0) return;
-  set_threads_once();
   if (K == 0) {
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
   }
-  cblas_dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
+  blas().dgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
               static_cast<int>(N), static_cast<int>(K), alpha, A, static_cast<int>(lda), B, static_cast<int>(ldb), beta, C,
               static_cast<int>(ldc));
 }

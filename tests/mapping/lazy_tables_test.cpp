@@ -1,0 +1,135 @@
+// Tables added lazily (TableSet::add_folder(dir, true)) are read only when a plan needs them; the
+// plans, the joined rules and their order must be the same as when every file is read at once.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "amanda/mapping/engine.h"
+#include "amanda/support/diagnostics.h"
+
+using namespace amanda;
+using namespace amanda::mapping;
+namespace fs = std::filesystem;
+
+namespace {
+
+class Dir {
+ public:
+  Dir() {
+    std::string tmpl = (fs::temp_directory_path() / "amanda-lazy-XXXXXX").string();
+    if (!mkdtemp(tmpl.data())) ADD_FAILURE() << "mkdtemp failed";
+    path_ = tmpl;
+  }
+  ~Dir() {
+    std::error_code ec;
+    fs::remove_all(path_, ec);
+  }
+  void write(const std::string& name, const std::string& text) const { std::ofstream(path_ / name) << text; }
+  std::string str() const { return path_.string(); }
+
+ private:
+  fs::path path_;
+};
+
+std::string describe(const std::vector<const Table*>& chain) {
+  std::string s;
+  for (const Table* t : chain) {
+    s += t->name() + " [";
+    for (const Rule& r : t->rules) s += r.name + ",";
+    s += "] from " + t->file + "; ";
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST(LazyTables, ShippedTablesPlanAsWhenReadAtOnce) {
+  TableSet eager, lazy;
+  eager.add_folder(shipped_table_dir());
+  lazy.add_folder(shipped_table_dir(), true);
+  std::set<std::string> names;
+  for (const Table* t : eager.tables()) {
+    names.insert(t->src);
+    names.insert(t->dst);
+  }
+  ASSERT_GT(names.size(), 10u);
+  size_t plans = 0;
+  for (const auto& a : names)
+    for (const auto& b : names) {
+      std::string e, l;
+      try {
+        e = describe(eager.plan(a, b));
+      } catch (const Error& x) {
+        e = std::string("error: ") + x.what();
+      }
+      TableSet fresh;  // each plan from a set nothing has been read from yet
+      fresh.add_folder(shipped_table_dir(), true);
+      try {
+        l = describe(fresh.plan(a, b));
+      } catch (const Error& x) {
+        l = std::string("error: ") + x.what();
+      }
+      EXPECT_EQ(e, l) << a << " -> " << b;
+      ++plans;
+    }
+  EXPECT_GT(plans, 100u);
+  // All tables, read through tables(): the same names, rules and files in the same order.
+  EXPECT_EQ(describe(eager.tables()), describe(lazy.tables()));
+}
+
+TEST(LazyTables, OnlyTheChainIsReadAndErrorsShowWhenUsed) {
+  Dir d;
+  d.write("a_good.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n    - {rule_name: r1, src: {type: Relu}, dst: {type: Relu}}\n");
+  // A valid header, a broken rule: read only when a plan goes through it.
+  d.write("b_bad.yaml", "table:\n  src: amanda/onnx/12\n  dst: amanda/onnx/11\n  rules:\n    - {rule_name: f, src: {type: Relu}}\n");
+  TableSet lazy;
+  EXPECT_NO_THROW(lazy.add_folder(d.str(), true));
+  auto chain = lazy.plan("amanda/onnx/13", "amanda/onnx/12");
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0]->rules.size(), 1u);
+  try {
+    lazy.plan("amanda/onnx/13", "amanda/onnx/11");
+    ADD_FAILURE() << "the broken table was not reported";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("b_bad.yaml:5"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("no dst side"), std::string::npos) << e.what();
+  }
+  TableSet eager;
+  EXPECT_THROW(eager.add_folder(d.str()), ParseError);
+  // A file whose header the scan cannot read (flow style) is read at once, errors included.
+  Dir f;
+  f.write("flow.yaml", "{table: {src: amanda/onnx/13, dst: amanda/onnx/12, rules: [{rule_name: f, src: {type: Relu}}]}}\n");
+  TableSet lazy2;
+  EXPECT_THROW(lazy2.add_folder(f.str(), true), ParseError);
+}
+
+TEST(LazyTables, JoinedFilesKeepTheirLoadOrder) {
+  Dir d;
+  d.write("1.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n    - {rule_name: first, src: {type: Relu}, dst: {type: Relu}}\n");
+  d.write("2.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  reversible: true\n  rules:\n    - {rule_name: second, src: {type: Abs}, dst: {type: Abs}}\n");
+  Dir extra;
+  extra.write("3.yaml",
+              "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n    - {rule_name: third, src: {type: Neg}, dst: {type: Neg}}\n");
+  for (bool lazy : {false, true}) {
+    TableSet set;
+    set.add_folder(d.str(), lazy);
+    set.add_folder(extra.str());  // read at once: the lazily added files of its pair come first
+    auto chain = set.plan("amanda/onnx/13", "amanda/onnx/12");
+    ASSERT_EQ(chain.size(), 1u);
+    ASSERT_EQ(chain[0]->rules.size(), 3u) << lazy;
+    EXPECT_EQ(chain[0]->rules[0].name, "first");
+    EXPECT_EQ(chain[0]->rules[1].name, "second");
+    EXPECT_EQ(chain[0]->rules[2].name, "third");
+    // The reversible file (its header says so) makes the way back.
+    auto back = set.plan("amanda/onnx/12", "amanda/onnx/13");
+    ASSERT_EQ(back.size(), 1u) << lazy;
+    ASSERT_EQ(back[0]->rules.size(), 1u);
+    EXPECT_EQ(back[0]->rules[0].name, "second");
+  }
+}
