@@ -33,6 +33,7 @@ struct Recorder {
   uint32_t depth = 0;
   uint32_t max_depth;
   size_t too_deep_at = SIZE_MAX;
+  size_t bad_string_at = SIZE_MAX;
 
   void add(Event::Type t, Event::Style s, const char* str, size_t n) {
     out->push_back({t, s, static_cast<uint32_t>(n), str, static_cast<size_t>(is->src_ - base)});
@@ -50,7 +51,18 @@ struct Recorder {
     add(Event::Scalar, is_float ? Event::Float : Event::Int, s, n);
     return true;
   }
-  bool String(const char* s, rapidjson::SizeType n, bool) { add(Event::Scalar, Event::String, s, n); return true; }
+  bool String(const char* s, rapidjson::SizeType n, bool) {
+    // RapidJSON validates the raw bytes, but decodes an unpaired \u surrogate escape ("\udc00")
+    // into the 3-byte form of a surrogate, which is not UTF-8 (nor a character): refused here, as
+    // the writer could never write it back.
+    for (rapidjson::SizeType i = 0; i + 1 < n; ++i)
+      if (static_cast<unsigned char>(s[i]) == 0xED && static_cast<unsigned char>(s[i + 1]) >= 0xA0) {
+        bad_string_at = static_cast<size_t>(is->src_ - base);
+        return false;
+      }
+    add(Event::Scalar, Event::String, s, n);
+    return true;
+  }
   bool Key(const char* s, rapidjson::SizeType n, bool c) { return String(s, n, c); }
   bool open(Event::Type t) {
     if (++depth > max_depth) {
@@ -87,6 +99,9 @@ class JsonSource final : public EventSource {
     reader.Parse<kFlags>(is, rec);
     if (rec.too_deep_at != SIZE_MAX)
       throw ParseError(loc_at(rec.too_deep_at), "nesting deeper than " + std::to_string(limits.max_depth) + " levels");
+    if (rec.bad_string_at != SIZE_MAX)
+      throw ParseError(loc_at(rec.bad_string_at),
+                       "malformed JSON: a \\u escape encodes an unpaired UTF-16 surrogate, which is not a character");
     if (reader.HasParseError())
       throw ParseError(loc_at(reader.GetErrorOffset()),
                        std::string("malformed JSON: ") + rapidjson::GetParseError_En(reader.GetParseErrorCode()));
