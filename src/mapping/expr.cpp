@@ -96,7 +96,13 @@ double num(const Value& v) {
 int64_t to_int(const Value& v) {
   if (v.is_int()) return v.as_int();
   if (v.is_bool()) return v.as_bool();
-  if (v.is_float() && std::floor(v.as_float()) == v.as_float()) return int64_t(v.as_float());
+  if (v.is_float() && std::floor(v.as_float()) == v.as_float()) {
+    // [-2^63, 2^63): outside it (or NaN/inf, which the floor test lets through as inf) a float
+    // has no int64 value, and converting it would be undefined behaviour.
+    double d = v.as_float();
+    if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return int64_t(d);
+    throw EvalError("the number " + value_str(v) + " is outside the 64-bit integer range");
+  }
   throw EvalError("expected an integer, got " + value_str(v));
 }
 const Value::List& to_list(const Value& v, const char* what) {
@@ -501,10 +507,18 @@ const std::map<std::string, Fn, std::less<>>& registry() {
     m["min"] = {"min(a, b)", "the smaller", 2, 2, [](const Args& a) { return num(a[1]) < num(a[0]) ? a[1] : a[0]; }};
     m["max"] = {"max(a, b)", "the larger", 2, 2, [](const Args& a) { return num(a[1]) > num(a[0]) ? a[1] : a[0]; }};
     m["abs"] = {"abs(x)", "absolute value", 1, 1, [](const Args& a) {
+                  if (a[0].is_int() && a[0].as_int() == std::numeric_limits<int64_t>::min())
+                    throw EvalError("abs(): the absolute value of -2^63 is not a 64-bit integer");
                   return a[0].is_int() ? Value(a[0].as_int() < 0 ? -a[0].as_int() : a[0].as_int()) : Value(std::fabs(num(a[0])));
                 }};
     m["str"] = {"str(x)", "x as text", 1, 1, [](const Args& a) { return a[0].is_string() ? a[0] : Value(value_str(a[0])); }};
-    m["int"] = {"int(x)", "x as an integer", 1, 1, [](const Args& a) { return Value(int64_t(num(a[0]))); }};
+    m["int"] = {"int(x)", "x as an integer", 1, 1, [](const Args& a) {
+                  if (a[0].is_int()) return a[0];
+                  double t = std::trunc(num(a[0]));  // toward zero, as Python's int(); NaN stays NaN
+                  if (!(t >= -9223372036854775808.0 && t < 9223372036854775808.0))
+                    throw EvalError("int(): " + value_str(a[0]) + " is outside the 64-bit integer range");
+                  return Value(int64_t(t));
+                }};
     m["float"] = {"float(x)", "x as a float", 1, 1, [](const Args& a) { return Value(num(a[0])); }};
     m["tensor"] = {"tensor(x, dtype)", "a list -> 1-D tensor, a scalar -> 0-D tensor of that element type ('int64', 'float32', ...)", 2, 2,
                    [](const Args& a) { return a[0].is_null() ? Value() : make_tensor(a[0], dtype_arg(a[1])); },

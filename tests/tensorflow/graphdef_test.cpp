@@ -307,6 +307,14 @@ TEST(GraphDef, BadGraphsAreRefused) {
   for (int i = 0; i < 7; ++i) t->add_float_val(1);
   expect_error(g, "tensor holds 8 values, but its shape [2, 3] has 6");
   EXPECT_THROW(import_graph_bytes(std::string("\x0a\xff\xff\x01", 4)), ParseError);
+  // A name that is not UTF-8 in the text form (the text parser only logs it; found by
+  // tensorflow_fuzz): refused as the binary form is.
+  try {
+    import_graph_text("node { name: \"a\\377\" op: \"NoOp\" }\n");
+    ADD_FAILURE() << "a name that is not UTF-8 was accepted";
+  } catch (const ParseError& e) {
+    EXPECT_NE(std::string(e.what()).find("not valid UTF-8"), std::string::npos) << e.what();
+  }
 }
 
 int run(const std::string& cmd) {

@@ -420,6 +420,15 @@ text::Document import_graph_text(std::string_view text, const ImportOptions& opt
   if (text.size() > static_cast<size_t>(INT32_MAX) || !p.ParseFromString(std::string(text), &g))
     throw ParseError(SourceLoc{options.file_name, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
                      "not a TensorFlow GraphDef in text form: " + (errors.first.empty() ? std::string("too large") : errors.first));
+  // proto3 strings (names, attribute keys, ...) are UTF-8: the binary reader refuses any other
+  // bytes, but the text parser only logs them, and such a string would not survive a write and a
+  // read. The binary parse of the parsed message applies the same check (found by tensorflow_fuzz).
+  {
+    tf::GraphDef check;
+    if (!check.ParseFromString(detail::serialize(g)))
+      throw ParseError(SourceLoc{options.file_name, 0, 0},
+                       "not a TensorFlow GraphDef: a string (a name, an attribute key, ...) is not valid UTF-8");
+  }
   return import_graph(g, options);
 }
 
