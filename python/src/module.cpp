@@ -5,6 +5,7 @@
 
 #include <pybind11/stl.h>
 
+#include "amanda/frontends/onnx/namespaces.h"
 #include "amanda/io/io.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
@@ -138,6 +139,8 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
 PYBIND11_MODULE(_amanda, m) {
   using namespace amanda;
   using namespace amanda::python;
+  // Leaving Python does not spend milliseconds freeing libonnx's operator registry.
+  amanda::onnx_frontend::keep_schema_registry_at_exit();
   m.doc() = "Amanda: one graph abstraction for every framework, namespaces, and conversion by mapping tables";
 
   // ---- exceptions: amanda.Error and its kinds, each carrying where the problem is

@@ -20,4 +20,8 @@ std::shared_ptr<schema::Provider> make_onnx_namespace_provider();
 std::string onnx_namespace_family(const std::string& domain);
 std::string onnx_namespace(const std::string& domain, int version);
 
+// At exit, libonnx's operator registry is moved into an object never freed instead of being
+// destroyed (registry_exit.cpp says why). For processes that exit normally (the Python module).
+void keep_schema_registry_at_exit();
+
 }  // namespace amanda::onnx_frontend
