@@ -55,8 +55,8 @@ struct Recorder {
     // RapidJSON validates the raw bytes, but decodes an unpaired \u surrogate escape ("\udc00")
     // into the 3-byte form of a surrogate, which is not UTF-8 (nor a character): refused here, as
     // the writer could never write it back.
-    for (rapidjson::SizeType i = 0; i + 1 < n; ++i)
-      if (static_cast<unsigned char>(s[i]) == 0xED && static_cast<unsigned char>(s[i + 1]) >= 0xA0) {
+    for (const char* p = s; (p = static_cast<const char*>(std::memchr(p, 0xED, s + n - p))) && p + 1 < s + n; ++p)
+      if (static_cast<unsigned char>(p[1]) >= 0xA0) {
         bad_string_at = static_cast<size_t>(is->src_ - base);
         return false;
       }
