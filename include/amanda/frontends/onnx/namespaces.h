@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "amanda/ir/conventions.h"
 #include "amanda/schema/registry.h"
 
 namespace amanda::onnx_frontend {
@@ -19,5 +20,9 @@ std::shared_ptr<schema::Provider> make_onnx_namespace_provider();
 // "" -> "amanda/onnx", "ai.onnx.ml" -> "amanda/onnx/ai.onnx.ml"
 std::string onnx_namespace_family(const std::string& domain);
 std::string onnx_namespace(const std::string& domain, int version);
+
+// Registers ONNX's conventions (amanda/ir/conventions.h): element type numbering "onnx"
+// (TensorProto.DataType) and the constant op `Constant`.
+void register_conventions(ir::Conventions& c);
 
 }  // namespace amanda::onnx_frontend
