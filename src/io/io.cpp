@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <mutex>
 
 #include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/onnx/infer.h"
@@ -13,7 +14,17 @@
 
 namespace amanda::io {
 
+void install_conventions() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    ir::Conventions& c = ir::conventions();
+    onnx_frontend::register_conventions(c);
+    torch_frontend::register_conventions(c);
+  });
+}
+
 text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format) {
+  install_conventions();
   if (!format && onnx_frontend::is_onnx_path(path)) return onnx_frontend::read_model(path);
   if (!format && torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path);
   if (!format && tf_frontend::is_graphdef_path(path)) return tf_frontend::read_graph(path);
@@ -23,6 +34,7 @@ text::Document read_any(const std::string& path, Diagnostics& diags, std::option
 
 text::Document read_any(const std::string& path, Diagnostics& diags, const torch_frontend::ImportOptions& torch,
                         schema::Registry* registry) {
+  install_conventions();
   if (torch_frontend::is_torchscript_path(path)) return torch_frontend::read_torchscript(path, torch, registry);
   return read_any(path, diags);
 }
@@ -51,6 +63,7 @@ std::string write_any(const text::Document& doc, const std::string& path, const 
 }
 
 std::unique_ptr<schema::Registry> default_registry() {
+  install_conventions();
   auto r = schema::make_default_registry();
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   r->add_provider(torch_frontend::make_torch_namespace_provider());
@@ -82,6 +95,7 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
 
 void prepare_for_conversion(ir::Graph& g) {
+  install_conventions();
   if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   onnx_frontend::InferOptions o;
   o.write_attrs = false;
@@ -93,6 +107,7 @@ void prepare_for_conversion(ir::Graph& g) {
 }
 
 mapping::ConvertOptions default_convert_options() {
+  install_conventions();
   mapping::ConvertOptions co;
   co.expand = onnx_frontend::expand_function;
   return co;

@@ -10,6 +10,7 @@
 #include <absl/container/inlined_vector.h>
 #include <fmt/format.h>
 
+#include "amanda/ir/conventions.h"
 #include "amanda/support/progress.h"
 
 namespace amanda::mapping {
@@ -562,9 +563,7 @@ class Applier {
     if (!src) return std::nullopt;
     OpId op = g_.port_op(src);
     if (op == g_.root() || g_.is_graph(op)) {
-      const Value* init = g_.attr(src, sym("initializer"));
-      const Value* gi = g_.attr(src, sym("graph_input"));
-      if (init && !(gi && gi->is_bool() && gi->as_bool())) return *init;
+      if (const Value* init = ir::fixed_initializer(g_, src)) return *init;
       return std::nullopt;
     }
     const ConstantSpec& c = t_.reverse_constant;

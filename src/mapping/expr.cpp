@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/ir/conventions.h"
 #include "amanda/ir/tensor.h"
 #include "amanda/ir/types.h"
 #include "amanda/support/budget.h"
@@ -261,26 +262,14 @@ const ir::Tensor& to_tensor(const Value& v, const char* what) {
   return v.as_tensor();
 }
 
-// ONNX's TensorProto.DataType numbers <-> element type names.
-const std::vector<std::pair<int, std::string_view>>& onnx_dtypes() {
-  static const std::vector<std::pair<int, std::string_view>> t = {
-      {1, "float32"}, {2, "uint8"},  {3, "int8"},     {4, "uint16"},    {5, "int16"},      {6, "int32"},
-      {7, "int64"},   {8, "string"}, {9, "bool"},     {10, "float16"},  {11, "float64"},   {12, "uint32"},
-      {13, "uint64"}, {14, "complex64"}, {15, "complex128"}, {16, "bfloat16"}};
-  return t;
-}
-// PyTorch's c10::ScalarType numbers <-> element type names.
-const std::vector<std::pair<int, std::string_view>>& torch_dtypes() {
-  static const std::vector<std::pair<int, std::string_view>> t = {
-      {0, "uint8"},   {1, "int8"},       {2, "int16"},      {3, "int32"},  {4, "int64"}, {5, "float16"},
-      {6, "float32"}, {7, "float64"},    {9, "complex64"},  {10, "complex128"}, {11, "bool"}, {15, "bfloat16"}};
-  return t;
-}
-const std::vector<std::pair<int, std::string_view>>& dtype_table(const Value& system) {
+// A framework's element-type numbering, as its frontend registered it (amanda/ir/conventions.h).
+const ir::DTypeCodes& dtype_table(const Value& system) {
   const std::string& s = to_string(system, "element type system");
-  if (s == "onnx") return onnx_dtypes();
-  if (s == "torch") return torch_dtypes();
-  throw EvalError("unknown element type system '" + s + "' (onnx, torch)");
+  if (const ir::DTypeCodes* t = ir::conventions().dtype_codes(s)) return *t;
+  std::string known;
+  for (const auto& n : ir::conventions().dtype_systems()) known += (known.empty() ? "" : ", ") + n;
+  throw EvalError("unknown element type system '" + s + "' (registered: " + (known.empty() ? "none" : known) +
+                  "; each frontend registers its own, io::install_conventions() every built-in one)");
 }
 
 // ---------------------------------------------------------------- ports
@@ -566,7 +555,7 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                        for (int64_t d : to_tensor(a[0], "shape_of()").shape) l.emplace_back(d);
                        return Value(std::move(l));
                      }};
-    m["dtype_code"] = {"dtype_code(name, system)", "an element type name -> its number in 'onnx' (TensorProto) or 'torch' (ScalarType)",
+    m["dtype_code"] = {"dtype_code(name, system)", "an element type name -> its number in a framework's numbering (a system its frontend registered)",
                        2, 2,
                        [](const Args& a) {
                          const std::string& n = to_string(a[0], "dtype_code()");
@@ -613,11 +602,8 @@ Value port_fn(const Expr& e, const Bindings& b) {
     ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
     if (!src) return Value(false);
     ir::OpId op = g.port_op(src);
-    if (op == g.root() || g.is_graph(op)) {
-      const Value* gi = g.attr(src, const_cast<ir::Graph&>(g).sym("graph_input"));
-      return Value(g.attr(src, const_cast<ir::Graph&>(g).sym("initializer")) != nullptr && !(gi && gi->is_bool() && gi->as_bool()));
-    }
-    return Value(g.type_str(op) == "Constant" || g.type_str(op) == "prim::Constant");
+    if (op == g.root() || g.is_graph(op)) return Value(ir::fixed_initializer(g, src) != nullptr);
+    return Value(ir::is_constant_output(g, src));
   }
   if (e.name == "dtype") {
     const Value* t = port_info(g, p, "type");

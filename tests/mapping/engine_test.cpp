@@ -82,7 +82,9 @@ TEST(MappingExpr, ArithmeticListsAndFunctions) {
   EXPECT_EQ(value_str(eval("normalize_axes([-1, 0], 4)")), "[3, 0]");
   EXPECT_EQ(value_str(eval("list(tensor([1, 2], 'int64'))")), "[1, 2]");
   EXPECT_EQ(value_str(eval("scalar(tensor(0.5, 'float32'))")), "0.5");
+  io::install_conventions();  // the frontends' element type numberings (amanda/ir/conventions.h)
   EXPECT_EQ(value_str(eval("dtype_code(dtype_name(1, 'onnx'), 'torch')", b)), "6");  // element types across systems
+  EXPECT_THROW(eval("dtype_code('float32', 'nosuch')", b), EvalError);  // a system no frontend registered
   b.set("nothing_here", Value());
   EXPECT_EQ(value_str(eval("if(has(nothing_here), nothing_here + 1, 2)", b)), "2") << "if() evaluates only the branch it takes";
   EXPECT_EQ(value_str(eval("all([1, 1], 1) and not any([1, 2], 3)")), "true");

@@ -38,10 +38,12 @@ int run_diff(const std::string& a, const std::string& b) {
 }
 
 // `amanda infer FILE [-o OUT]`: every op output typed by libonnx's inference functions.
-int run_infer(const std::string& in, const std::string& out, bool strict) {
+int run_infer(const std::string& in, const std::string& out, bool strict, bool data_prop) {
   Diagnostics diags;
   text::Document doc = read_any(in, diags);
-  auto r = onnx_frontend::infer_types(doc.graph);
+  onnx_frontend::InferOptions options;
+  options.data_propagation = data_prop;
+  auto r = onnx_frontend::infer_types(doc.graph, options);
   for (const auto& e : r.errors) std::cerr << in << ": " << (strict ? "error: " : "warning: ") << e << '\n';
   std::cerr << in << ": " << r.ops << " ops, " << r.inferred << " inferred, " << r.no_schema << " without a schema, "
             << r.typed_ports << " typed outputs, " << r.errors.size() << " errors\n";
@@ -61,6 +63,7 @@ void register_onnx_commands(CLI::App& app, int& exit_code) {
     struct InferOpts {
       std::string in, out;
       bool strict = false;
+      bool no_data_prop = false;
     };
     auto io = std::make_shared<InferOpts>();
     auto* inf = app.add_subcommand("infer",
@@ -70,9 +73,12 @@ void register_onnx_commands(CLI::App& app, int& exit_code) {
     inf->add_option("FILE", io->in, "Input (.onnx, .yaml, .json)")->required();
     inf->add_option("-o,--output", io->out, "Output file (format by extension)");
     inf->add_flag("--strict", io->strict, "Exit 1 (writing nothing) when an op's inference fails");
+    inf->add_flag("--no-data-prop", io->no_data_prop,
+                  "Do not propagate the values of shape tensors (Shape, Gather, Concat, ...; onnx's data_prop=True) "
+                  "into the shapes of Reshape, Expand, ...: what onnx.shape_inference gives by default");
     inf->callback([io, &exit_code] {
       try {
-        exit_code = run_infer(io->in, io->out, io->strict);
+        exit_code = run_infer(io->in, io->out, io->strict, !io->no_data_prop);
       } catch (const std::exception& e) {
         std::cerr << "amanda: error: " << e.what() << '\n';
         exit_code = kInvalid;

@@ -47,6 +47,12 @@ std::unique_ptr<schema::Registry> default_registry();
 // then `extra` (table files or folders).
 void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& extra = {});
 
+// Registers every built-in frontend's conventions (element type numberings, constant ops:
+// amanda/ir/conventions.h) in ir::conventions(), once. The functions here that read files, make
+// registries or prepare conversions call it; code that evaluates mapping expressions without them
+// calls it first.
+void install_conventions();
+
 // "onnx/11" -> "amanda/onnx/11"; a name that already starts with "amanda/" is kept.
 std::string full_namespace(const std::string& ns);
 

@@ -8,10 +8,13 @@
 #include <unordered_map>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 #include <onnx/defs/schema.h>
+#include <onnx/defs/tensor_proto_util.h>
 #include <onnx/shape_inference/implementation.h>
 
 #include "amanda/support/diagnostics.h"
+#include "data_prop.h"
 #include "proto_util.h"
 
 namespace amanda::onnx_frontend {
@@ -50,7 +53,7 @@ class Context : public onnx::InferenceContext {
   }
   onnx::GraphInferencer* getGraphAttributeInferencer(const std::string& name) override;
   const onnx::SparseTensorProto* getInputSparseData(size_t) const override { return nullptr; }
-  const onnx::TensorShapeProto* getSymbolicInput(size_t) const override { return nullptr; }
+  const onnx::TensorShapeProto* getSymbolicInput(size_t i) const override;
 
   std::vector<PortId> srcs_;  // the producer of each data input (0: none)
   std::vector<onnx::TypeProto> outs_;
@@ -60,6 +63,31 @@ class Context : public onnx::InferenceContext {
   OpId op_;
   mutable std::vector<std::pair<std::string, std::unique_ptr<onnx::AttributeProto>>> attrs_;
   std::vector<std::pair<std::string, std::unique_ptr<SubgraphInferencer>>> subs_;
+};
+
+// onnx's DataPropagationContextImpl over our graph: an op's inputs as the values propagated so
+// far (or its initializer/Constant data when that is an integer scalar or vector); the outputs'
+// values go to Inferrer::shape_data_.
+class PropContext : public onnx::DataPropagationContext {
+ public:
+  PropContext(Inferrer& inf, Context& ctx, const std::vector<PortId>& outs) : inf_(inf), ctx_(ctx), outs_(outs) {}
+  const onnx::AttributeProto* getAttribute(const std::string& name) const override { return ctx_.getAttribute(name); }
+  size_t getNumInputs() const override { return ctx_.getNumInputs(); }
+  const onnx::TypeProto* getInputType(size_t i) const override { return ctx_.getInputType(i); }
+  size_t getNumOutputs() const override { return outs_.size(); }
+  const onnx::TypeProto* getOutputType(size_t i) const override {
+    // As in libonnx: the propagation context's output types are empty.
+    if (i >= outs_.size()) fail_shape_inference("output ", i, " is out of bounds");
+    static const onnx::TypeProto empty;
+    return &empty;
+  }
+  const onnx::TensorShapeProto* getInputData(size_t i) override;
+  void addOutputData(size_t i, onnx::TensorShapeProto&& tp) override;
+
+ private:
+  Inferrer& inf_;
+  Context& ctx_;
+  const std::vector<PortId>& outs_;
 };
 
 class Inferrer {
@@ -174,6 +202,34 @@ class Inferrer {
     return r;
   }
 
+  // The propagated value of p (data propagation), or its integer scalar/vector data converted
+  // (and kept) the way libonnx's DataPropagationContextImpl::getInputData does.
+  const onnx::TensorShapeProto* shape_data(PortId p) {
+    if (!p) return nullptr;
+    if (auto it = shape_data_.find(p.value); it != shape_data_.end()) return &it->second;
+    const onnx::TensorProto* t = data_of(p);
+    if (!t || t->dims_size() > 1) return nullptr;
+    onnx::TensorShapeProto tsp;
+    if (t->data_type() == onnx::TensorProto::INT64) {
+      for (int64_t v : onnx::ParseData<int64_t>(t)) tsp.add_dim()->set_dim_value(v);
+    } else if (t->data_type() == onnx::TensorProto::INT32) {
+      for (int32_t v : onnx::ParseData<int32_t>(t)) tsp.add_dim()->set_dim_value(v);
+    } else {
+      return nullptr;
+    }
+    return &shape_data_.emplace(p.value, std::move(tsp)).first->second;
+  }
+  // What an inference function sees as getSymbolicInput: propagated values only (an input with
+  // initializer or Constant data is read through getInputData instead, as in libonnx).
+  const onnx::TensorShapeProto* symbolic_input(PortId p) {
+    if (!opt_.data_propagation || !p || data_of(p)) return nullptr;
+    auto it = shape_data_.find(p.value);
+    return it == shape_data_.end() ? nullptr : &it->second;
+  }
+  // port -> propagated value; a node map, because a function holds the pointer to one input's
+  // value while asking for the next (which may insert).
+  absl::node_hash_map<uint32_t, onnx::TensorShapeProto> shape_data_;
+
   bool is_constant(OpId op) const {
     for (PortId p : g_.outputs(op))
       if (g_.port_role(p) == ir::PortRole::Constant) return true;
@@ -255,7 +311,13 @@ class Inferrer {
 
   void infer_op(OpId scope, OpId op) {
     ++res_.ops;
-    const Resolved& rs = resolved(op);
+    const Resolved* rsp = &resolved(op);
+    Resolved own;  // scratch_ is reused by the ops of a subgraph this op's inference visits
+    if (rsp == &scratch_) {
+      own = scratch_;
+      rsp = &own;
+    }
+    const Resolved& rs = *rsp;
     const onnx::OpSchema* schema = rs.schema;
     const onnx::FunctionProto* local = rs.local;
     const std::string& domain = rs.domain;
@@ -285,10 +347,25 @@ class Inferrer {
       } else {
         return;
       }
+      if (opt_.data_propagation && schema && (domain.empty() || domain == "ai.onnx") && !ctx.outs_.empty() &&
+          !(ctx.outs_[0].has_tensor_type() && ctx.outs_[0].tensor_type().has_shape()))
+        if (const detail::ShapeFromDataFn* f = detail::shape_from_data(type)) (*f)(ctx, ctx.outs_[0]);
       for (size_t i = 0; i < outs.size(); ++i) merge_output(scope, outs[i], ctx.outs_[i]);
+      if (opt_.data_propagation && schema) propagate(schema, domain, type, ctx, outs);
       ++res_.inferred;
     } catch (const std::exception& e) {
       res_.errors.push_back(g_.path(op) + " (" + (domain.empty() ? type : domain + "::" + type) + "): " + e.what());
+    }
+  }
+
+  // libonnx's data propagation function of the op, else ours (data_prop.h) for an ai.onnx op.
+  void propagate(const onnx::OpSchema* schema, const std::string& domain, const std::string& type, Context& ctx,
+                 const std::vector<PortId>& outs) {
+    PropContext pc(*this, ctx, outs);
+    if (schema->has_data_propagation_function()) {
+      schema->GetDataPropagationFunction()(pc);
+    } else if (domain.empty() || domain == "ai.onnx") {
+      if (const detail::DataPropFn* f = detail::extra_data_propagation(type)) (*f)(pc);
     }
   }
 
@@ -422,7 +499,8 @@ class Inferrer {
   absl::flat_hash_map<uint32_t, std::unique_ptr<onnx::TensorProto>> data_;
   Symbol s_initializer_, s_at_initializer_, s_graph_input_, s_op_type_, s_domain_, s_value_;
   InferResult res_;
-  absl::flat_hash_map<Symbol, Resolved> resolved_;
+  // A node map: infer_op keeps a reference to its op's entry while subgraph inference inserts.
+  absl::node_hash_map<Symbol, Resolved> resolved_;
   absl::flat_hash_map<uint32_t, std::pair<Value, Value>> attr_cache_;  // TypeId -> (@type, @shape)
   Resolved scratch_;
 };
@@ -454,6 +532,22 @@ const onnx::TypeProto* Context::getInputType(size_t i) const {
 const onnx::TensorProto* Context::getInputData(size_t i) const {
   if (i >= srcs_.size()) fail_type_inference("input ", i, " is out of bounds");
   return inf_.data_of(srcs_[i]);
+}
+
+const onnx::TensorShapeProto* Context::getSymbolicInput(size_t i) const {
+  if (i >= srcs_.size()) fail_type_inference("input ", i, " is out of bounds");
+  return inf_.symbolic_input(srcs_[i]);
+}
+
+const onnx::TensorShapeProto* PropContext::getInputData(size_t i) {
+  if (i >= ctx_.srcs_.size()) fail_shape_inference("input ", i, " is out of bounds");
+  return inf_.shape_data(ctx_.srcs_[i]);
+}
+
+void PropContext::addOutputData(size_t i, onnx::TensorShapeProto&& tp) {
+  if (i >= outs_.size()) fail_shape_inference("output ", i, " is out of bounds");
+  if (!inf_.shape_data_.emplace(outs_[i].value, std::move(tp)).second)
+    fail_shape_inference("data for output ", i, " already exists");
 }
 
 onnx::GraphInferencer* Context::getGraphAttributeInferencer(const std::string& name) {

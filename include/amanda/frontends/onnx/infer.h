@@ -23,6 +23,11 @@ struct InferOptions {
   // Also write the results as the `@type`/`@shape` (graph ports: `type`/`shape`) attributes that
   // the exporter turns into value_info. Off: only the ports' TypeIds change.
   bool write_attrs = true;
+  // Also propagate the values of small integer tensors (onnx's data propagation, `data_prop=True`
+  // of onnx.shape_inference.infer_shapes): Shape, Gather, Concat, ... computed from the inferred
+  // shapes, so that a Reshape whose shape input is computed gets [N, ...]. libonnx's propagation
+  // functions, and ours for the ops it has none for (data_prop.h: Div, Identity).
+  bool data_propagation = false;
 };
 
 struct InferResult {

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 
+#include "amanda/ir/conventions.h"
 #include "amanda/schema/registry.h"
 
 namespace amanda::onnx_frontend {
@@ -23,5 +24,9 @@ std::string onnx_namespace(const std::string& domain, int version);
 // At exit, libonnx's operator registry is moved into an object never freed instead of being
 // destroyed (registry_exit.cpp says why). For processes that exit normally (the Python module).
 void keep_schema_registry_at_exit();
+
+// Registers ONNX's conventions (amanda/ir/conventions.h): element type numbering "onnx"
+// (TensorProto.DataType) and the constant op `Constant`.
+void register_conventions(ir::Conventions& c);
 
 }  // namespace amanda::onnx_frontend

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "amanda/ir/conventions.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
 
@@ -53,6 +54,9 @@ bool torch_available(std::string* why = nullptr);
 // The namespace provider: the namespaces shipped as namespaces/pytorch/<version>.ops (read without
 // libtorch), and the plugin's own namespace when no file has its name. Lists without loading anything.
 std::shared_ptr<schema::Provider> make_torch_namespace_provider();
+// Registers PyTorch's conventions (amanda/ir/conventions.h): element type numbering "torch"
+// (c10::ScalarType) and the constant op `prim::Constant`.
+void register_conventions(ir::Conventions& c);
 // The plugin's namespace built from libtorch's operator registry, whatever .ops file exists: what
 // generates namespaces/pytorch/<version>.ops and checks it. Throws amanda::Error without the plugin.
 std::unique_ptr<schema::NamespaceSchema> plugin_namespace(const schema::TypeSystems& types);
