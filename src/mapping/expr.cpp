@@ -702,7 +702,19 @@ Value port_fn(const Expr& e, const Bindings& b) {
     return Value(s);
   }
   const Value* s = port_info(g, p, "shape");
-  if (!s || !s->is_list()) return Value();
+  if (!s || !s->is_list()) {
+    // No shape attribute: the value's type in the IR (set by inference), when it is ranked;
+    // unknown dimensions are "?" and symbolic ones their names, as in the attribute.
+    ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
+    if (!src || !g.port_type(src)) return Value();
+    const ir::TypeData& td = g.port_type_data(src);
+    if (td.kind != ir::TypeKind::Tensor || !td.ranked) return Value();
+    if (e.name == "rank") return Value(int64_t(td.dims.size()));
+    Value::List l;
+    for (const ir::Dim& d : td.dims)
+      l.push_back(d.is_known() ? Value(d.value()) : d.is_symbol() ? Value(std::string(g.str(d.sym()))) : Value(std::string("?")));
+    return Value(std::move(l));
+  }
   if (e.name == "rank") return Value(int64_t(s->as_list().size()));
   return *s;
 }
