@@ -541,6 +541,30 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                          }
                          return Value(std::move(out));
                        }};
+    m["coords"] = {"coords(shape)", "the index (i0, i1, ...) of every element of shape in row-major order, one after another: coords([2, 2]) -> [0, 0, 0, 1, 1, 0, 1, 1]", 1, 1,
+                   [](const Args& a) {
+                     std::vector<int64_t> dims;
+                     uint64_t n = 1;
+                     for (const Value& x : to_list(a[0], "coords()")) {
+                       int64_t d = to_int(x);
+                       if (d < 0) throw EvalError("coords(): a negative dimension");
+                       dims.push_back(d);
+                       n = d && n > std::numeric_limits<uint64_t>::max() / uint64_t(d) ? std::numeric_limits<uint64_t>::max() : n * uint64_t(d);
+                     }
+                     uint64_t total = dims.empty() || n > std::numeric_limits<uint64_t>::max() / dims.size() ? (dims.empty() ? 0 : n) : n * dims.size();
+                     charge_steps(total, "coords()");
+                     Value::List out;
+                     out.reserve(size_t(total));
+                     std::vector<int64_t> idx(dims.size(), 0);
+                     for (uint64_t k = 0; k < n && !dims.empty(); ++k) {
+                       for (int64_t i : idx) out.emplace_back(i);
+                       for (size_t i = idx.size(); i-- > 0;) {
+                         if (++idx[i] < dims[i]) break;
+                         idx[i] = 0;
+                       }
+                     }
+                     return Value(std::move(out));
+                   }};
     m["reshape"] = {"reshape(t, shape)", "the tensor t with the same elements in another shape (a constant of any rank: reshape(tensor(l, 'float64'), [2, 3]))", 2, 2,
                     [](const Args& a) {
                       const ir::Tensor& t = to_tensor(a[0], "reshape()");

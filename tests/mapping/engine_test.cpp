@@ -107,6 +107,9 @@ TEST(MappingExpr, ShapeFunctions) {
   EXPECT_EQ(value_str(eval("index_grid([2, 2, 2], [4, 0, 1])")), "[0, 1, 0, 1, 4, 5, 4, 5]");
   EXPECT_EQ(value_str(eval("index_grid([], [])")), "[0]");  // a 0-D shape has one index
   EXPECT_EQ(value_str(eval("index_grid([3, 0], [1, 1])")), "[]");
+  EXPECT_EQ(value_str(eval("coords([2, 3])")), "[0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2]");
+  EXPECT_EQ(value_str(eval("coords([2, 0])")), "[]");
+  EXPECT_EQ(value_str(eval("coords([])")), "[]");
   EXPECT_EQ(value_str(eval("shape_of(reshape(tensor([1, 2, 3, 4, 5, 6], 'int64'), [2, 3]))")), "[2, 3]");
   EXPECT_EQ(value_str(eval("list(reshape(tensor([1, 2, 3, 4, 5, 6], 'int64'), [3, 2]))")), "[1, 2, 3, 4, 5, 6]");
   EXPECT_EQ(value_str(eval("shape_of(reshape(tensor(7.5, 'float32'), [1, 1]))")), "[1, 1]");
