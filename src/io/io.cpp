@@ -93,6 +93,7 @@ void prepare_for_conversion(ir::Graph& g) {
 mapping::ConvertOptions default_convert_options() {
   mapping::ConvertOptions co;
   co.expand = onnx_frontend::expand_function;
+  co.between_steps = [](ir::Graph& g) { prepare_for_conversion(g); };  // the ops a step made get types
   return co;
 }
 

@@ -509,6 +509,32 @@ TEST(MappingPlanner, ShortestChainThroughOpsets) {
   }
 }
 
+// convert() calls between_steps between two tables of its chain (and not after the last).
+TEST(MappingPlanner, BetweenStepsRunsBetweenTables) {
+  TableSet set;
+  set.add(table("table: {src: amanda/onnx/13, dst: amanda/onnx/12, rules: []}\n"));
+  set.add(table("table: {src: amanda/onnx/12, dst: amanda/onnx/11, rules: []}\n"));
+  set.add(table("table: {src: amanda/onnx/11, dst: amanda/onnx/10, rules: []}\n"));
+  auto reg = registry();
+  text::Document doc = graph(R"(graph:
+  namespace: amanda/onnx/13
+  name: g
+  input_ports: [{name: x}]
+  output_ports: [{name: y}]
+  ops:
+    - {type: Relu, name: r, input_ports: [X], output_ports: [Y]}
+  edges:
+    - {output_port: {op: g, port: x}, input_ports: {op: r, port: X}}
+    - {output_port: {op: r, port: Y}, input_ports: {op: g, port: y}}
+)");
+  std::vector<std::string> seen;
+  ConvertOptions o;
+  o.between_steps = [&](ir::Graph& g) { seen.push_back(std::string(g.str(g.graph_namespace(g.root())))); };
+  Report r = convert(doc.graph, "amanda/onnx/10", set, *reg, o);
+  EXPECT_TRUE(r.ok()) << r.text();
+  EXPECT_EQ(seen, (std::vector<std::string>{"amanda/onnx/12", "amanda/onnx/11"}));
+}
+
 // An empty table between two opsets: every decision comes from the schemas (schema_step.h).
 TEST(MappingSchemas, UnchangedTypesDefaultsAndMissingOpsDecidedFromSchemas) {
   auto reg = registry();
