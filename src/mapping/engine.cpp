@@ -647,6 +647,7 @@ class Applier {
     Symbol name = 0;
     std::vector<PortId> consumers;
     ir::AttrList attrs;
+    ir::TypeId type;  // the value's inferred type: a later rewrite's mapper in this pass reads it
   };
   struct Plan {
     std::vector<InLink> ins;
@@ -737,6 +738,7 @@ class Applier {
       if (src) {
         l.consumers = consumers(src);
         l.attrs = g_.attrs(src);
+        l.type = g_.port_type(src);
       }
       return l;
     };
@@ -822,6 +824,7 @@ class Applier {
       for (OutLink& l : p.outs) {
         PortId np = g_.add_output(op, l.name);
         for (const auto& e : l.attrs) g_.set_attr(np, e.first, e.second);
+        if (l.type) g_.set_port_type(np, l.type);
         for (PortId c : l.consumers) g_.connect(np, c);
       }
     }
