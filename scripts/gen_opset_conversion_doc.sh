@@ -28,8 +28,9 @@ one chain per op). Each cell says what happens to an op of the source opset:
 How conversions are checked: `tests/mapping/opset_sweep.py` (docs/mapping-tables.md).
 
 Lowerings (rules that write an op the older opset lacks with older ops; their conditions are listed
-below as `c`): Trilu (14 -> 13), GatherElements and Range (11 -> 10), ThresholdedRelu (10 -> 9),
-Where and ConstantOfShape (9 -> 8), Expand (8 -> 7); docs/mapping-tables.md describes each.
+below as `c`): Trilu (14 -> 13), GatherElements, Range and Round (11 -> 10), ThresholdedRelu
+(10 -> 9), Where, EyeLike and ConstantOfShape (9 -> 8), Expand (8 -> 7); docs/mapping-tables.md
+describes each.
 
 **Refusals that are impossibilities** (no op of the older opset computes it, whatever the model):
 
@@ -46,8 +47,8 @@ Where and ConstantOfShape (9 -> 8), Expand (8 -> 7); docs/mapping-tables.md desc
 
 **Not lowered yet** (refused with "does not exist before opset N" or the condition, but
 expressible in principle): GridSample, MelWeightMatrix, function bodies that hold a graph
-(SequenceMap's), BitShift, Round, QuantizeLinear/DequantizeLinear (10 -> 9),
-ReverseSequence, EyeLike, OneHot, Asinh/Acosh/Atanh (approximately only), GRU/LSTM/RNN `layout` = 1
+(SequenceMap's), BitShift, QuantizeLinear/DequantizeLinear (10 -> 9),
+ReverseSequence, OneHot, Asinh/Acosh/Atanh (approximately only), GRU/LSTM/RNN `layout` = 1
 (Transposes around the op; onnxruntime cannot run such an original, so the sweep could not check
 one), MaxPool's ceil_mode below 10.
 
