@@ -332,6 +332,10 @@ def hand_graphs():
     rng = np.random.default_rng(5)
     add("where_bool_9", model(9, [helper.make_node("Where", ["c", "x", "z"], ["y"])], bools, [vi("y", [2, 3], TensorProto.BOOL)]),
         {n: rng.uniform(size=[2, 3]) > 0.5 for n in ("c", "x", "z")})
+    # Sum and Mean of two broadcast inputs at opset 8, down to 7 (sum_two_tiled, mean_two_tiled).
+    for op in ("Sum", "Mean"):
+        add(f"{op.lower()}_broadcast_8", model(8, [helper.make_node(op, ["x", "b"], ["y"])], [vi("x", [3, 4]), vi("b", [4])], [vi("y", [3, 4])]),
+            {"x": f32(3, 4), "b": f32(4, seed=3)})
     # A few ops together at opset 7, taken all the way up (and down nowhere: 7 is the lowest).
     nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
              helper.make_node("Dropout", ["r"], ["d"], ratio=0.5), helper.make_node("Softmax", ["d"], ["y"], axis=1)]
