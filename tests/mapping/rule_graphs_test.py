@@ -315,8 +315,7 @@ def hand_graphs():
     add("shape_slice_15", one(15, "Shape", ["x"], [2, 3, 4], [2], y_elem=TensorProto.INT64, start=1))
     # Lowerings and type widenings the node tests do not reach (issue 13): integer Relu 14 -> 13
     # (relu_int), integer Clip 12 -> 11 with both bounds or none (clip_int_min_max,
-    # clip_int_unbounded), ReduceSum with an empty axes input 13 -> 12 (reducesum_empty_axes_all),
-    # Where on bools 9 -> 8 (where_bools).
+    # clip_int_unbounded), ReduceSum with an empty axes input 13 -> 12 (reducesum_empty_axes_all).
     ints = {"x": np.array([[-3, 0, 5, -1], [7, -8, 2, 1], [0, 4, -6, 3]], np.int32)}
     add("relu_int_14", model(14, [helper.make_node("Relu", ["x"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
                              [vi("y", [3, 4], TensorProto.INT32)]), ints)
@@ -328,10 +327,6 @@ def hand_graphs():
     add("reducesum_empty_axes_13", model(13, [helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
                                          [vi("x", [3, 4, 5]), vi("a", [0], TensorProto.INT64)], [vi("y", [])]),
         {"x": f32(3, 4, 5), "a": np.zeros([0], np.int64)})
-    bools = [vi(n, [2, 3], TensorProto.BOOL) for n in ("c", "x", "z")]
-    rng = np.random.default_rng(5)
-    add("where_bool_9", model(9, [helper.make_node("Where", ["c", "x", "z"], ["y"])], bools, [vi("y", [2, 3], TensorProto.BOOL)]),
-        {n: rng.uniform(size=[2, 3]) > 0.5 for n in ("c", "x", "z")})
     # Sum and Mean of two broadcast inputs at opset 8, down to 7 (sum_two_tiled, mean_two_tiled).
     for op in ("Sum", "Mean"):
         add(f"{op.lower()}_broadcast_8", model(8, [helper.make_node(op, ["x", "b"], ["y"])], [vi("x", [3, 4]), vi("b", [4])], [vi("y", [3, 4])]),
