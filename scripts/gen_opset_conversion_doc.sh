@@ -27,6 +27,31 @@ one chain per op). Each cell says what happens to an op of the source opset:
 
 How conversions are checked: `tests/mapping/opset_sweep.py` (docs/mapping-tables.md).
 
+Lowerings (rules that write an op the older opset lacks with older ops; their conditions are listed
+below as `c`): Trilu (14 -> 13), GatherElements, Range and Round (11 -> 10), ThresholdedRelu
+(10 -> 9), Where, EyeLike and ConstantOfShape (9 -> 8), Expand (8 -> 7); docs/mapping-tables.md
+describes each.
+
+**Refusals that are impossibilities** (no op of the older opset computes it, whatever the model):
+
+- a value type the older opset lacks: bfloat16 before 13, sequences before 11, optionals before
+  15 (If/Loop/Identity carrying them), string tensors in ops that take none;
+- an output whose size depends on the data, below the opset that introduced the first such op
+  (NonZero and its users below 9, Unique below 11);
+- a mode the older op does not have and no composition reproduces exactly: Resize's coordinate
+  transformations other than 'asymmetric' in Upsample/Resize-10, RoiAlign's 'half_pixel' (opset 15
+  clamps small boxes to one pixel), BatchNormalization's training outputs before 14 as written,
+  Dropout with a training_mode that is not a constant;
+- Where on floating-point values below 9 when the output's shape is not known (arithmetic with a
+  0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
+
+**Not lowered yet** (refused with "does not exist before opset N" or the condition, but
+expressible in principle): GridSample, MelWeightMatrix, function bodies that hold a graph
+(SequenceMap's), BitShift, QuantizeLinear/DequantizeLinear (10 -> 9),
+ReverseSequence, OneHot, Asinh/Acosh/Atanh (approximately only), GRU/LSTM/RNN `layout` = 1
+(Transposes around the op; onnxruntime cannot run such an original, so the sweep could not check
+one), MaxPool's ceil_mode below 10.
+
 HEAD
   "$AMANDA" table coverage --matrix
 } > "$TMP"

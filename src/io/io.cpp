@@ -110,6 +110,7 @@ mapping::ConvertOptions default_convert_options() {
   install_conventions();
   mapping::ConvertOptions co;
   co.expand = onnx_frontend::expand_function;
+  co.between_steps = [](ir::Graph& g) { prepare_for_conversion(g); };  // the ops a step made get types
   return co;
 }
 

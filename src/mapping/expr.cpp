@@ -281,8 +281,19 @@ const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
     p = src;
   }
   std::string at = "@" + std::string(key);
-  if (const Value* v = g.attr(p, const_cast<ir::Graph&>(g).sym(at))) return v;
-  return g.attr(p, const_cast<ir::Graph&>(g).sym(key));
+  auto& gg = const_cast<ir::Graph&>(g);
+  if (const Value* v = g.attr(p, gg.sym(at))) return v;
+  if (const Value* v = g.attr(p, gg.sym(key))) return v;
+  // An op's output that is a graph output: ONNX gives its value info on the graph's output.
+  if (g.port_dir(p) == ir::PortDir::Out && g.port_op(p) != g.root() && !g.is_graph(g.port_op(p)))
+    for (ir::EdgeId x = g.first_out_edge(p); x; x = g.next_out_edge(x)) {
+      ir::PortId d = g.edge_dst(x);
+      ir::OpId o = g.port_op(d);
+      if (o != g.root() && !g.is_graph(o)) continue;
+      if (const Value* v = g.attr(d, gg.sym(at))) return v;
+      if (const Value* v = g.attr(d, gg.sym(key))) return v;
+    }
+  return nullptr;
 }
 
 ir::PortId port_arg(const Expr& e, const Bindings& b, const char* fn) {
@@ -474,6 +485,97 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                     for (int64_t i = b; i < e; ++i) out.emplace_back(i);
                     return Value(std::move(out));
                   }};
+    // Shapes as lists: whether a value info's shape is fully known, the row-major strides of one,
+    // and the flat offsets of every index of one (constant index tensors for lowerings).
+    m["all_known"] = {"all_known(shape)", "the list is present and every element is an integer >= 0 (a shape without symbolic or unknown dimensions)", 1, 1,
+                      [](const Args& a) {
+                        if (!a[0].is_list()) return Value(false);
+                        for (const Value& x : a[0].as_list())
+                          if (!x.is_int() || x.as_int() < 0) return Value(false);
+                        return Value(true);
+                      }};
+    m["strides"] = {"strides(shape)", "the row-major strides of a shape: [2, 3, 4] -> [12, 4, 1]", 1, 1, [](const Args& a) {
+                      const Value::List& s = to_list(a[0], "strides()");
+                      Value::List out(s.size(), Value(int64_t(1)));
+                      int64_t acc = 1;
+                      for (size_t i = s.size(); i-- > 0;) {
+                        out[i] = Value(acc);
+                        int64_t d = to_int(s[i]);
+                        if (d < 0) throw EvalError("strides(): a negative dimension");
+                        if (d && acc > std::numeric_limits<int64_t>::max() / d) throw EvalError("strides(): the shape's size overflows int64");
+                        acc *= d;
+                      }
+                      return Value(std::move(out));
+                    }};
+    m["index_grid"] = {"index_grid(shape, weights)", "for every index (i0, i1, ...) of shape in row-major order, i0*w0 + i1*w1 + ...: index_grid([2, 3], [-1, 1]) -> [0, 1, 2, -1, 0, 1]", 2, 2,
+                       [](const Args& a) {
+                         const Value::List& s = to_list(a[0], "index_grid()");
+                         const Value::List& w = to_list(a[1], "index_grid()");
+                         if (s.size() != w.size()) throw EvalError("index_grid(): shape and weights differ in length");
+                         std::vector<int64_t> dims, ws;
+                         uint64_t n = 1;
+                         for (size_t i = 0; i < s.size(); ++i) {
+                           int64_t d = to_int(s[i]);
+                           if (d < 0) throw EvalError("index_grid(): a negative dimension");
+                           dims.push_back(d);
+                           ws.push_back(to_int(w[i]));
+                           n = d && n > std::numeric_limits<uint64_t>::max() / uint64_t(d) ? std::numeric_limits<uint64_t>::max() : n * uint64_t(d);
+                         }
+                         charge_steps(n, "index_grid()");
+                         Value::List out;
+                         out.reserve(size_t(n));
+                         std::vector<int64_t> idx(dims.size(), 0);
+                         for (uint64_t k = 0; k < n; ++k) {
+                           int64_t v = 0;
+                           for (size_t i = 0; i < idx.size(); ++i) v += idx[i] * ws[i];
+                           out.emplace_back(v);
+                           for (size_t i = idx.size(); i-- > 0;) {
+                             if (++idx[i] < dims[i]) break;
+                             idx[i] = 0;
+                           }
+                         }
+                         return Value(std::move(out));
+                       }};
+    m["coords"] = {"coords(shape)", "the index (i0, i1, ...) of every element of shape in row-major order, one after another: coords([2, 2]) -> [0, 0, 0, 1, 1, 0, 1, 1]", 1, 1,
+                   [](const Args& a) {
+                     std::vector<int64_t> dims;
+                     uint64_t n = 1;
+                     for (const Value& x : to_list(a[0], "coords()")) {
+                       int64_t d = to_int(x);
+                       if (d < 0) throw EvalError("coords(): a negative dimension");
+                       dims.push_back(d);
+                       n = d && n > std::numeric_limits<uint64_t>::max() / uint64_t(d) ? std::numeric_limits<uint64_t>::max() : n * uint64_t(d);
+                     }
+                     uint64_t total = dims.empty() || n > std::numeric_limits<uint64_t>::max() / dims.size() ? (dims.empty() ? 0 : n) : n * dims.size();
+                     charge_steps(total, "coords()");
+                     Value::List out;
+                     out.reserve(size_t(total));
+                     std::vector<int64_t> idx(dims.size(), 0);
+                     for (uint64_t k = 0; k < n && !dims.empty(); ++k) {
+                       for (int64_t i : idx) out.emplace_back(i);
+                       for (size_t i = idx.size(); i-- > 0;) {
+                         if (++idx[i] < dims[i]) break;
+                         idx[i] = 0;
+                       }
+                     }
+                     return Value(std::move(out));
+                   }};
+    m["reshape"] = {"reshape(t, shape)", "the tensor t with the same elements in another shape (a constant of any rank: reshape(tensor(l, 'float64'), [2, 3]))", 2, 2,
+                    [](const Args& a) {
+                      const ir::Tensor& t = to_tensor(a[0], "reshape()");
+                      std::vector<int64_t> shape;
+                      uint64_t n = 1;
+                      for (const Value& d : to_list(a[1], "reshape()")) {
+                        int64_t x = to_int(d);
+                        if (x < 0) throw EvalError("reshape(): a negative dimension");
+                        shape.push_back(x);
+                        n = x && n > std::numeric_limits<uint64_t>::max() / uint64_t(x) ? std::numeric_limits<uint64_t>::max() : n * uint64_t(x);
+                      }
+                      auto count = t.element_count();
+                      if (!count || uint64_t(*count) != n)
+                        throw EvalError(fmt::format("reshape(): {} elements do not fill shape {}", count ? std::to_string(*count) : "?", value_str(a[1])));
+                      return Value(ir::Tensor::from_bytes(t.dtype, std::move(shape), std::string(t.bytes())));
+                    }};
     m["begin_end"] = {"begin_end(pairs)", "[[b0, e0], [b1, e1], ...] -> [b0, b1, ..., e0, e1, ...] (TF paddings -> ONNX pads)", 1, 1,
                       [](const Args& a) {
                         Value::List b, e;
@@ -595,6 +697,9 @@ const std::map<std::string, Fn, std::less<>>& registry() {
 }
 
 Value port_fn(const Expr& e, const Bindings& b) {
+  // An optional port the op does not have at all is captured as null: not connected.
+  if (e.name == "connected" && e.args[0]->kind == Expr::Kind::Ref && !b.port(e.args[0]->name))
+    if (const Value* v = b.get(e.args[0]->name); v && v->is_null()) return Value(false);
   ir::PortId p = port_arg(*e.args[0], b, e.name.c_str());
   const ir::Graph& g = *b.graph;
   if (e.name == "connected") return Value(g.port_dir(p) == ir::PortDir::Out || bool(g.producer(p)));
@@ -621,7 +726,19 @@ Value port_fn(const Expr& e, const Bindings& b) {
     return Value(s);
   }
   const Value* s = port_info(g, p, "shape");
-  if (!s || !s->is_list()) return Value();
+  if (!s || !s->is_list()) {
+    // No shape attribute: the value's type in the IR (set by inference), when it is ranked;
+    // unknown dimensions are "?" and symbolic ones their names, as in the attribute.
+    ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
+    if (!src || !g.port_type(src)) return Value();
+    const ir::TypeData& td = g.port_type_data(src);
+    if (td.kind != ir::TypeKind::Tensor || !td.ranked) return Value();
+    if (e.name == "rank") return Value(int64_t(td.dims.size()));
+    Value::List l;
+    for (const ir::Dim& d : td.dims)
+      l.push_back(d.is_known() ? Value(d.value()) : d.is_symbol() ? Value(std::string(g.str(d.sym()))) : Value(std::string("?")));
+    return Value(std::move(l));
+  }
   if (e.name == "rank") return Value(int64_t(s->as_list().size()));
   return *s;
 }

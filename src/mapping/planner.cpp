@@ -227,8 +227,10 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
   if (from.empty()) throw Error("the graph has no namespace to convert from");
   if (!reg.known(to)) throw Error("unknown namespace " + to + " (`amanda schema list` shows the known ones)");
   Report rep;
-  for (const Table* t : tables.plan(from, to)) {
-    CompiledTable ct(*t, reg, o.tags);
+  std::vector<const Table*> chain = tables.plan(from, to);
+  for (size_t k = 0; k < chain.size(); ++k) {
+    if (k && o.between_steps) o.between_steps(g);
+    CompiledTable ct(*chain[k], reg, o.tags);
     ct.apply(g, o, rep);
     if (!rep.ok() && !o.keep_unmapped) return rep;
   }

@@ -241,7 +241,7 @@ Pattern pattern_of(const Tree& t, const std::string& rule) {
   return p;
 }
 
-const std::set<std::string, std::less<>> kRuleKeys = {"rule_name", "tags", "when", "priority", "unsupported", "doc"};
+const std::set<std::string, std::less<>> kRuleKeys = {"rule_name", "tags", "when", "priority", "unsupported", "types_unchecked", "doc"};
 
 Rule rule_of(const Tree& t, size_t order) {
   if (!t.is_map()) throw ParseError(t.loc, std::string("a rule must be a map, not ") + kind_name(t));
@@ -273,6 +273,8 @@ Rule rule_of(const Tree& t, size_t order) {
       r.priority = int(v.scalar.as_int());
     } else if (k == "unsupported") {
       r.unsupported = scalar_text(v, r.name, "unsupported");
+    } else if (k == "types_unchecked") {
+      r.types_unchecked = scalar_text(v, r.name, "types_unchecked");
     } else if (k == "doc") {
     } else {
       body.entries.emplace_back(k, v);
@@ -409,6 +411,7 @@ std::unique_ptr<Table> reverse_table(const Table& t) {
     x.name = r.name;
     x.tags = r.tags;
     x.priority = r.priority;
+    x.types_unchecked = r.types_unchecked;
     x.order = r.order;
     x.loc = r.loc;
     x.src = pattern_of(r.dst_tree, r.name);

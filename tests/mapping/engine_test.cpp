@@ -95,6 +95,31 @@ TEST(MappingExpr, ArithmeticListsAndFunctions) {
   EXPECT_THROW(parse_expr("len(1, 2)", {}), ParseError);
 }
 
+// Shape lists for lowerings (GatherElements' flat indices, Trilu's diagonal offsets).
+TEST(MappingExpr, ShapeFunctions) {
+  EXPECT_EQ(value_str(eval("all_known([2, 0, 3])")), "true");
+  EXPECT_EQ(value_str(eval("all_known([2, 'N', 3])")), "false");  // a symbolic dimension
+  EXPECT_EQ(value_str(eval("all_known([2, -1])")), "false");
+  Bindings b;
+  b.set("unknown", Value());
+  EXPECT_EQ(value_str(eval("all_known(unknown)", b)), "false");
+  EXPECT_EQ(value_str(eval("strides([2, 3, 4])")), "[12, 4, 1]");
+  EXPECT_EQ(value_str(eval("strides([])")), "[]");
+  EXPECT_EQ(value_str(eval("index_grid([2, 3], [-1, 1])")), "[0, 1, 2, -1, 0, 1]");  // j - i
+  EXPECT_EQ(value_str(eval("index_grid([2, 2, 2], [4, 0, 1])")), "[0, 1, 0, 1, 4, 5, 4, 5]");
+  EXPECT_EQ(value_str(eval("index_grid([], [])")), "[0]");  // a 0-D shape has one index
+  EXPECT_EQ(value_str(eval("index_grid([3, 0], [1, 1])")), "[]");
+  EXPECT_EQ(value_str(eval("coords([2, 3])")), "[0, 0, 0, 1, 0, 2, 1, 0, 1, 1, 1, 2]");
+  EXPECT_EQ(value_str(eval("coords([2, 0])")), "[]");
+  EXPECT_EQ(value_str(eval("coords([])")), "[]");
+  EXPECT_EQ(value_str(eval("shape_of(reshape(tensor([1, 2, 3, 4, 5, 6], 'int64'), [2, 3]))")), "[2, 3]");
+  EXPECT_EQ(value_str(eval("list(reshape(tensor([1, 2, 3, 4, 5, 6], 'int64'), [3, 2]))")), "[1, 2, 3, 4, 5, 6]");
+  EXPECT_EQ(value_str(eval("shape_of(reshape(tensor(7.5, 'float32'), [1, 1]))")), "[1, 1]");
+  EXPECT_THROW(eval("reshape(tensor([1, 2, 3], 'int64'), [2, 2])"), EvalError);
+  EXPECT_THROW(eval("index_grid([2, 3], [1])"), EvalError);
+  EXPECT_THROW(eval("strides([2, -3])"), EvalError);
+}
+
 TEST(MappingExpr, InversesBindTheirRef) {
   Bindings b;
   EXPECT_TRUE(parse_expr("permute(p, [0, 2, 3, 1])", {})->bind(Value(Value::List{Value(int64_t(0)), Value(int64_t(2)), Value(int64_t(3)), Value(int64_t(1))}), b));
@@ -486,6 +511,32 @@ TEST(MappingPlanner, ShortestChainThroughOpsets) {
   }
 }
 
+// convert() calls between_steps between two tables of its chain (and not after the last).
+TEST(MappingPlanner, BetweenStepsRunsBetweenTables) {
+  TableSet set;
+  set.add(table("table: {src: amanda/onnx/13, dst: amanda/onnx/12, rules: []}\n"));
+  set.add(table("table: {src: amanda/onnx/12, dst: amanda/onnx/11, rules: []}\n"));
+  set.add(table("table: {src: amanda/onnx/11, dst: amanda/onnx/10, rules: []}\n"));
+  auto reg = registry();
+  text::Document doc = graph(R"(graph:
+  namespace: amanda/onnx/13
+  name: g
+  input_ports: [{name: x}]
+  output_ports: [{name: y}]
+  ops:
+    - {type: Relu, name: r, input_ports: [X], output_ports: [Y]}
+  edges:
+    - {output_port: {op: g, port: x}, input_ports: {op: r, port: X}}
+    - {output_port: {op: r, port: Y}, input_ports: {op: g, port: y}}
+)");
+  std::vector<std::string> seen;
+  ConvertOptions o;
+  o.between_steps = [&](ir::Graph& g) { seen.push_back(std::string(g.str(g.graph_namespace(g.root())))); };
+  Report r = convert(doc.graph, "amanda/onnx/10", set, *reg, o);
+  EXPECT_TRUE(r.ok()) << r.text();
+  EXPECT_EQ(seen, (std::vector<std::string>{"amanda/onnx/12", "amanda/onnx/11"}));
+}
+
 // An empty table between two opsets: every decision comes from the schemas (schema_step.h).
 TEST(MappingSchemas, UnchangedTypesDefaultsAndMissingOpsDecidedFromSchemas) {
   auto reg = registry();
@@ -549,4 +600,30 @@ TEST(MappingSchemas, UnchangedTypesDefaultsAndMissingOpsDecidedFromSchemas) {
   r = apply(u, *up, *reg, {});
   EXPECT_TRUE(r.ok()) << r.text();
   EXPECT_EQ(r.passed, 1u);
+}
+
+// A rule's result is held to dst's type constraints, unless the rule says why not
+// (types_unchecked: the ONNX writer stores an int64 Constant below opset 9 as an initializer).
+TEST(MappingSchemas, RuleResultsAreTypeCheckedUnlessTheRuleSaysWhyNot) {
+  auto reg = registry();
+  const char* g = R"(graph:
+  namespace: amanda/onnx/9
+  name: g
+  output_ports: [{name: y}]
+  ops:
+    - {type: Constant, name: c, attrs: {value: !tensor {dtype: int64, shape: [1], data: [3]}}, output_ports: [{name: output, attrs: {type: tensor(int64)}}]}
+  edges:
+    - {output_port: {op: c, port: output}, input_ports: {op: g, port: y}}
+)";
+  const std::string rule = "    - {rule_name: keep, src: {type: Constant, attrs: {value: {ref: v}}}, dst: {type: Constant, attrs: {value: \"{v}\"}}";
+  auto checked = table("table:\n  src: amanda/onnx/9\n  dst: amanda/onnx/8\n  rules:\n" + rule + "}\n");
+  text::Document d1 = graph(g);
+  Report r = apply(d1, *checked, *reg, {});
+  ASSERT_EQ(r.unsupported.size(), 1u) << r.text();
+  EXPECT_NE(r.unsupported[0].reason.find("output 'output' is tensor(int64)"), std::string::npos) << r.unsupported[0].reason;
+  auto unchecked = table("table:\n  src: amanda/onnx/9\n  dst: amanda/onnx/8\n  rules:\n" + rule + ", types_unchecked: written as an initializer}\n");
+  text::Document d2 = graph(g);
+  r = apply(d2, *unchecked, *reg, {});
+  EXPECT_TRUE(r.ok()) << r.text();
+  EXPECT_EQ(r.by_rule["keep"], 1u) << r.text();
 }

@@ -313,6 +313,24 @@ def hand_graphs():
     add("upsample_9", one(9, "Upsample", ["x", "sc"], [1, 2, 3, 4], [1, 2, 6, 12], [sc], mode="nearest"))
     add("shape_15", one(15, "Shape", ["x"], [2, 3, 4], [3], y_elem=TensorProto.INT64))
     add("shape_slice_15", one(15, "Shape", ["x"], [2, 3, 4], [2], y_elem=TensorProto.INT64, start=1))
+    # Lowerings and type widenings the node tests do not reach (issue 13): integer Relu 14 -> 13
+    # (relu_int), integer Clip 12 -> 11 with both bounds or none (clip_int_min_max,
+    # clip_int_unbounded), ReduceSum with an empty axes input 13 -> 12 (reducesum_empty_axes_all).
+    ints = {"x": np.array([[-3, 0, 5, -1], [7, -8, 2, 1], [0, 4, -6, 3]], np.int32)}
+    add("relu_int_14", model(14, [helper.make_node("Relu", ["x"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
+                             [vi("y", [3, 4], TensorProto.INT32)]), ints)
+    lo, hi = numpy_helper.from_array(np.array(-2, np.int32), "lo"), numpy_helper.from_array(np.array(4, np.int32), "hi")
+    add("clip_int_13", model(13, [helper.make_node("Clip", ["x", "lo", "hi"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
+                             [vi("y", [3, 4], TensorProto.INT32)], [lo, hi]), ints)
+    add("clip_int_unbounded_13", model(13, [helper.make_node("Clip", ["x"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
+                                       [vi("y", [3, 4], TensorProto.INT32)]), ints)
+    add("reducesum_empty_axes_13", model(13, [helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=0)],
+                                         [vi("x", [3, 4, 5]), vi("a", [0], TensorProto.INT64)], [vi("y", [])]),
+        {"x": f32(3, 4, 5), "a": np.zeros([0], np.int64)})
+    # Sum and Mean of two broadcast inputs at opset 8, down to 7 (sum_two_tiled, mean_two_tiled).
+    for op in ("Sum", "Mean"):
+        add(f"{op.lower()}_broadcast_8", model(8, [helper.make_node(op, ["x", "b"], ["y"])], [vi("x", [3, 4]), vi("b", [4])], [vi("y", [3, 4])]),
+            {"x": f32(3, 4), "b": f32(4, seed=3)})
     # A few ops together at opset 7, taken all the way up (and down nowhere: 7 is the lowest).
     nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
              helper.make_node("Dropout", ["r"], ["d"], ratio=0.5), helper.make_node("Softmax", ["d"], ["y"], axis=1)]

@@ -25,6 +25,9 @@ struct ConvertOptions {
   // Called for every op a rule creates or rewrites, with "rule 'NAME' of SRC -> DST (file:line)":
   // `amanda convert --check` names the rule behind a diverging op with it.
   std::function<void(ir::OpId, const std::string&)> on_rewrite;
+  // Called between two tables of a chain (convert()): the ONNX io layer infers the types and
+  // shapes of the ops the last table made, which the next table's conditions read.
+  std::function<void(ir::Graph&)> between_steps;
 };
 
 struct OpCount {

@@ -64,6 +64,9 @@ struct Rule {
   int priority = 0;
   Pattern src, dst;
   std::optional<std::string> unsupported;  // the conversion cannot be done: the reason, reported
+  // The result is not held to dst's type constraints (why, e.g. a writer that stores the op in
+  // another form the older namespace takes: int64 Constants below ONNX opset 9 as initializers).
+  std::optional<std::string> types_unchecked;
   size_t order = 0;
   SourceLoc loc;
   text::Tree src_tree, dst_tree;  // the two sides as read (after pushdown splitting), for reversing

@@ -328,6 +328,7 @@ class Exporter {
       for (size_t j = 0; j < n_init; ++j) deferred->push_back(init_raw[order_ix.empty() ? j : order_ix[j]]);
     std::vector<PortId> vi_ports;
     for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op)) {
+      if (constant_as_initializer(op, gp)) continue;
       export_node(op, *gp.add_node());
       for (PortId p : g_.outputs(op))
         if (get(p, "@type") || get(p, "@value_info") || get(p, "@doc_string")) vi_ports.push_back(p);
@@ -363,6 +364,43 @@ class Exporter {
           }
       }
     }
+  }
+
+  // Opsets 1..8 define Constant for float16, float and double only: a constant of another element
+  // type (the int64 shape or indices a conversion made, an opset-9 model's int64 Constant) is
+  // written as an initializer, which every opset takes (and as a graph input too below IR version
+  // 4, where every initializer must be one).
+  bool constant_as_initializer(OpId op, onnx::GraphProto& gp) {
+    if (g_.type_str(op) != "Constant") return false;
+    auto opset = default_opset(g_.str(g_.graph_namespace(g_.root())));
+    if (!opset || *opset >= 9) return false;
+    const Value* v = get(op, "value");
+    if (!v || !v->is_tensor()) return false;
+    ir::DType dt = v->as_tensor().dtype;
+    if (dt == ir::DType::Float16 || dt == ir::DType::Float32 || dt == ir::DType::Float64) return false;
+    PortId out;
+    for (PortId p : g_.outputs(op)) {
+      if (g_.is_control(p)) return false;  // control edges: kept as a node
+      out = p;
+    }
+    for (PortId p : g_.inputs(op))
+      if (g_.is_control(p)) return false;
+    if (!out) return false;
+    onnx::TensorProto& tp = *gp.add_initializer();
+    const Value::Map* meta = as_map(attr_meta(op, key("value")));
+    const Value* tm = meta ? map_find(meta, "tensor") : nullptr;
+    tensor_to_proto(*v, tm && tm->is_map() ? &tm->as_map() : nullptr, tp);
+    tp.set_name(value_name(out));
+    const Value* ir = get(g_.root(), "ir_version");
+    if (ir && ir->is_int() && ir->as_int() < 4) {
+      auto* vi = gp.add_input();
+      vi->set_name(tp.name());
+      auto* tt = vi->mutable_type()->mutable_tensor_type();
+      tt->set_elem_type(tp.data_type());
+      auto* sh = tt->mutable_shape();
+      for (int64_t d : tp.dims()) sh->add_dim()->set_dim_value(d);
+    }
+    return true;
   }
 
   void export_node(OpId op, onnx::NodeProto& n) {

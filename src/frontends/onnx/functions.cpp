@@ -90,40 +90,38 @@ void inline_body(const onnx::NodeProto& call, const onnx::FunctionProto& fp, onn
   }
 }
 
-// The int64 scalar a constant input holds (a Constant op's value or an initializer), if any.
-std::optional<int64_t> constant_int(const ir::Graph& g, ir::PortId in) {
+// The input's shape, where the model's value info or the IR's inferred type gives it: the body's
+// ops then get shapes from ONNX's shape inference (rules that lower them, such as GatherElements',
+// need them).
+void add_shape(const ir::Graph& g, ir::PortId in, onnx::TypeProto::Tensor& t) {
   ir::PortId src = g.producer(in);
-  if (!src) return std::nullopt;
-  ir::OpId p = g.port_op(src);
-  auto& gg = const_cast<ir::Graph&>(g);
-  const ir::Value* v = nullptr;
-  if (p == g.root() || g.is_graph(p)) {
-    const ir::Value* gi = g.attr(src, gg.sym("graph_input"));
-    if (!(gi && gi->is_bool() && gi->as_bool())) v = g.attr(src, gg.sym("initializer"));
-  } else if (g.type_str(p) == "Constant") {
-    v = g.attr(p, gg.sym("value"));
-  }
-  if (!v || !v->is_tensor()) return std::nullopt;
-  const ir::Tensor& t = v->as_tensor();
-  if (t.dtype != ir::DType::Int64 || t.element_count().value_or(0) != 1 || t.bytes().size() != 8) return std::nullopt;
-  int64_t k;
-  std::memcpy(&k, t.bytes().data(), 8);
-  return k;
-}
-
-std::optional<std::vector<int64_t>> static_shape(const ir::Graph& g, ir::PortId in) {
-  ir::PortId src = g.producer(in);
-  if (!src) return std::nullopt;
+  if (!src) return;
   auto& gg = const_cast<ir::Graph&>(g);
   const ir::Value* s = g.attr(src, gg.sym("@shape"));
   if (!s) s = g.attr(src, gg.sym("shape"));
-  if (!s || !s->is_list()) return std::nullopt;
-  std::vector<int64_t> out;
-  for (const auto& d : s->as_list()) {
-    if (!d.is_int() || d.as_int() < 0) return std::nullopt;
-    out.push_back(d.as_int());
+  auto* shape = t.mutable_shape();
+  if (s && s->is_list()) {
+    for (const auto& d : s->as_list()) {
+      auto* x = shape->add_dim();
+      if (d.is_int() && d.as_int() >= 0) x->set_dim_value(d.as_int());
+      else if (d.is_string()) x->set_dim_param(d.as_string());
+    }
+    return;
   }
-  return out;
+  if (!g.port_type(src)) {
+    t.clear_shape();
+    return;
+  }
+  const ir::TypeData& td = g.port_type_data(src);
+  if (td.kind != ir::TypeKind::Tensor || !td.ranked) {
+    t.clear_shape();
+    return;
+  }
+  for (const ir::Dim& d : td.dims) {
+    auto* x = shape->add_dim();
+    if (d.is_known()) x->set_dim_value(d.value());
+    else if (d.is_symbol()) x->set_dim_param(std::string(g.str(d.sym())));
+  }
 }
 
 // Lowerings: ops with no ONNX function body that older ops still express, one entry per op. Each
@@ -131,64 +129,11 @@ std::optional<std::vector<int64_t>> static_shape(const ir::Graph& g, ir::PortId 
 using Lowering = std::function<std::string(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
                                            const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body)>;
 
-// Trilu(x, k): Where(mask, x, 0) with the triangle mask of x's last two axes as a constant; needs
-// those two dimensions and k known when converting (Where: opset 9 on).
-std::string lower_trilu(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins, const std::vector<onnx::TypeProto>& types,
-                        onnx::GraphProto& body) {
-  auto shape = static_shape(g, ins[0]);
-  if (!shape || shape->size() < 2) return "the input's last two dimensions are not known";
-  int64_t k = 0;
-  if (ins.size() > 1 && g.producer(ins[1])) {
-    auto kk = constant_int(g, ins[1]);
-    if (!kk) return "k is not a constant";
-    k = *kk;
-  }
-  if (types.empty() || !types[0].has_tensor_type()) return "the input's element type is not known";
-  const ir::Value* up = g.attr(op, const_cast<ir::Graph&>(g).sym("upper"));
-  bool upper = !up || !up->is_int() || up->as_int() != 0;
-  int64_t n = (*shape)[shape->size() - 2], m = shape->back();
-  onnx::TensorProto mask;
-  mask.set_data_type(onnx::TensorProto::BOOL);
-  mask.add_dims(n);
-  mask.add_dims(m);
-  std::string bits(size_t(n * m), '\0');
-  for (int64_t i = 0; i < n; ++i)
-    for (int64_t j = 0; j < m; ++j) bits[size_t(i * m + j)] = upper ? (j - i >= k) : (j - i <= k);
-  mask.set_raw_data(bits);
-  onnx::TensorProto zero;
-  int et = types[0].tensor_type().elem_type();
-  zero.set_data_type(et);
-  size_t w = 0;
-  switch (et) {
-    case onnx::TensorProto::BOOL: case onnx::TensorProto::INT8: case onnx::TensorProto::UINT8: w = 1; break;
-    case onnx::TensorProto::INT16: case onnx::TensorProto::UINT16: case onnx::TensorProto::FLOAT16: case onnx::TensorProto::BFLOAT16: w = 2; break;
-    case onnx::TensorProto::INT32: case onnx::TensorProto::UINT32: case onnx::TensorProto::FLOAT: w = 4; break;
-    case onnx::TensorProto::INT64: case onnx::TensorProto::UINT64: case onnx::TensorProto::DOUBLE: w = 8; break;
-    default: return "the input's element type has no zero here";
-  }
-  zero.set_raw_data(std::string(w, '\0'));
-  auto constant = [&](const std::string& out, const onnx::TensorProto& t) {
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    *a->mutable_t() = t;
-  };
-  constant("trilu_mask", mask);
-  constant("trilu_zero", zero);
-  auto* w_ = body.add_node();
-  w_->set_op_type("Where");
-  w_->add_input("trilu_mask");
-  w_->add_input("in0");
-  w_->add_input("trilu_zero");
-  w_->add_output("out0");
-  return {};
-}
-
 const std::map<std::string, Lowering>& lowerings() {
-  static const std::map<std::string, Lowering> m = {{"Trilu", lower_trilu}};
+  // Empty today: the lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
+  // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
+  // whose lowering a table cannot write.
+  static const std::map<std::string, Lowering> m;
   return m;
 }
 
@@ -224,6 +169,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
       } catch (const std::exception&) {
       }
     }
+    if (tp.has_tensor_type()) add_shape(g, p, *tp.mutable_tensor_type());
     in_types.push_back(tp);
   }
   for (ir::PortId p : g.outputs(op)) {
