@@ -374,6 +374,18 @@ class Exporter {
     if (g_.type_str(op) != "Constant") return false;
     auto opset = default_opset(g_.str(g_.graph_namespace(g_.root())));
     if (!opset || *opset >= 9) return false;
+    // A model read from a file at this very opset is written as it came (a lossless round trip,
+    // whatever its Constants hold); only a graph whose opset a conversion changed, or one that
+    // came from elsewhere, gets its non-float Constants as initializers.
+    if (const Value* imports = get(g_.root(), "opset_import"); imports && imports->is_list())
+      for (const auto& e : imports->as_list()) {
+        const Value* d = e.find("domain");
+        bool default_domain = !d || (d->is_string() && (d->as_string().empty() || d->as_string() == "ai.onnx"));
+        if (!default_domain) continue;
+        const Value* x = e.find("version");
+        if (x && x->is_int() && x->as_int() == *opset) return false;
+        break;  // the first default-domain entry is the one the importer read
+      }
     const Value* v = get(op, "value");
     if (!v || !v->is_tensor()) return false;
     ir::DType dt = v->as_tensor().dtype;
