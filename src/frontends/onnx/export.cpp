@@ -382,8 +382,8 @@ class Exporter {
         const Value* d = e.find("domain");
         bool default_domain = !d || (d->is_string() && (d->as_string().empty() || d->as_string() == "ai.onnx"));
         if (!default_domain) continue;
-        const Value* x = e.find("version");
-        if (x && x->is_int() && x->as_int() == *opset) return false;
+        const Value* x = e.find("version");  // absent: protobuf's default, 0
+        if ((x && x->is_int() ? x->as_int() : 0) == *opset) return false;
         break;  // the first default-domain entry is the one the importer read
       }
     const Value* v = get(op, "value");
