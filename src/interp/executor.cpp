@@ -4,6 +4,7 @@
 
 #include <absl/container/node_hash_map.h>
 
+#include "amanda/ir/types.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::interp {
@@ -90,10 +91,23 @@ std::vector<InputSpec> Executor::inputs() const {
     if (const ir::Value* t = s_type ? g_.attr(p, s_type) : nullptr; t && t->is_string()) {
       spec.type = t->as_string();
       if (auto d = onnx_elem_type(spec.type)) spec.dtype = *d;
+      else if (auto e = ir::elem_from_any_name(spec.type)) spec.dtype = *e;  // another reader's spelling (float32, Float)
     }
     if (const ir::Value* sh = s_shape ? g_.attr(p, s_shape) : nullptr; sh && sh->is_list()) {
       spec.has_shape = true;
       for (const auto& d : sh->as_list()) spec.shape.push_back(d.is_int() ? d.as_int() : -1);
+    }
+    // A graph not read from ONNX (converted from another framework, not yet written): its ports'
+    // IR types say what the attributes do not.
+    if (const ir::TypeData& td = g_.port_type_data(p); g_.port_type(p) && td.kind == ir::TypeKind::Tensor) {
+      if (spec.dtype == DType::Undefined && td.elem != DType::Undefined) {
+        spec.dtype = td.elem;
+        if (spec.type.empty()) spec.type = std::string(ir::dtype_name(td.elem));
+      }
+      if (!spec.has_shape && td.ranked) {
+        spec.has_shape = true;
+        for (ir::Dim d : td.dims) spec.shape.push_back(d.is_known() ? d.value() : -1);
+      }
     }
     spec.has_initializer = s_init && g_.attr(p, s_init);
     r.push_back(std::move(spec));

@@ -153,6 +153,7 @@ class Applier {
     for (const auto& [type, list] : impl.by_type) dispatch_[g.sym(type)] = &list;
     src_sym_ = g.sym(t_.src);
     dst_sym_ = g.sym(t_.dst);
+    same_family_ = schema::split_version(t_.src).first == schema::split_version(t_.dst).first;
   }
 
   void run() {
@@ -177,6 +178,7 @@ class Applier {
   std::map<std::string, OpCount> unmapped_, unsupported_;
   std::vector<std::string> foreign_prefixes_;
   Symbol src_sym_, dst_sym_;
+  bool same_family_ = false;  // two versions of one family (amanda/onnx/12 -> 13), not two frameworks
   std::vector<std::string>* why_ = nullptr;  // --explain: reasons for the op being explained
 
   // Attribute, port and op type names come from the table and repeat for every op: a small table
@@ -305,7 +307,7 @@ class Applier {
       info.step = compare_schemas(a, info.dst, t_.dst);
       // Between two frameworks an op of the same name is not the same op: only one declaration
       // passes; the schemas decide only between versions of one family (amanda/onnx/12 -> 13).
-      if (schema::split_version(t_.src).first != schema::split_version(t_.dst).first && info.step.kind != SchemaStep::Kind::Same) {
+      if (!same_family_ && info.step.kind != SchemaStep::Kind::Same) {
         info.step.kind = SchemaStep::Kind::Changed;
         info.step.why = "it is not the same declaration in both namespaces";
       }
@@ -894,7 +896,7 @@ class Applier {
       ++rep_.by_rule[r.name];
       // A rule's result must take the model's element types too (a rule that keeps Pow must not
       // keep an integer base below opset 12): checked like the ops no rule touches.
-      if (schema::split_version(t_.src).first == schema::split_version(t_.dst).first && !r.types_unchecked)
+      if (same_family_ && !r.types_unchecked)
         for (size_t d = 0; d < made.size(); ++d)
           if (cr.dst_schema[d] && g_.valid(made[d])) {
             std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);

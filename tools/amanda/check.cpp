@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/frontends/torch/torchscript.h"
 #include "amanda/interp/executor.h"
 #include "amanda/support/diagnostics.h"
 #include "run_support.h"
@@ -122,6 +123,63 @@ int check_conversion(const text::Document& source, const text::Document& convert
   std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; both sides run by the "
                            "reference interpreter\n",
                            out_s.size(), worst, o.rtol, o.atol, inputs_note);
+  return 0;
+}
+
+int check_torch_conversion(const std::string& source_path, const text::Document& converted, const CheckOptions& o) {
+  std::string why;
+  if (torch_frontend::torch_namespace_name().empty() || !torch_frontend::torch_available(&why)) {
+    std::cerr << "amanda: error: --check of a TorchScript source runs the module in libtorch, which is not available: " << why
+              << "\n";
+    return 2;
+  }
+  const ir::Graph& gc = converted.graph;
+  interp::Executor ec(gc);
+  if (report_missing_kernels(ec, "converted")) return 1;
+  std::vector<std::string> random_names;
+  auto feeds = prepare_inputs(ec, o.inputs, o.seed, &random_names);
+  // forward()'s arguments: the converted graph's inputs that have no initializer, in order.
+  std::vector<ir::Tensor> args;
+  for (const auto& spec : ec.inputs()) {
+    if (spec.has_initializer) continue;
+    auto it = feeds.find(spec.name);
+    if (it == feeds.end() || it->second.kind != interp::RValue::Kind::Tensor) {
+      std::cout << fmt::format("check: FAILED: input '{}' is not a tensor the module's forward() can take\n", spec.name);
+      return 1;
+    }
+    const interp::Tensor& t = it->second.tensor;
+    args.push_back(ir::Tensor::from_bytes(t.dtype(), std::vector<int64_t>(t.shape().begin(), t.shape().end()),
+                                          std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes())));
+  }
+  std::vector<ir::Tensor> torch_out = torch_frontend::run_torchscript_isolated(source_path, args);
+  auto out_c = ec.run(feeds, {});
+  auto names_c = ec.output_names();
+  if (torch_out.size() != out_c.size()) {
+    std::cout << fmt::format("check: FAILED: the module's forward() returns {} tensors, the converted graph {} outputs\n",
+                             torch_out.size(), out_c.size());
+    return 1;
+  }
+  int failures = 0;
+  double worst = 0;
+  for (size_t i = 0; i < out_c.size(); ++i) {
+    interp::RValue src(interp::Tensor::borrow(std::make_shared<const ir::Tensor>(std::move(torch_out[i]))));
+    Diff d = compare(out_c[i], src, o.rtol, o.atol);
+    worst = std::max(worst, d.max_abs);
+    if (!d.ok) {
+      ++failures;
+      std::cout << fmt::format("check: output '{}' (result {} of forward()) differs: {}\n", names_c[i], i, d.what);
+    }
+  }
+  std::string inputs_note = random_names.empty() ? "" : fmt::format(" (random inputs, seed {})", o.seed);
+  if (failures) {
+    std::cout << "check: the source ran in libtorch, which gives its outputs only: no op-by-op comparison\n";
+    std::cout << fmt::format("check: FAILED: {} of {} outputs differ beyond rtol {} atol {}{}\n", failures, out_c.size(), o.rtol,
+                             o.atol, inputs_note);
+    return 1;
+  }
+  std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; the source ran in libtorch "
+                           "(a child process), the converted graph in the reference interpreter\n",
+                           out_c.size(), worst, o.rtol, o.atol, inputs_note);
   return 0;
 }
 

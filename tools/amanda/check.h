@@ -23,4 +23,10 @@ struct CheckOptions {
 int check_conversion(const text::Document& source, const text::Document& converted,
                      const std::map<uint32_t, std::string>& provenance, const CheckOptions& o);
 
+// A TorchScript source: the converted graph runs in the reference interpreter, the module's
+// forward() in libtorch (a child process, through the PyTorch plugin), on the same inputs (the
+// converted graph's inputs, without initializers, in order = forward's tensor arguments); every
+// output is compared in order. Without the plugin it says so and returns 2.
+int check_torch_conversion(const std::string& source_path, const text::Document& converted, const CheckOptions& o);
+
 }  // namespace amanda::tool

@@ -189,13 +189,18 @@ int timeout_seconds() {
   return 600;
 }
 
-text::Document read_libtorch_isolated(const std::string& path, const ImportOptions& o) {
-  TempDir dir;
-  std::string out = dir.path() + "/graph.yaml", err_file = dir.path() + "/error.txt";
+// Runs `work` in a child process under the libtorch reader's limits (no core file; address space:
+// the memory budget + 6 GiB; CPU time: $AMANDA_TORCH_TIMEOUT) and waits for it, with a wall-clock
+// limit too. `work` writes its result into the folder and throws on failure; the child's error
+// message reaches the parent through error.txt. Throws amanda::Error naming `path` and `what` when
+// the child fails, crashes or times out.
+template <class Work>
+void run_isolated(const std::string& path, const std::string& what, const TempDir& dir, Work work) {
+  std::string err_file = dir.path() + "/error.txt";
   std::cout.flush();
   std::cerr.flush();
   pid_t pid = fork();
-  if (pid < 0) throw Error(path + ": error: cannot start the libtorch reader's process: " + std::strerror(errno));
+  if (pid < 0) throw Error(path + ": error: cannot start the " + what + "'s process: " + std::strerror(errno));
   if (pid == 0) {
     int code = 3;
     try {
@@ -203,7 +208,7 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
       setrlimit(RLIMIT_CORE, &core);
 #if !defined(__SANITIZE_ADDRESS__)
       // Address space: the run's memory budget plus what libtorch itself maps (about 2 GB).
-      uint64_t as = checked_add(Budget::run().limits().memory, uint64_t(6) << 30, "the libtorch reader's memory limit");
+      uint64_t as = checked_add(Budget::run().limits().memory, uint64_t(6) << 30, "the " + what + "'s memory limit");
       struct rlimit mem {as, as};
       setrlimit(RLIMIT_AS, &mem);
 #endif
@@ -212,13 +217,13 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
       setrlimit(RLIMIT_CPU, &t);
       const Loaded& l = load();
       if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
-      text::Document doc;
-      std::string err;
-      if (!l.api->read(path.c_str(), &o, &doc, &err)) throw Error(err);
-      text::write_file(doc, out, text::Format::Yaml);
+      work(*l.api);
       code = 0;
     } catch (const std::bad_alloc&) {
-      write_file_atomic(err_file, path + ": error: the libtorch reader ran out of memory (its limit: the memory budget, --max-memory, + 6 GiB)");
+      try {
+        write_file_atomic(err_file, path + ": error: the " + what + " ran out of memory (its limit: the memory budget, --max-memory, + 6 GiB)");
+      } catch (...) {
+      }
       code = 1;
     } catch (const std::exception& e) {
       try {
@@ -229,17 +234,16 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
     }
     _exit(code);
   }
-  // Wall-clock limit too: a child blocked on something other than the CPU.
   int status = 0;
   const int limit_ms = timeout_seconds() * 1000 + 10000;
   for (int waited = 0;; waited += 10) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
-    if (r < 0 && errno != EINTR) throw Error(path + ": error: lost the libtorch reader's process: " + std::strerror(errno));
+    if (r < 0 && errno != EINTR) throw Error(path + ": error: lost the " + what + "'s process: " + std::strerror(errno));
     if (waited >= limit_ms) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      throw Error(path + ": error: refused: the libtorch reader took more than " + std::to_string(timeout_seconds()) +
+      throw Error(path + ": error: refused: the " + what + " took more than " + std::to_string(timeout_seconds()) +
                   " s ($AMANDA_TORCH_TIMEOUT)");
     }
     struct timespec ts {0, 10'000'000};
@@ -247,7 +251,7 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
-    throw Error(path + ": error: refused: libtorch's reader crashed on this archive (signal " + std::to_string(sig) + ", " +
+    throw Error(path + ": error: refused: libtorch's " + what.substr(9) + " crashed on this archive (signal " + std::to_string(sig) + ", " +
                 strsignal(sig) + ")" + (sig == SIGXCPU ? " after its CPU-time limit ($AMANDA_TORCH_TIMEOUT)" : ""));
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
@@ -256,9 +260,20 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
       msg = std::string(map_file(err_file)->view());
     } catch (const Error&) {
     }
-    if (msg.empty()) msg = path + ": error: refused: the libtorch reader failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
+    if (msg.empty()) msg = path + ": error: refused: the " + what + " failed (exit " + std::to_string(WEXITSTATUS(status)) + ")";
     throw Error(msg);
   }
+}
+
+text::Document read_libtorch_isolated(const std::string& path, const ImportOptions& o) {
+  TempDir dir;
+  std::string out = dir.path() + "/graph.yaml";
+  run_isolated(path, "libtorch reader", dir, [&](const PluginApi& api) {
+    text::Document doc;
+    std::string err;
+    if (!api.read(path.c_str(), &o, &doc, &err)) throw Error(err);
+    text::write_file(doc, out, text::Format::Yaml);
+  });
   Diagnostics diags;
   text::ReadOptions ro;
   ro.base_dir = dir.path();
@@ -266,6 +281,62 @@ text::Document read_libtorch_isolated(const std::string& path, const ImportOptio
   return text::read_file(out, diags, text::Format::Yaml, ro);
 }
 
+// The tensors the child hands back: "AMT1", a count, then per tensor its element type code, rank,
+// dimensions, byte count and bytes (all little-endian, as this machine writes them: the reader is
+// the same binary).
+void put_u64(std::string& s, uint64_t v) { s.append(reinterpret_cast<const char*>(&v), sizeof v); }
+uint64_t get_u64(std::string_view& s, const std::string& what) {
+  if (s.size() < 8) throw Error("the libtorch runner's results are truncated (" + what + ")");
+  uint64_t v;
+  std::memcpy(&v, s.data(), 8);
+  s.remove_prefix(8);
+  return v;
+}
+
+}  // namespace
+
+std::vector<ir::Tensor> run_torchscript_isolated(const std::string& path, const std::vector<ir::Tensor>& inputs) {
+  if (!plugin_present()) throw Error(path + ": error: cannot run the module: " + plugin_absent_why());
+  TempDir dir;
+  std::string out = dir.path() + "/outputs.bin";
+  run_isolated(path, "libtorch runner", dir, [&](const PluginApi& api) {
+    if (!api.run) throw Error(path + ": error: the PyTorch plugin cannot run modules (an older plugin)");
+    std::vector<ir::Tensor> outputs;
+    std::string err;
+    if (!api.run(path.c_str(), &inputs, &outputs, &err)) throw Error(err);
+    std::string s = "AMT1";
+    put_u64(s, outputs.size());
+    for (const auto& t : outputs) {
+      put_u64(s, static_cast<uint64_t>(t.dtype));
+      put_u64(s, t.shape.size());
+      for (int64_t d : t.shape) put_u64(s, static_cast<uint64_t>(d));
+      put_u64(s, t.size);
+      s.append(reinterpret_cast<const char*>(t.data), t.size);
+    }
+    write_file_atomic(out, s);
+  });
+  auto file = map_file(out);
+  std::string_view s = file->view();
+  if (!s.starts_with("AMT1")) throw Error("the libtorch runner's results are not in its format");
+  s.remove_prefix(4);
+  uint64_t n = get_u64(s, "count");
+  std::vector<ir::Tensor> result;
+  for (uint64_t i = 0; i < n; ++i) {
+    uint64_t code = get_u64(s, "element type");
+    if (code >= static_cast<uint64_t>(ir::kDTypeCount)) throw Error("the libtorch runner's results hold a bad element type");
+    uint64_t rank = get_u64(s, "rank");
+    if (rank > 64) throw Error("the libtorch runner's results hold a bad rank");
+    std::vector<int64_t> shape;
+    for (uint64_t k = 0; k < rank; ++k) shape.push_back(static_cast<int64_t>(get_u64(s, "dimension")));
+    uint64_t size = get_u64(s, "size");
+    if (size > s.size()) throw Error("the libtorch runner's results are truncated (bytes)");
+    result.push_back(ir::Tensor::from_bytes(static_cast<ir::DType>(code), std::move(shape), std::string(s.substr(0, size))));
+    s.remove_prefix(size);
+  }
+  return result;
+}
+
+namespace {
 }  // namespace
 
 bool is_torchscript_path(const std::string& path) {

@@ -1,6 +1,7 @@
 // libamanda_torch.so: TorchScript import and the PyTorch namespace from libtorch's operator
 // registry. Loaded by loader.cpp; see docs/pytorch.md.
 #include <ATen/Functions.h>
+#include <c10/core/InferenceMode.h>
 #include <torch/csrc/jit/api/module.h>
 #include <torch/csrc/jit/ir/ir.h>
 #include <torch/csrc/jit/passes/constant_propagation.h>
@@ -13,6 +14,7 @@
 #include <torch/version.h>
 
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <fstream>
@@ -893,7 +895,73 @@ bool do_namespace(const schema::TypeSystems* types, std::unique_ptr<schema::Name
   }
 }
 
-const PluginApi kApi{1, TORCH_VERSION, &do_read, &do_namespace};
+// ---------------------------------------------------------------- running forward()
+
+void flatten_outputs(const c10::IValue& v, std::vector<ir::Tensor>& out, const std::string& what) {
+  if (v.isTensor()) {
+    out.push_back(tensor_of(v.toTensor(), what));
+  } else if (v.isTuple()) {
+    const auto& elems = v.toTupleRef().elements();
+    for (size_t i = 0; i < elems.size(); ++i) flatten_outputs(elems[i], out, what + "[" + std::to_string(i) + "]");
+  } else if (v.isList()) {
+    auto list = v.toList();
+    for (size_t i = 0; i < list.size(); ++i) flatten_outputs(list.get(i), out, what + "[" + std::to_string(i) + "]");
+  } else {
+    throw Fail(what + " is a " + v.tagKind() + ", not a tensor (only tensors, and tuples and lists of them, are compared)");
+  }
+}
+
+bool do_run(const char* path_c, const std::vector<ir::Tensor>* inputs, std::vector<ir::Tensor>* outputs, std::string* err) {
+  std::string path = path_c;
+  try {
+    tj::Module m;
+    try {
+      m = tj::load(path);
+    } catch (const c10::Error& e) {
+      *err = path + ": error: not a TorchScript file that libtorch " + TORCH_VERSION + " can load (" +
+             first_line(e.what_without_backtrace()) + ")";
+      return false;
+    }
+    if (!m.find_method("forward")) {
+      *err = path + ": error: the module has no forward() method";
+      return false;
+    }
+    m.eval();
+    std::vector<c10::IValue> args;
+    for (size_t k = 0; k < inputs->size(); ++k) {
+      const ir::Tensor& t = (*inputs)[k];
+      std::optional<c10::ScalarType> st;
+      for (auto s : {c10::ScalarType::Float, c10::ScalarType::Double, c10::ScalarType::Half, c10::ScalarType::BFloat16,
+                     c10::ScalarType::Long, c10::ScalarType::Int, c10::ScalarType::Short, c10::ScalarType::Char,
+                     c10::ScalarType::Byte, c10::ScalarType::Bool, c10::ScalarType::ComplexFloat,
+                     c10::ScalarType::ComplexDouble})
+        if (dtype_of(s) == t.dtype) st = s;
+      if (!st) throw Fail("input " + std::to_string(k) + ": element type " + std::string(ir::dtype_name(t.dtype)) + " has no torch equivalent");
+      auto expected = t.expected_bytes();
+      if (!expected || *expected != t.size) throw Fail("input " + std::to_string(k) + ": its bytes do not match its shape");
+      at::Tensor a = at::empty(t.shape, at::TensorOptions().dtype(*st));
+      if (t.size) std::memcpy(a.data_ptr(), t.data, t.size);
+      args.emplace_back(std::move(a));
+    }
+    c10::IValue result;
+    {
+      c10::InferenceMode guard;
+      result = m.forward(args);
+    }
+    outputs->clear();
+    flatten_outputs(result, *outputs, "forward()'s result");
+    return true;
+  } catch (const Fail& e) {
+    *err = path + ": error: " + e.what();
+  } catch (const c10::Error& e) {
+    *err = path + ": error: libtorch: " + first_line(e.what_without_backtrace());
+  } catch (const std::exception& e) {
+    *err = path + ": error: " + e.what();
+  }
+  return false;
+}
+
+const PluginApi kApi{1, TORCH_VERSION, &do_read, &do_namespace, &do_run};
 
 }  // namespace
 

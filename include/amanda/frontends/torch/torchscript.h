@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "amanda/ir/conventions.h"
+#include "amanda/ir/tensor.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
 
@@ -51,6 +52,13 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o 
 std::string torch_namespace_name();
 // Whether the plugin can be loaded; `why` says why not.
 bool torch_available(std::string* why = nullptr);
+// Runs the module's forward() in libtorch on `inputs` (forward's tensor arguments, in order) and
+// returns its tensor results, flattened (a tuple or list of tensors in order, nested ones too).
+// libtorch never runs in this process: a child loads the plugin under the libtorch reader's memory
+// and time limits, and a crash there is an error here. Throws amanda::Error (no plugin, a module
+// libtorch cannot load or run, an output that is not a tensor). What `convert --check` runs a
+// TorchScript source with.
+std::vector<ir::Tensor> run_torchscript_isolated(const std::string& path, const std::vector<ir::Tensor>& inputs);
 // The namespace provider: the namespaces shipped as namespaces/pytorch/<version>.ops (read without
 // libtorch), and the plugin's own namespace when no file has its name. Lists without loading anything.
 std::shared_ptr<schema::Provider> make_torch_namespace_provider();
@@ -69,6 +77,8 @@ struct PluginApi {
   bool (*read)(const char* path, const ImportOptions* o, text::Document* out, std::string* err);
   bool (*namespace_schema)(const schema::TypeSystems* types, std::unique_ptr<schema::NamespaceSchema>* out,
                            std::string* err);
+  // forward() on `inputs`; its tensor results flattened into *outputs. false with *err set on failure.
+  bool (*run)(const char* path, const std::vector<ir::Tensor>* inputs, std::vector<ir::Tensor>* outputs, std::string* err);
 };
 
 }  // namespace amanda::torch_frontend
