@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <span>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/node_hash_map.h>
@@ -161,6 +162,7 @@ class Applier {
     if (const Value* imp = g_.attr(g_.root(), g_.sym("imports")); imp && imp->is_map())
       for (const auto& e : imp->as_map()) foreign_prefixes_.push_back(e.key + "::");
     scope(g_.root());
+    for (const auto& [r, n] : hits_) rep_.by_rule[r->name] += n;
     for (auto& [k, c] : unmapped_) rep_.unmapped.push_back(std::move(c));
     for (auto& [k, c] : unsupported_) rep_.unsupported.push_back(std::move(c));
   }
@@ -178,6 +180,7 @@ class Applier {
   std::map<std::string, OpCount> unmapped_, unsupported_;
   std::vector<std::string> foreign_prefixes_;
   Symbol src_sym_, dst_sym_;
+  absl::flat_hash_map<const Rule*, size_t> hits_;  // matches rewritten per rule (into rep_.by_rule at the end)
   bool same_family_ = false;  // two versions of one family (amanda/onnx/12 -> 13), not two frameworks
   std::vector<std::string>* why_ = nullptr;  // --explain: reasons for the op being explained
 
@@ -860,15 +863,14 @@ class Applier {
 
   // A rule's attribute values, evaluated before the rewrite changes anything: a mapper that fails
   // then leaves the graph as it was (the check-then-mutate discipline of MLIR's patterns).
-  using AttrValues = absl::InlinedVector<std::pair<Symbol, Value>, 2>;  // a null Value: erase the key
-  AttrValues eval_attrs(const OpSpec& os, const Bindings& b) {
-    AttrValues r;
-    r.reserve(os.attrs.size());
-    for (const AttrSpec& a : os.attrs) r.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
-    return r;
+  // (One vector for the whole apply, reused: rewrite_match fills it and records where each dst op's
+  // values start.) A null Value: erase the key.
+  std::vector<std::pair<Symbol, Value>> attr_values_;
+  void eval_attrs(const OpSpec& os, const Bindings& b) {
+    for (const AttrSpec& a : os.attrs) attr_values_.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
   }
 
-  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, AttrValues& values, bool carried) {
+  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, std::span<std::pair<Symbol, Value>> values, bool carried) {
     if (carried && s) {
       std::vector<Symbol> drop;
       for (const auto& e : g_.attrs(op)) {
@@ -893,7 +895,7 @@ class Applier {
     try {
       absl::InlinedVector<OpId, 2> made = rewrite_match(m, scope);
       rep_.mapped += m.ops.size();
-      ++rep_.by_rule[r.name];
+      ++hits_[&r];
       // A rule's result must take the model's element types too (a rule that keeps Pow must not
       // keep an integer base below opset 12): checked like the ops no rule touches.
       if (same_family_ && !r.types_unchecked)
@@ -963,8 +965,13 @@ class Applier {
         names[d] = v.as_string();
       }
     }
-    absl::InlinedVector<AttrValues, 1> attr_values(n);
-    for (size_t d = 0; d < n; ++d) attr_values[d] = eval_attrs(r.dst.ops[d], m.b);
+    attr_values_.clear();
+    absl::InlinedVector<size_t, 3> attr_at(n + 1);
+    for (size_t d = 0; d < n; ++d) {
+      attr_at[d] = attr_values_.size();
+      eval_attrs(r.dst.ops[d], m.b);
+    }
+    attr_at[n] = attr_values_.size();
     // Inner links must not point into ops that go away.
     if (!single)
       for (const Plan& p : plans)
@@ -1002,7 +1009,7 @@ class Applier {
         if (d == cr.primary && keep_generated && names[d].empty()) g_.set_name_generated(op, true);
       }
       made[d] = op;
-      set_attrs(op, os, cr.dst_schema[d], attr_values[d], carried);
+      set_attrs(op, os, cr.dst_schema[d], std::span(attr_values_.data() + attr_at[d], attr_at[d + 1] - attr_at[d]), carried);
     }
     if (o_.on_rewrite)
       for (size_t d = 0; d < n; ++d)

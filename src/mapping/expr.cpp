@@ -60,29 +60,29 @@ uint64_t weight(const Value& v, uint64_t cap) {
 }
 
 // Checked integer arithmetic: an overflow is an evaluation error, never a wrapped value or SIGFPE.
-int64_t int_op(int64_t x, int64_t y, const std::string& op) {
+int64_t int_op(int64_t x, int64_t y, char op) {
   int64_t r = 0;
-  if (op == "+") {
+  if (op == '+') {
     if (__builtin_add_overflow(x, y, &r)) throw EvalError(fmt::format("{} + {} overflows int64", x, y));
     return r;
   }
-  if (op == "-") {
+  if (op == '-') {
     if (__builtin_sub_overflow(x, y, &r)) throw EvalError(fmt::format("{} - {} overflows int64", x, y));
     return r;
   }
-  if (op == "*") {
+  if (op == '*') {
     if (__builtin_mul_overflow(x, y, &r)) throw EvalError(fmt::format("{} * {} overflows int64", x, y));
     return r;
   }
   if (y == 0) throw EvalError("division by zero");
   if (y == -1) {  // INT64_MIN / -1 traps (SIGFPE); x % -1 is 0 for every x
-    if (op == "%") return 0;
+    if (op == '%') return 0;
     if (x == std::numeric_limits<int64_t>::min()) throw EvalError(fmt::format("{} / -1 overflows int64", x));
     return -x;
   }
   int64_t q = x / y, m = x % y;
   if (m != 0 && ((m < 0) != (y < 0))) --q, m += y;  // floor division, like Python's //
-  return op == "/" ? q : m;
+  return op == '/' ? q : m;
 }
 
 // ---------------------------------------------------------------- values
@@ -306,31 +306,38 @@ ir::PortId port_arg(const Expr& e, const Bindings& b, const char* fn) {
 // ---------------------------------------------------------------- functions
 
 using Args = std::vector<Value>;
-struct Fn {
+}  // namespace
+
+struct ExprFunction {
   std::string signature, doc;
   int min_args, max_args;  // max -1: any
-  std::function<Value(const Args&)> eval;
+  std::function<Value(const std::vector<Value>&)> eval;
   // Given the result and the other (bound) arguments, the value of argument 0; nullopt when no
   // argument 0 gives this result.
-  std::function<std::optional<Value>(const Value&, const Args&)> inverse;
+  std::function<std::optional<Value>(const Value&, const std::vector<Value>&)> inverse;
   bool takes_ports = false;  // evaluated by special code with the Expr args
 };
 
-Value elementwise(const Value& a, const Value& b, const std::string& op);
+namespace {
 
-Value arith(const Value& a, const Value& b, const std::string& op) {
+using Fn = ExprFunction;
+
+// The arithmetic operators are one character each: '+', '-', '*', '/', '%'.
+Value elementwise(const Value& a, const Value& b, char op);
+
+Value arith(const Value& a, const Value& b, char op) {
   if (a.is_list() || b.is_list()) return elementwise(a, b, op);
-  if (a.is_string() && b.is_string() && op == "+") return Value(a.as_string() + b.as_string());
+  if (a.is_string() && b.is_string() && op == '+') return Value(a.as_string() + b.as_string());
   if (a.is_int() && b.is_int()) return Value(int_op(a.as_int(), b.as_int(), op));
   double x = num(a), y = num(b);
-  if (op == "+") return Value(x + y);
-  if (op == "-") return Value(x - y);
-  if (op == "*") return Value(x * y);
-  if (op == "/") return Value(x / y);
+  if (op == '+') return Value(x + y);
+  if (op == '-') return Value(x - y);
+  if (op == '*') return Value(x * y);
+  if (op == '/') return Value(x / y);
   return Value(std::fmod(x, y));
 }
 
-Value elementwise(const Value& a, const Value& b, const std::string& op) {
+Value elementwise(const Value& a, const Value& b, char op) {
   Value::List out;
   if (a.is_list() && b.is_list()) {
     if (a.as_list().size() != b.as_list().size())
@@ -829,35 +836,41 @@ Value Expr::eval(const Bindings& b) const {
     }
     case Kind::Unary: {
       Value v = args[0]->eval(b);
-      if (name == "not") return Value(!truthy(v));
-      if (v.is_list()) return elementwise(Value(int64_t(0)), v, "-");
-      return v.is_int() ? Value(int_op(0, v.as_int(), "-")) : Value(-num(v));
+      if (op == 'n') return Value(!truthy(v));
+      if (v.is_list()) return elementwise(Value(int64_t(0)), v, '-');
+      return v.is_int() ? Value(int_op(0, v.as_int(), '-')) : Value(-num(v));
     }
     case Kind::Binary: {
-      if (name == "and") return truthy(args[0]->eval(b)) ? Value(truthy(args[1]->eval(b))) : Value(false);
-      if (name == "or") return truthy(args[0]->eval(b)) ? Value(true) : Value(truthy(args[1]->eval(b)));
+      if (op == '&') return truthy(args[0]->eval(b)) ? Value(truthy(args[1]->eval(b))) : Value(false);
+      if (op == '|') return truthy(args[0]->eval(b)) ? Value(true) : Value(truthy(args[1]->eval(b)));
       Value x = args[0]->eval(b), y = args[1]->eval(b);
-      if (name == "==") return Value(same(x, y));
-      if (name == "!=") return Value(!same(x, y));
-      if (name == "in") {
-        if (y.is_null()) return Value(false);
-        if (y.is_string()) return Value(y.as_string().find(to_string(x, "in")) != std::string::npos);
-        for (const Value& e : to_list(y, "in"))
-          if (same(x, e)) return Value(true);
-        return Value(false);
-      }
-      if (name == "<" || name == "<=" || name == ">" || name == ">=") {
-        if (x.is_null() || y.is_null()) return Value(false);
-        double p = num(x), q = num(y);
-        return Value(name == "<" ? p < q : name == "<=" ? p <= q : name == ">" ? p > q : p >= q);
+      switch (op) {
+        case '=': return Value(same(x, y));
+        case '!': return Value(!same(x, y));
+        case 'i': {
+          if (y.is_null()) return Value(false);
+          if (y.is_string()) return Value(y.as_string().find(to_string(x, "in")) != std::string::npos);
+          for (const Value& e : to_list(y, "in"))
+            if (same(x, e)) return Value(true);
+          return Value(false);
+        }
+        case '<':
+        case 'l':
+        case '>':
+        case 'g': {
+          if (x.is_null() || y.is_null()) return Value(false);
+          double p = num(x), q = num(y);
+          return Value(op == '<' ? p < q : op == 'l' ? p <= q : op == '>' ? p > q : p >= q);
+        }
+        default: break;
       }
       if (x.is_null() || y.is_null()) throw EvalError("'" + name + "' of a missing value");
-      return arith(x, y, name);
+      return arith(x, y, op);
     }
     case Kind::Call: {
-      const Fn& f = registry().find(name)->second;
+      const Fn& f = fn ? *fn : registry().find(name)->second;
       if (f.takes_ports) return port_fn(*this, b);
-      if (name == "if") return truthy(args[0]->eval(b)) ? args[1]->eval(b) : args[2]->eval(b);  // lazy
+      if (op == '?') return truthy(args[0]->eval(b)) ? args[1]->eval(b) : args[2]->eval(b);  // if(): lazy
       Args a;
       a.reserve(args.size());
       for (const auto& x : args) a.push_back(x->eval(b));
@@ -903,7 +916,7 @@ bool Expr::bind(const Value& v, Bindings& b) const {
       return true;
     }
     case Kind::Unary:
-      if (name == "-" && !v.is_null()) return args[0]->bind(v.is_list() ? elementwise(Value(int64_t(0)), v, "-") : arith(Value(int64_t(0)), v, "-"), b);
+      if (name == "-" && !v.is_null()) return args[0]->bind(v.is_list() ? elementwise(Value(int64_t(0)), v, '-') : arith(Value(int64_t(0)), v, '-'), b);
       break;
     case Kind::Binary: {
       if (v.is_null() || (name != "+" && name != "-" && name != "*")) break;
@@ -913,11 +926,11 @@ bool Expr::bind(const Value& v, Bindings& b) const {
       const Expr& unknown = left_free ? *args[0] : *args[1];
       Value known = (left_free ? args[1] : args[0])->eval(b);
       Value x;
-      if (name == "+") x = arith(v, known, "-");
-      else if (name == "-") x = left_free ? arith(v, known, "+") : arith(known, v, "-");
+      if (name == "+") x = arith(v, known, '-');
+      else if (name == "-") x = left_free ? arith(v, known, '+') : arith(known, v, '-');
       else {
-        x = arith(v, known, "/");
-        if (!same(arith(x, known, "*"), v)) return false;
+        x = arith(v, known, '/');
+        if (!same(arith(x, known, '*'), v)) return false;
       }
       return unknown.bind(x, b);
     }
@@ -1029,7 +1042,16 @@ class Parser {
     auto e = std::make_unique<Expr>();
     e->kind = k;
     e->name = std::move(name);
+    if (k == Expr::Kind::Unary || k == Expr::Kind::Binary) e->op = op_code(e->name);
     return e;
+  }
+  static char op_code(const std::string& n) {
+    static const std::pair<const char*, char> codes[] = {{"+", '+'}, {"-", '-'}, {"*", '*'}, {"/", '/'}, {"%", '%'},
+                                                         {"==", '='}, {"!=", '!'}, {"<", '<'}, {"<=", 'l'}, {">", '>'},
+                                                         {">=", 'g'}, {"and", '&'}, {"or", '|'}, {"in", 'i'}, {"not", 'n'}};
+    for (const auto& [s, c] : codes)
+      if (n == s) return c;
+    throw Error("table expression: unknown operator '" + n + "'");
   }
   std::unique_ptr<Expr> binary(std::string op, std::unique_ptr<Expr> a, std::unique_ptr<Expr> b) {
     auto e = node(Expr::Kind::Binary, std::move(op));
@@ -1188,6 +1210,8 @@ class Parser {
         auto it = registry().find(id);
         if (it == registry().end()) fail("unknown function '" + id + "' (`amanda table functions` lists them)");
         auto e = node(Expr::Kind::Call, id);
+        e->fn = &it->second;
+        if (id == "if") e->op = '?';
         if (!eat(")")) {
           do e->args.push_back(parse_or());
           while (eat(","));

@@ -70,6 +70,11 @@ struct Expr {
   // Levels of the tree below and with this node; the parser keeps it within the Depth budget, so
   // evaluating, printing and destroying an expression never recurse deeper than that.
   uint32_t height = 1;
+  // Set by the parser so that evaluation compares no strings: Unary/Binary the operator as one
+  // character ('+', '-', '*', '/', '%'; '=' ==, '!' !=, '<', 'l' <=, '>', 'g' >=, '&' and, '|' or,
+  // 'i' in, 'n' not), Call the function's entry.
+  char op = 0;
+  const struct ExprFunction* fn = nullptr;
 
   ir::Value eval(const Bindings& b) const;
   // The refs this expression reads, in order of first use.
