@@ -514,6 +514,27 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                       }
                       return Value(std::move(out));
                     }};
+    m["prod"] = {"prod(list[, indices])", "the product of the integers of list (those at indices only, negative counting from the end, when given); 1 for none: prod(shape(x), [2, 3])", 1, 2,
+                 [](const Args& a) {
+                   const Value::List& s = to_list(a[0], "prod()");
+                   std::vector<size_t> pick;
+                   if (a.size() > 1) {
+                     for (const Value& v : to_list(a[1], "prod()")) {
+                       int64_t i = to_int(v);
+                       int64_t n = static_cast<int64_t>(s.size());
+                       if (i < -n || i >= n) throw EvalError(fmt::format("prod(): index {} out of range for {} elements", i, n));
+                       pick.push_back(static_cast<size_t>(i < 0 ? i + n : i));
+                     }
+                   } else {
+                     for (size_t i = 0; i < s.size(); ++i) pick.push_back(i);
+                   }
+                   int64_t acc = 1;
+                   for (size_t i : pick) {
+                     int64_t d = to_int(s[i]);
+                     if (__builtin_mul_overflow(acc, d, &acc)) throw EvalError("prod(): the product overflows int64");
+                   }
+                   return Value(acc);
+                 }};
     m["index_grid"] = {"index_grid(shape, weights)", "for every index (i0, i1, ...) of shape in row-major order, i0*w0 + i1*w1 + ...: index_grid([2, 3], [-1, 1]) -> [0, 1, 2, -1, 0, 1]", 2, 2,
                        [](const Args& a) {
                          const Value::List& s = to_list(a[0], "index_grid()");
