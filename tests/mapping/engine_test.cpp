@@ -118,6 +118,18 @@ TEST(MappingExpr, ShapeFunctions) {
   EXPECT_THROW(eval("reshape(tensor([1, 2, 3], 'int64'), [2, 2])"), EvalError);
   EXPECT_THROW(eval("index_grid([2, 3], [1])"), EvalError);
   EXPECT_THROW(eval("strides([2, -3])"), EvalError);
+  EXPECT_EQ(value_str(eval("prod([2, 3, 4])")), "24");
+  EXPECT_EQ(value_str(eval("prod([2, 3, 4], [0, -1])")), "8");
+  EXPECT_EQ(value_str(eval("prod([])")), "1");
+  EXPECT_EQ(value_str(eval("prod([5, 7], [])")), "1");
+  EXPECT_THROW(eval("prod([2, 3], [2])"), EvalError);
+  EXPECT_THROW(eval("prod([4294967296, 4294967296])"), EvalError);  // overflows int64
+  // Operators are coded at parse time: each still computes what its spelling says.
+  EXPECT_EQ(value_str(eval("7 % 3 + 7 / 2 * 2 - -1")), "8");
+  EXPECT_EQ(value_str(eval("-7 / 2")), "-4");  // floor division
+  EXPECT_EQ(value_str(eval("[1 < 2, 2 <= 2, 3 > 4, 4 >= 5, 1 == 1, 1 != 1]")), "[true, true, false, false, true, false]");
+  EXPECT_EQ(value_str(eval("not (1 in [2, 3]) and (2 in [2, 3] or false)")), "true");
+  EXPECT_EQ(value_str(eval("if(1 > 0, 'a', 'b')")), "'a'");
 }
 
 TEST(MappingExpr, InversesBindTheirRef) {
