@@ -514,6 +514,27 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                       }
                       return Value(std::move(out));
                     }};
+    m["without"] = {"without(list, items)", "the elements of list not in items, in order: without(range(4), [1, 3]) -> [0, 2]", 2, 2,
+                    [](const Args& a) {
+                      const Value::List& s = to_list(a[0], "without()");
+                      const Value::List& drop = to_list(a[1], "without()");
+                      Value::List out;
+                      for (const Value& v : s)
+                        if (std::none_of(drop.begin(), drop.end(), [&](const Value& d) { return same(v, d); })) out.push_back(v);
+                      return Value(std::move(out));
+                    }};
+    m["pick"] = {"pick(list, indices)", "the elements at indices (negative counting from the end), in that order: pick(shape(x), [0, 2])", 2, 2,
+                 [](const Args& a) {
+                   const Value::List& s = to_list(a[0], "pick()");
+                   Value::List out;
+                   int64_t n = static_cast<int64_t>(s.size());
+                   for (const Value& v : to_list(a[1], "pick()")) {
+                     int64_t i = to_int(v);
+                     if (i < -n || i >= n) throw EvalError(fmt::format("pick(): index {} out of range for {} elements", i, n));
+                     out.push_back(s[static_cast<size_t>(i < 0 ? i + n : i)]);
+                   }
+                   return Value(std::move(out));
+                 }};
     m["prod"] = {"prod(list[, indices])", "the product of the integers of list (those at indices only, negative counting from the end, when given); 1 for none: prod(shape(x), [2, 3])", 1, 2,
                  [](const Args& a) {
                    const Value::List& s = to_list(a[0], "prod()");

@@ -121,6 +121,10 @@ TEST(MappingExpr, ShapeFunctions) {
   EXPECT_EQ(value_str(eval("prod([2, 3, 4])")), "24");
   EXPECT_EQ(value_str(eval("prod([2, 3, 4], [0, -1])")), "8");
   EXPECT_EQ(value_str(eval("prod([])")), "1");
+  EXPECT_EQ(value_str(eval("pick([5, 6, 7], [2, 0, -2])")), "[7, 5, 6]");
+  EXPECT_THROW(eval("pick([5], [1])"), EvalError);
+  EXPECT_EQ(value_str(eval("without(range(5), [1, 3])")), "[0, 2, 4]");
+  EXPECT_EQ(value_str(eval("without([1, 2], [])")), "[1, 2]");
   EXPECT_EQ(value_str(eval("prod([5, 7], [])")), "1");
   EXPECT_THROW(eval("prod([2, 3], [2])"), EvalError);
   EXPECT_THROW(eval("prod([4294967296, 4294967296])"), EvalError);  // overflows int64

@@ -944,6 +944,51 @@ class Importer {
       return args[0];
     }
     if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
+    // list + list (aten::add.t, as scripted code calls it: torch.add(a, b))
+    if (base == "aten::add" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::List) {
+      if (args[0]->items.size() + args[1]->items.size() > static_cast<size_t>(kMaxLoopTrips))
+        throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      std::vector<VRef> items = args[0]->items;
+      items.insert(items.end(), args[1]->items.begin(), args[1]->items.end());
+      return make_list(std::move(items));
+    }
+    // list[start:end:step] (aten::slice.t): Python's slice rules, None for an end
+    if (base == "aten::slice" && !args.empty() && args.size() <= 4 && args[0]->k == Val::K::List) {
+      auto int_or = [&](size_t k, int64_t d) -> std::optional<int64_t> {
+        if (k >= args.size() || args[k]->k == Val::K::None) return d;
+        if (args[k]->k != Val::K::Int) return std::nullopt;
+        return args[k]->i;
+      };
+      int64_t n = static_cast<int64_t>(args[0]->items.size());
+      auto start = int_or(1, 0), end = int_or(2, n), step = int_or(3, 1);
+      if (!start || !end || !step) return std::nullopt;
+      if (*step <= 0) throw Unsupported(where_ + ": a list slice with step " + std::to_string(*step));
+      auto clamp = [n](int64_t i) { return i < 0 ? std::max<int64_t>(i + n, 0) : std::min(i, n); };
+      std::vector<VRef> items;
+      for (int64_t i = clamp(*start); i < clamp(*end); i += *step) items.push_back(args[0]->items[static_cast<size_t>(i)]);
+      return make_list(std::move(items));
+    }
+    // range(lo, hi, step)'s length (scripted for-loops over ranges)
+    if (base == "aten::__range_length" && args.size() == 3 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        args[2]->k == Val::K::Int) {
+      int64_t lo = args[0]->i, hi = args[1]->i, st = args[2]->i;
+      if (st == 0) throw Error(where_ + ": range() with step 0");
+      int64_t len = 0, span = 0;
+      if ((st > 0 && lo < hi) || (st < 0 && lo > hi)) {
+        if (st > 0 ? __builtin_sub_overflow(hi, lo, &span) : __builtin_sub_overflow(lo, hi, &span))
+          throw Error(where_ + ": range() longer than int64");
+        uint64_t step = st > 0 ? static_cast<uint64_t>(st) : 0 - static_cast<uint64_t>(st);
+        len = static_cast<int64_t>((static_cast<uint64_t>(span) - 1) / step + 1);
+      }
+      return make_int(len);
+    }
+    if (base == "aten::__derive_index" && args.size() == 3 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        args[2]->k == Val::K::Int) {
+      int64_t r = 0;
+      if (__builtin_mul_overflow(args[0]->i, args[2]->i, &r) || __builtin_add_overflow(r, args[1]->i, &r))
+        throw Error(where_ + ": range index overflows int64");
+      return make_int(r);  // start + index * step
+    }
     if (base == "aten::__contains__" && args.size() == 2 && is_seq(*args[0])) {
       const Val& x = *args[1];
       for (const auto& e : args[0]->items) {

@@ -501,7 +501,7 @@ bool is_unary_same(const std::string& b) {
       "aten::alpha_dropout", "aten::contiguous", "aten::clone", "aten::detach", "aten::batch_norm",
       "aten::layer_norm", "aten::instance_norm", "aten::group_norm", "aten::softmax", "aten::log_softmax",
       "aten::clamp", "aten::clamp_", "aten::clamp_min", "aten::clamp_max", "aten::roll", "aten::fill_",
-      "aten::masked_fill", "aten::masked_fill_", "aten::zeros_like", "aten::ones_like"};
+      "aten::masked_fill", "aten::masked_fill_", "aten::zeros_like", "aten::ones_like", "aten::empty_like"};
   for (const char* n : names)
     if (b == n) return true;
   return false;
@@ -901,7 +901,9 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
   if (b == "aten::numel") return std::vector<VRef>{make_int(numel(tensor_arg(a, 0, where).shape))};
 
   // new_zeros / zeros_like read only their first argument's type and shape.
-  bool meta_self = b == "aten::new_zeros" || b == "aten::new_ones" || b == "aten::zeros_like" || b == "aten::ones_like";
+  // (empty_like / new_empty: their values are unspecified, and zeros are as good as any.)
+  bool meta_self = b == "aten::new_zeros" || b == "aten::new_ones" || b == "aten::new_empty" || b == "aten::zeros_like" ||
+                   b == "aten::ones_like" || b == "aten::empty_like";
   for (size_t i = meta_self ? 1 : 0; i < a.size(); ++i) {
     const VRef& v = a[i];
     if (v->is_tensor() && !v->known) return std::nullopt;
@@ -987,12 +989,12 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     for (size_t k = 0; k < x.shape.size(); ++k) st[lead + k] = x.shape[k] == 1 ? 0 : x.known->strides[k];
     return r1(view_of(x, s, st, x.known->offset));
   }
-  if (b == "aten::new_zeros" || b == "aten::new_ones") {
+  if (b == "aten::new_zeros" || b == "aten::new_ones" || b == "aten::new_empty") {
     auto info = infer(op, a, where);
     const OutInfo& o = (*info)[0];
     return r1(make_known(o.dtype, o.shape, filled(o.shape, b == "aten::new_ones" ? 1.0 : 0.0)));
   }
-  if (b == "aten::zeros_like" || b == "aten::ones_like") {
+  if (b == "aten::zeros_like" || b == "aten::ones_like" || b == "aten::empty_like") {
     const Val& x = *a[0];
     DType t = has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype;
     return r1(make_known(t, x.shape, filled(x.shape, b == "aten::ones_like" ? 1.0 : 0.0)));
