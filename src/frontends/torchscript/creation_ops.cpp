@@ -129,6 +129,45 @@ std::unordered_map<std::string, Rule> make_rules() {
     for (int64_t i = 0; i < steps; ++i) v.push_back(steps == 1 ? *s : *s + (*e - *s) * static_cast<double>(i) / static_cast<double>(steps - 1));
     return one(make_known(dtype_or(a, 3, DType::Float32, w), {steps}, std::move(v)));
   };
+  // torch.tensor(data): a number or a rectangular nested list of numbers; the default element type
+  // is float32 when any number is a float, bool when all are bools, else int64 (as torch infers it)
+  auto tensor = [](const Args& a, const std::string& w) -> Result {
+    if (a.empty() || !a[0]) return std::nullopt;
+    std::vector<double> v;
+    std::vector<int64_t> shape;
+    bool any_float = false, all_bool = true;
+    std::function<bool(const Val&, size_t)> walk = [&](const Val& x, size_t depth) -> bool {
+      if (depth > 32) return false;
+      if (x.k == Val::K::List || x.k == Val::K::Tuple) {
+        int64_t n = static_cast<int64_t>(x.items.size());
+        if (depth == shape.size()) shape.push_back(n);
+        else if (shape[depth] != n) return false;  // ragged
+        for (const auto& e : x.items)
+          if (!e || !walk(*e, depth + 1)) return false;
+        return true;
+      }
+      if (depth != shape.size()) return false;  // a number where a list was, or the other way round
+      if (x.k == Val::K::Int) v.push_back(static_cast<double>(x.i)), all_bool = false;
+      else if (x.k == Val::K::Float) v.push_back(x.f), any_float = true, all_bool = false;
+      else if (x.k == Val::K::Bool) v.push_back(x.b ? 1.0 : 0.0);
+      else return false;
+      return v.size() <= (size_t(1) << 24);
+    };
+    if (!walk(*a[0], 0)) return std::nullopt;
+    if (numel(shape) != static_cast<int64_t>(v.size())) return std::nullopt;  // an empty inner list
+    DType dflt = any_float || v.empty() ? DType::Float32 : all_bool ? DType::Bool : DType::Int64;
+    DType t = dtype_or(a, 1, dflt, w);
+    for (double& x : v) {
+      if (t == DType::Bool) x = x != 0;
+      else if (t == DType::Float32) x = static_cast<double>(static_cast<float>(x));
+      else if (t != DType::Float64 && t != DType::Float16 && t != DType::BFloat16) x = std::trunc(x);
+    }
+    return one(make_known(t, shape, std::move(v)));
+  };
+  r["aten::tensor"] = tensor;
+  r["aten::tensor.float"] = tensor;
+  r["aten::tensor.int"] = tensor;
+  r["aten::tensor.bool"] = tensor;
   return r;
 }
 

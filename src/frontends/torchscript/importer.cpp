@@ -1003,6 +1003,19 @@ class Importer {
     // string (in)equality: torch.nn.functional's scripted code tests its mode arguments
     if ((base == "aten::eq" || base == "aten::ne") && args.size() == 2 && args[0]->k == Val::K::Str && args[1]->k == Val::K::Str)
       return make_bool((args[0]->s == args[1]->s) == (base == "aten::eq"));
+    // list (in)equality of numbers (aten::eq.int_list: scripted size checks such as target.size() == input.size())
+    if ((base == "aten::eq" || base == "aten::ne") && args.size() == 2 && is_seq(*args[0]) && is_seq(*args[1])) {
+      bool same = args[0]->items.size() == args[1]->items.size();
+      for (size_t i = 0; same && i < args[0]->items.size(); ++i) {
+        const Val &p = *args[0]->items[i], &q = *args[1]->items[i];
+        if (p.k == Val::K::Int && q.k == Val::K::Int) same = p.i == q.i;
+        else if (p.k == Val::K::Float && q.k == Val::K::Float) same = p.f == q.f;
+        else if (p.k == Val::K::Bool && q.k == Val::K::Bool) same = p.b == q.b;
+        else if (p.k == Val::K::Str && q.k == Val::K::Str) same = p.s == q.s;
+        else return std::nullopt;  // tensors, nested lists: not a builtin comparison
+      }
+      return make_bool(same == (base == "aten::eq"));
+    }
     if (base == "aten::warn") return make_none();
     return std::nullopt;
   }
