@@ -726,13 +726,28 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     return one(t, ints_arg(a, 1, where));
   }
   if (b == "aten::index" && ov == "Tensor") {
+    // x[:, ..., idx]: one index tensor at position k, None (a full slice) before it
     const Val& x = tensor_arg(a, 0, where);
-    if (a[1]->k != Val::K::List || a[1]->items.size() != 1 || !a[1]->items[0]->is_tensor())
-      throw Unsupported(where + ": indexing with other than one index tensor");
-    const Val& idx = *a[1]->items[0];
-    if (x.shape.empty()) bad(where, "index of a zero-dimensional tensor");
-    std::vector<int64_t> out = idx.shape;
-    out.insert(out.end(), x.shape.begin() + 1, x.shape.end());
+    if (a[1]->k != Val::K::List) throw Unsupported(where + ": indices that are not a list");
+    size_t k = 0, tensors = 0;
+    for (size_t i = 0; i < a[1]->items.size(); ++i) {
+      const Val& e = *a[1]->items[i];
+      if (e.k == Val::K::None) continue;
+      if (!e.is_tensor()) throw Unsupported(where + ": an index that is neither a tensor nor None");
+      k = i;
+      ++tensors;
+    }
+    if (tensors != 1) throw Unsupported(where + ": indexing with " + std::to_string(tensors) + " index tensors (one is supported)");
+    const Val& idx = *a[1]->items[k];
+    if (k >= x.shape.size()) bad(where, "index: more indices than the tensor has dimensions");
+    if (idx.dtype == DType::Bool || idx.dtype == DType::UInt8) {
+      // a mask: as many rows as it has true elements, known only at run time
+      if (k != 0 || idx.shape.size() > x.shape.size()) throw Unsupported(where + ": a mask index after a slice");
+      return std::vector<OutInfo>{OutInfo{x.dtype, {}, true, false}};
+    }
+    std::vector<int64_t> out(x.shape.begin(), x.shape.begin() + static_cast<long>(k));
+    out.insert(out.end(), idx.shape.begin(), idx.shape.end());
+    out.insert(out.end(), x.shape.begin() + static_cast<long>(k) + 1, x.shape.end());
     return one(x.dtype, out);
   }
   if (b == "aten::_native_multi_head_attention") {
