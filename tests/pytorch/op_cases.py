@@ -431,6 +431,8 @@ case("max_pool3d", "torch.nn.functional.max_pool3d(x, 2)", "f1,2,4,4,4")
 case("max_pool2d_with_indices", "torch.nn.functional.max_pool2d(x, 2, return_indices=True)[1]", "f1,3,8,8")
 case("max_pool1d_with_indices", "torch.nn.functional.max_pool1d(x, 2, return_indices=True)[1]", "f1,3,8")
 case("max_pool3d_with_indices", "torch.nn.functional.max_pool3d(x, 2, return_indices=True)[1]", "f1,2,4,4,4")
+case("max_pool2d_with_indices", "torch.nn.functional.max_pool2d(x, 3, 2, 1, return_indices=True)[1]", "f2,3,7,7")
+case("max_pool1d_with_indices", "torch.nn.functional.max_pool1d(x, 3, 1, ceil_mode=True, return_indices=True)[0]", "f2,2,9")
 case("avg_pool1d", "torch.nn.functional.avg_pool1d(x, 2)", "f1,3,8")
 case("avg_pool2d", "torch.nn.functional.avg_pool2d(x, 2)", "f1,3,8,8")
 case("avg_pool2d", "torch.nn.functional.avg_pool2d(x, 3, 2, 1, count_include_pad=False)", "f1,3,9,9")
@@ -442,6 +444,9 @@ case("adaptive_avg_pool3d", "torch.nn.functional.adaptive_avg_pool3d(x, 1)", "f1
 case("adaptive_max_pool1d", "torch.nn.functional.adaptive_max_pool1d(x, 1)", "f1,3,8")
 case("adaptive_max_pool2d", "torch.nn.functional.adaptive_max_pool2d(x, 1)", "f1,3,8,8")
 case("adaptive_max_pool3d", "torch.nn.functional.adaptive_max_pool3d(x, 1)", "f1,2,4,4,4")
+case("adaptive_max_pool2d", "torch.nn.functional.adaptive_max_pool2d(x, (2, 3), return_indices=True)[1].float() + torch.nn.functional.adaptive_max_pool2d(x, (2, 3))", "f2,3,4,6")
+case("adaptive_max_pool1d", "torch.nn.functional.adaptive_max_pool1d(x, 4, return_indices=True)[1]", "f2,3,8")
+case("adaptive_max_pool3d", "torch.nn.functional.adaptive_max_pool3d(x, (1, 2, 2))", "f1,2,2,4,4")
 case("im2col", "torch.nn.functional.unfold(x, 2)", "f1,2,4,4")
 
 # ---- normalisation
