@@ -44,6 +44,20 @@ bool is_constant_output(const Graph& g, PortId src) {
   return conventions().is_constant_op(g.type_str(g.port_op(src)));
 }
 
+const Value* constant_tensor(const Graph& g, PortId src) {
+  if (!src) return nullptr;
+  OpId op = g.port_op(src);
+  if (op == g.root() || g.is_graph(op)) {
+    const Value* v = fixed_initializer(g, src);
+    return v && v->is_tensor() ? v : nullptr;
+  }
+  if (!is_constant_output(g, src)) return nullptr;
+  Symbol value = g.symbols().find("value");
+  if (value == SymbolTable::kNone) return nullptr;
+  const Value* v = g.attr(op, value);
+  return v && v->is_tensor() ? v : nullptr;
+}
+
 const Value* fixed_initializer(const Graph& g, PortId p) {
   const SymbolTable& s = g.symbols();
   Symbol init = s.find("initializer");

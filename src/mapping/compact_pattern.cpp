@@ -16,6 +16,7 @@
 #include "compact_pattern.h"
 
 #include <cctype>
+#include <unordered_map>
 #include <map>
 
 #include "amanda/text/document.h"
@@ -242,7 +243,16 @@ Pattern compact_pattern(const Tree& t, const std::string& rule,
       op.outputs.push_back(std::move(s));
     }
     if (!l.attrs.empty()) {
-      Tree a = text::parse_tree(l.attrs, text::Format::Yaml, l.loc.file);
+      // The same few attribute maps ({axis: 0}, {perm: [1, 0]}) recur on many lines: each is read
+      // by libyaml once per file (a parser per line cost more than the rest of the table).
+      thread_local std::unordered_map<std::string, Tree> parsed;
+      std::string key = l.loc.file + '\n' + l.attrs;
+      auto it = parsed.find(key);
+      if (it == parsed.end()) {
+        if (parsed.size() > 4096) parsed.clear();
+        it = parsed.emplace(std::move(key), text::parse_tree(l.attrs, text::Format::Yaml, l.loc.file)).first;
+      }
+      const Tree& a = it->second;
       if (!a.is_map()) fail(l.loc, rule, "{ATTRS} must be a map");
       attrs_of(a, op.attrs);
     }

@@ -91,6 +91,14 @@ struct CompiledTable::Impl {
 CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::vector<std::string>& tags)
     : impl_(std::make_unique<Impl>(t, reg)) {
   auto& rules = impl_->rules;
+  // (A big table names the same few op types thousands of times: each resolved once.)
+  absl::flat_hash_map<std::string, const schema::OpSchema*> src_schemas, dst_schemas;
+  auto resolve = [&reg](absl::flat_hash_map<std::string, const schema::OpSchema*>& cache, const std::string& ns,
+                        const std::string& type) {
+    auto it = cache.find(type);
+    if (it == cache.end()) it = cache.emplace(type, reg.resolve(ns, type)).first;
+    return it->second;
+  };
   for (const Rule& r : t.rules) {
     if (!r.tags.empty() &&
         std::none_of(r.tags.begin(), r.tags.end(), [&](const std::string& x) { return std::find(tags.begin(), tags.end(), x) != tags.end(); }))
@@ -102,13 +110,13 @@ CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::v
       if (!pattern_connected_plan(r.src, s, plan))
         throw ParseError(r.loc, "rule '" + r.name + "': the src ops are not all connected by edges");
       c.plans.push_back(std::move(plan));
-      c.src_schema.push_back(reg.resolve(t.src, r.src.ops[s].type));
+      c.src_schema.push_back(resolve(src_schemas, t.src, r.src.ops[s].type));
       std::vector<std::string> inner;
       for (const EdgeSpec& e : r.src.edges)
         if (e.src_op == s) inner.push_back(e.src_port);
       c.inner_outputs.push_back(std::move(inner));
     }
-    for (const OpSpec& o : r.dst.ops) c.dst_schema.push_back(reg.resolve(t.dst, o.type));
+    for (const OpSpec& o : r.dst.ops) c.dst_schema.push_back(resolve(dst_schemas, t.dst, o.type));
     if (!r.dst.ops.empty()) {
       c.primary = r.dst.ops.size() - 1;
       bool explicit_primary = false;

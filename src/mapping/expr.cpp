@@ -764,7 +764,11 @@ Value port_fn(const Expr& e, const Bindings& b) {
     if (!t || !t->is_string()) {
       // No type attribute: the value's type in the IR (set by inference, amanda/ir/types.h).
       ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
-      if (!src || !g.port_type(src)) return Value();
+      if (!src) return Value();
+      if (!g.port_type(src)) {  // an untyped constant: its tensor's element type
+        const Value* c = ir::constant_tensor(g, src);
+        return c ? Value(std::string(ir::dtype_name(c->as_tensor().dtype))) : Value();
+      }
       const ir::TypeData& td = g.port_type_data(src);
       if (td.kind != ir::TypeKind::Tensor || td.elem == ir::ElemType::Undefined) return Value();
       return Value(std::string(ir::dtype_name(td.elem)));
@@ -779,7 +783,16 @@ Value port_fn(const Expr& e, const Bindings& b) {
     // No shape attribute: the value's type in the IR (set by inference), when it is ranked;
     // unknown dimensions are "?" and symbolic ones their names, as in the attribute.
     ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
-    if (!src || !g.port_type(src)) return Value();
+    if (!src) return Value();
+    if (!g.port_type(src)) {  // an untyped constant: its tensor's shape
+      const Value* c = ir::constant_tensor(g, src);
+      if (!c) return Value();
+      const std::vector<int64_t>& dims = c->as_tensor().shape;
+      if (e.name == "rank") return Value(int64_t(dims.size()));
+      Value::List l;
+      for (int64_t d : dims) l.push_back(Value(d));
+      return Value(std::move(l));
+    }
     const ir::TypeData& td = g.port_type_data(src);
     if (td.kind != ir::TypeKind::Tensor || !td.ranked) return Value();
     if (e.name == "rank") return Value(int64_t(td.dims.size()));

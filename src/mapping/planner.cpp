@@ -3,6 +3,7 @@
 #include <map>
 #include <optional>
 
+#include <absl/container/flat_hash_set.h>
 #include <fmt/format.h>
 
 #include "amanda/mapping/engine.h"
@@ -22,6 +23,7 @@ namespace {
 struct Header {
   std::string src, dst;
   bool reversible = false;
+  std::vector<std::string> only_for;
 };
 
 std::optional<Header> scan_header(const std::string& path) {
@@ -57,6 +59,17 @@ std::optional<Header> scan_header(const std::string& path) {
         continue;
       }
       if (ev.type != text::Event::MapStart && ev.type != text::Event::SeqStart) return std::nullopt;
+      if (key == "only_for") {  // a list of op type names
+        if (ev.type != text::Event::SeqStart) return std::nullopt;
+        for (;;) {
+          next();
+          if (ev.type == text::Event::SeqEnd) break;
+          if (ev.type != text::Event::Scalar) return std::nullopt;
+          h.only_for.push_back(ev.text);
+        }
+        if (h.only_for.empty()) return std::nullopt;
+        continue;
+      }
       for (int depth = 1; depth > 0;) {  // a small value such as `constant: {...}`: skipped
         next();
         if (ev.type == text::Event::MapStart || ev.type == text::Event::SeqStart) ++depth;
@@ -98,7 +111,7 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
       add(read_table(f));
       continue;
     }
-    s.pending.push_back(f);
+    s.pending.push_back({f, h->only_for});
     s.reversible = s.reversible || h->reversible;
   }
 }
@@ -134,14 +147,22 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
   have.file += ", " + t->file;
 }
 
-void TableSet::materialize(Slot& s) {
-  std::vector<std::string> files = std::move(s.pending);
+void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
+  std::vector<Slot::Pending> files = std::move(s.pending);
   s.pending.clear();
-  for (const auto& f : files) {
-    auto t = read_table(f);
+  for (auto& p : files) {
+    if (types && !p.only_for.empty() &&
+        std::none_of(p.only_for.begin(), p.only_for.end(),
+                     [&](const std::string& t) { return std::find(types->begin(), types->end(), t) != types->end(); })) {
+      s.pending.push_back(std::move(p));  // none of its op types in this graph: not needed (yet)
+      continue;
+    }
+    auto t = read_table(p.file);
     if (t->src != s.src || t->dst != s.dst)  // the header scan and the parser disagree: a bug of ours
-      throw Error(fmt::format("{}: the table's header read {} -> {} but the file declares {} -> {}", f, s.src, s.dst,
+      throw Error(fmt::format("{}: the table's header read {} -> {} but the file declares {} -> {}", p.file, s.src, s.dst,
                               t->src, t->dst));
+    if (t->only_for != p.only_for)
+      throw Error(fmt::format("{}: the table's header read only_for differently from the parser", p.file));
     join(s, std::move(t));
   }
 }
@@ -164,7 +185,12 @@ bool applies(const std::string& table_src, const std::string& ns) {
 }
 }  // namespace
 
-std::vector<const Table*> TableSet::plan(const std::string& from, const std::string& to) {
+std::vector<const Table*> TableSet::plan(const std::string& from, const std::string& to) { return plan_impl(from, to, nullptr); }
+std::vector<const Table*> TableSet::plan(const std::string& from, const std::string& to, const ir::Graph& g) {
+  return plan_impl(from, to, &g);
+}
+
+std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std::string& to, const ir::Graph* g) {
   if (from == to) return {};
   // The planner works on the pairs (read or not): every table forwards, then the reversible ones
   // backwards, in load order; only the tables of the chain it picks are read.
@@ -204,9 +230,17 @@ std::vector<const Table*> TableSet::plan(const std::string& from, const std::str
   for (std::string ns = to; ns != from; ns = prev[ns].first) arcs.push_back(all[static_cast<size_t>(prev[ns].second)]);
   std::reverse(arcs.begin(), arcs.end());
   std::vector<const Table*> chain;
+  // The op types of the graph, for the first table (later ones see what earlier tables made).
+  std::vector<std::string> types;
+  if (g) {
+    absl::flat_hash_set<Symbol> seen;
+    g->for_each_op([&](ir::OpId op) {
+      if (seen.insert(g->type(op)).second) types.emplace_back(g->type_str(op));
+    });
+  }
   for (const auto& [slot, reversed] : arcs) {
     Slot& s = slots_[slot];
-    materialize(s);
+    materialize(s, g && chain.empty() ? &types : nullptr);
     if (reversed && s.reversed.empty())
       throw Error(fmt::format("the table {} -> {} was announced reversible but none of its files is", s.src, s.dst));
     chain.push_back(reversed ? s.reversed.front().get() : s.table.get());
@@ -227,7 +261,7 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
   if (from.empty()) throw Error("the graph has no namespace to convert from");
   if (!reg.known(to)) throw Error("unknown namespace " + to + " (`amanda schema list` shows the known ones)");
   Report rep;
-  std::vector<const Table*> chain = tables.plan(from, to);
+  std::vector<const Table*> chain = tables.plan(from, to, g);
   for (size_t k = 0; k < chain.size(); ++k) {
     if (k && o.between_steps) o.between_steps(g);
     CompiledTable ct(*chain[k], reg, o.tags);

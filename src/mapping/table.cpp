@@ -26,9 +26,12 @@ std::string scalar_text(const Tree& t, const std::string& rule, const char* what
 
 // Pushdown (amanda-design.md): a map whose keys are only `src` and/or `dst` splits the rule there.
 // Returns false when the side has nothing at this place.
-bool split(const Tree& t, bool src_side, Tree& out) {
-  if (t.is_map() && !t.entries.empty() &&
-      std::all_of(t.entries.begin(), t.entries.end(), [](const auto& e) { return e.first == "src" || e.first == "dst"; })) {
+// `skip` (the top level only): keys that are not part of either side (a rule's own keys).
+bool split(const Tree& t, bool src_side, Tree& out, const std::set<std::string, std::less<>>* skip = nullptr) {
+  auto kept = [skip](const std::string& k) { return !skip || !skip->contains(k); };
+  if (t.is_map() && std::any_of(t.entries.begin(), t.entries.end(), [&](const auto& e) { return kept(e.first); }) &&
+      std::all_of(t.entries.begin(), t.entries.end(),
+                  [&](const auto& e) { return !kept(e.first) || e.first == "src" || e.first == "dst"; })) {
     const Tree* side = t.find(src_side ? "src" : "dst");
     if (!side) return false;
     out = *side;
@@ -40,6 +43,7 @@ bool split(const Tree& t, bool src_side, Tree& out) {
   out.tag = t.tag;
   if (t.is_map()) {
     for (size_t i = 0; i < t.entries.size(); ++i) {
+      if (!kept(t.entries[i].first)) continue;
       Tree v;
       if (split(t.entries[i].second, src_side, v)) {
         out.entries.emplace_back(t.entries[i].first, std::move(v));
@@ -251,9 +255,7 @@ Rule rule_of(const Tree& t, size_t order) {
   const Tree* n = t.find("rule_name");
   if (!n) throw ParseError(t.loc, "a rule needs a rule_name");
   r.name = scalar_text(*n, "", "rule_name");
-  Tree body;
-  body.kind = Tree::Kind::Map;
-  body.loc = t.loc;
+  bool has_body = false;  // (the matcher and mapper keys stay in t: split() skips the rule's own keys)
   for (size_t i = 0; i < t.entries.size(); ++i) {
     const auto& [k, v] = t.entries[i];
     if (k == "rule_name") {
@@ -277,23 +279,22 @@ Rule rule_of(const Tree& t, size_t order) {
       r.types_unchecked = scalar_text(v, r.name, "types_unchecked");
     } else if (k == "doc") {
     } else {
-      body.entries.emplace_back(k, v);
-      body.key_locs.push_back(t.key_locs[i]);
+      has_body = true;
     }
   }
-  if (body.entries.empty()) fail(t.loc, r.name, "a rule needs a matcher (src, or type with src/dst pushdown)");
+  if (!has_body) fail(t.loc, r.name, "a rule needs a matcher (src, or type with src/dst pushdown)");
   Tree s, d;
-  if (!split(body, true, s) || (s.is_map() && s.entries.empty())) fail(t.loc, r.name, "the rule has no src side");
-  bool has_dst = split(body, false, d) && !(d.is_map() && d.entries.empty());
+  if (!split(t, true, s, &kRuleKeys) || (s.is_map() && s.entries.empty())) fail(t.loc, r.name, "the rule has no src side");
+  bool has_dst = split(t, false, d, &kRuleKeys) && !(d.is_map() && d.entries.empty());
   r.src = pattern_of(s, r.name);
-  r.src_tree = s;
+  r.src_tree = std::move(s);
   if (r.unsupported) {
-    if (has_dst && body.find("dst")) fail(t.loc, r.name, "an unsupported rule has no dst");
+    if (has_dst && t.find("dst")) fail(t.loc, r.name, "an unsupported rule has no dst");
     return r;
   }
   if (!has_dst) fail(t.loc, r.name, "the rule has no dst side (or write unsupported: REASON)");
   r.dst = pattern_of(d, r.name);
-  r.dst_tree = d;
+  r.dst_tree = std::move(d);
   size_t primaries = 0;
   for (const OpSpec& o : r.dst.ops) primaries += o.primary;
   if (primaries > 1) fail(t.loc, r.name, "at most one dst op can be primary");
@@ -306,6 +307,13 @@ Rule rule_of(const Tree& t, size_t order) {
 // type is a list.
 std::vector<Tree> type_variants(const Tree& r) {
   if (!r.is_map()) return {r};
+  // (Most rules have no list: found without copying the rule.)
+  auto const_seq = [](const Tree* t) { return t && t->is_seq(); };
+  const Tree* ty = r.find("type");
+  const Tree* src = r.find("src");
+  bool listed = ty ? (ty->is_map() ? const_seq(ty->find("src")) : const_seq(ty)) : false;
+  if (!listed && src && src->is_map()) listed = const_seq(src->find("type"));
+  if (!listed) return {};
   // where the list is: the rule's `type` (split by src/dst, or not), or `src`'s `type`
   Tree* list = nullptr;
   Tree copy = r;
@@ -371,9 +379,12 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
       Tree s, d;
       if (split(v, true, s) && v.find("src")) out->reverse_constant = constant_of(s);
       if (split(v, false, d)) out->constant = constant_of(d);
+    } else if (k == "only_for") {
+      if (!v.is_seq() || v.items.empty()) throw ParseError(v.loc, "only_for must be a list of op types");
+      for (const Tree& x : v.items) out->only_for.push_back(scalar_text(x, "", "only_for"));
     } else if (k == "doc") {
     } else {
-      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, carry_attrs, constant, doc)");
+      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, carry_attrs, constant, only_for, doc)");
     }
   }
   if (out->src.empty() || out->dst.empty()) throw ParseError(t->loc, "a table needs src and dst namespaces");
@@ -383,9 +394,21 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
   if (!rules || !rules->is_seq()) throw ParseError(t->loc, "a table needs a list of rules");
   std::set<std::string> names;
   for (const Tree& r : rules->items) {
-    std::vector<Tree> variants = type_variants(r);
+    std::vector<Tree> variants = type_variants(r);  // (empty: the rule has no list of types)
+    if (variants.empty()) out->rules.push_back(rule_of(r, out->rules.size()));
     for (const Tree& v : variants) out->rules.push_back(rule_of(v, out->rules.size()));
     if (!names.insert(out->rules.back().name).second) throw ParseError(r.loc, "rule '" + out->rules.back().name + "' is declared twice");
+  }
+  // only_for is a promise the loader relies on (it skips the file for graphs without these
+  // types): every rule must match an op of one of them.
+  if (!out->only_for.empty()) {
+    if (out->reversible) throw ParseError(t->loc, "a reversible table cannot be only_for some op types");
+    for (const Rule& r : out->rules) {
+      bool ok = std::any_of(r.src.ops.begin(), r.src.ops.end(), [&](const OpSpec& o) {
+        return std::find(out->only_for.begin(), out->only_for.end(), o.type) != out->only_for.end();
+      });
+      if (!ok) throw ParseError(r.loc, "rule '" + r.name + "' matches no op type of the table's only_for list");
+    }
   }
   return out;
 }

@@ -133,3 +133,48 @@ TEST(LazyTables, JoinedFilesKeepTheirLoadOrder) {
     EXPECT_EQ(back[0]->rules[0].name, "second");
   }
 }
+
+// `only_for`: a file read only for graphs that have one of its op types; a plan without a graph
+// (or with one that has them) reads it, and the parser holds the file to its promise.
+TEST(LazyTables, OnlyForFilesAreReadForGraphsWithTheirTypes) {
+  Dir d;
+  d.write("1_main.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n    - {rule_name: relu, src: {type: Relu}, dst: {type: Relu}}\n");
+  // Its header promises Neg only; a broken rule after the header shows whether it was read.
+  d.write("2_neg.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  only_for: [Neg]\n  rules:\n    - {rule_name: neg, src: {type: Neg}}\n");
+  ir::Graph relu_only, with_neg;
+  relu_only.create_op(relu_only.root(), "Relu", "r");
+  with_neg.create_op(with_neg.root(), "Relu", "r");
+  with_neg.create_op(with_neg.root(), "Neg", "n");
+  TableSet set;
+  set.add_folder(d.str(), true);
+  auto chain = set.plan("amanda/onnx/13", "amanda/onnx/12", relu_only);  // the Neg file is not read
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0]->rules.size(), 1u);
+  EXPECT_THROW(set.plan("amanda/onnx/13", "amanda/onnx/12", with_neg), ParseError);  // now it is, and it is broken
+  TableSet set2;
+  set2.add_folder(d.str(), true);
+  EXPECT_THROW(set2.plan("amanda/onnx/13", "amanda/onnx/12"), ParseError);  // no graph: every file
+
+  // A rule that matches none of the promised types is refused where it is written.
+  Dir e;
+  e.write("bad.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  only_for: [Neg]\n  rules:\n    - {rule_name: abs, src: {type: Abs}, dst: {type: Abs}}\n");
+  try {
+    read_table(e.str() + "/bad.yaml");
+    ADD_FAILURE() << "a rule outside only_for was accepted";
+  } catch (const ParseError& x) {
+    EXPECT_NE(std::string(x.what()).find("matches no op type of the table's only_for"), std::string::npos) << x.what();
+  }
+  // Read normally (the good file), its rules join the table once the graph has Neg.
+  Dir g;
+  g.write("1_main.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n    - {rule_name: relu, src: {type: Relu}, dst: {type: Relu}}\n");
+  g.write("2_neg.yaml",
+          "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  only_for: [Neg]\n  rules:\n    - {rule_name: neg, src: {type: Neg}, dst: {type: Neg}}\n");
+  TableSet set3;
+  set3.add_folder(g.str(), true);
+  EXPECT_EQ(set3.plan("amanda/onnx/13", "amanda/onnx/12", relu_only)[0]->rules.size(), 1u);
+  EXPECT_EQ(set3.plan("amanda/onnx/13", "amanda/onnx/12", with_neg)[0]->rules.size(), 2u);
+}

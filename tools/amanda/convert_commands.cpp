@@ -114,7 +114,7 @@ int run_convert(const ConvertOpts& o) {
     to = src.starts_with("amanda/onnx/") ? src : "amanda/onnx/13";
     for (int v = 13; v <= 17 && !src.starts_with("amanda/onnx/"); ++v) {
       try {
-        tables.plan(src, "amanda/onnx/" + std::to_string(v));
+        tables.plan(src, "amanda/onnx/" + std::to_string(v), doc.graph);
         to = "amanda/onnx/" + std::to_string(v);
         break;
       } catch (const Error&) {

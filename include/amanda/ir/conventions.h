@@ -47,4 +47,8 @@ bool is_constant_output(const Graph& g, PortId src);
 // a graph input the caller may override (`graph_input: true`); else nullptr.
 const Value* fixed_initializer(const Graph& g, PortId p);
 
+// The tensor a constant output holds (its op's `value` attribute, the attribute every registered
+// constant op keeps its value in) or a fixed initializer is; nullptr for anything else.
+const Value* constant_tensor(const Graph& g, PortId src);
+
 }  // namespace amanda::ir

@@ -86,19 +86,29 @@ class TableSet {
   // The shortest chain of tables from namespace `from` to `to` (reversible tables count both
   // ways). Throws Error naming both namespaces when there is none.
   std::vector<const Table*> plan(const std::string& from, const std::string& to);
+  // The same for converting `g`: files of the chain's first table declared `only_for` op types
+  // that g does not have are not read (they stay pending for a later plan).
+  std::vector<const Table*> plan(const std::string& from, const std::string& to, const ir::Graph& g);
 
  private:
   // One (src, dst) pair: the files that make it (joined in load order), read or not yet.
   struct Slot {
     std::string src, dst;
     bool reversible = false;           // some file of it is (known from headers before reading)
-    std::vector<std::string> pending;  // files not read yet, in load order
+    struct Pending {
+      std::string file;
+      std::vector<std::string> only_for;  // from the header: read only for graphs with one of these op types
+    };
+    std::vector<Pending> pending;  // files not read yet, in load order
     std::unique_ptr<Table> table;      // the joined table of the files read so far
     std::vector<std::unique_ptr<Table>> reversed;  // one per reversible file read
   };
   Slot& slot_for(const std::string& src, const std::string& dst);
   void join(Slot& s, std::unique_ptr<Table> t);
-  void materialize(Slot& s);
+  // Reads the slot's pending files; with `types` (the op types of the graph to convert), a file
+  // declared only for other types stays pending.
+  void materialize(Slot& s, const std::vector<std::string>* types = nullptr);
+  std::vector<const Table*> plan_impl(const std::string& from, const std::string& to, const ir::Graph* g);
   std::vector<Slot> slots_;
 };
 

@@ -84,6 +84,9 @@ struct Table {
   bool carry_attrs = true;  // single-op rules carry attributes the mapper does not mention (if dst has them)
   ConstantSpec constant, reverse_constant;
   SourceLoc loc;
+  // `only_for: [TYPE, ...]`: every rule matches an op of one of these types, so a conversion of a
+  // graph that has none of them need not read the file (TableSet defers it; docs/mapping-tables.md).
+  std::vector<std::string> only_for;
   std::string name() const { return src + " -> " + dst; }
 };
 

@@ -843,6 +843,16 @@ class Importer {
       if (a.k == Val::K::Bool) return make_known(DType::Bool, {}, {static_cast<double>(a.b)});
       throw Unsupported(where_ + ": NumToTensor of " + describe(a));
     }
+    if (path == "ops.prim.dtype") {  // a tensor's element type as torch numbers it (ScalarType)
+      need(1);
+      const Val& a = *args[0];
+      if (!a.is_tensor() || a.dtype == DType::Undefined) throw Unsupported(where_ + ": prim.dtype of " + describe(a));
+      return make_int(scalar_type_code(a.dtype));
+    }
+    if (path == "ops.prim.device") {  // everything is on the CPU here
+      need(1);
+      return make_str("cpu", Val::K::Device);
+    }
     if (path == "ops.prim.RaiseException") throw Error(where_ + ": the model raises an exception here");
     if (path == "ops.prim.unchecked_cast") {
       need(1);
