@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "amanda/core/namespace.h"
 #include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/onnx/infer.h"
 #include "amanda/frontends/onnx/model.h"
@@ -68,6 +69,7 @@ std::unique_ptr<schema::Registry> default_registry() {
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   r->add_provider(torch_frontend::make_torch_namespace_provider());
   r->add_provider(tf_frontend::make_tf_namespace_provider());
+  r->add_provider(core::make_core_namespace_provider());
   return r;
 }
 

@@ -1,4 +1,5 @@
 // `amanda convert` (mapping tables chained by the planner) and `amanda table check|list|plan|functions`.
+#include "amanda/core/builder.h"
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -135,6 +136,13 @@ int run_convert(const ConvertOpts& o) {
     };
   }
   mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
+  if (rep.ok() && full_namespace(to) == core::kNamespace) {
+    // The typed core: every op typed by its registry rule, which also refuses what a table got
+    // wrong (an implicit broadcast left in, a wrong element type).
+    Diagnostics typing;
+    if (!core::infer_types(doc.graph, typing))
+      for (const auto& d : typing.items()) rep.errors.push_back("result does not type-check: " + d.where + ": " + d.message);
+  }
   auto t2 = std::chrono::steady_clock::now();
   bool ok = rep.ok() || o.keep_unmapped;
   if (o.report == "json") std::cout << rep.json();
