@@ -57,7 +57,7 @@ def bcast_lines(v, target):
 
 
 def graph(lines):
-    return "      graph: |\n" + "".join(f"        {l}\n" for l in lines)
+    return "        graph: |\n" + "".join(f"          {l}\n" for l in lines).rstrip("\n")
 
 
 def elementwise(onnx_op, core_op, name, n_in=2, same_type=True, ins=None):
@@ -236,9 +236,9 @@ rule(f"""
 {graph(['y = Transpose(x) {perm: "{default(perm, reverse(range(rank(x))))}"}'])}""")
 rule(f"""
     - rule_name: concat
-      src: {{type: Concat, attrs: {{axis: {{ref: axis}}}}, input_ports: [{{name: inputs.0, ref: x}}]}}
+      src: {{type: Concat, attrs: {{axis: {{ref: axis}}}}, input_ports: [{{name: inputs.0, ref: x}}], output_ports: [{{name: concat_result, ref: y}}]}}
       when: "has(rank(x))"
-      dst: {{type: Concat, attrs: {{axis: "{{normalize_axes(axis, rank(x))}}"}}}}""")
+      dst: {{type: Concat, attrs: {{axis: "{{normalize_axes(axis, rank(x))}}"}}, output_ports: [{{name: out, ref: y}}]}}""")
 rule(f"""
     - rule_name: gather
       src: {src('Gather', ['x', 'i'], attrs={'axis': 'axis'})}

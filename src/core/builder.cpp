@@ -232,6 +232,15 @@ bool infer_types(ir::Graph& g, Diagnostics& diags) {
         if (g.is_control(p)) continue;
         ir::PortId src = g.producer(p);
         ir::TypeId t = src ? g.port_type(src) : ir::TypeId();
+        if (src && !t) {
+          // An initializer read from text carries its tensor, not type attributes: its type is the tensor's.
+          Symbol init = g.symbols().find("initializer");
+          const ir::Value* v = init ? g.attr(src, init) : nullptr;
+          if (v && v->is_tensor()) {
+            t = g.types().tensor(v->as_tensor().dtype, ir::dims_of(v->as_tensor().shape));
+            g.set_port_type(src, t);
+          }
+        }
         if (!t) {
           diags.error(where + ":input " + std::string(g.port_name_str(p)), "amanda/core " + type + ": the input has no type");
           typed = false;
