@@ -229,6 +229,26 @@ def cases():
     return cs
 
 
+IMPLICIT_BROADCAST = """graph:
+  name: implicit_broadcast
+  namespace: amanda/core
+  input_ports:
+    - {name: a, attrs: {type: float32, shape: [2, 3]}}
+    - {name: v, attrs: {type: float32, shape: [3]}}
+  output_ports:
+    - {name: y}
+  ops:
+    - type: Add
+      name: plus
+      input_ports: [{name: a}, {name: b}]
+      output_ports: [{name: out}]
+  edges:
+    - {output_port: {op: implicit_broadcast, port: a}, input_port: {op: plus, port: a}}
+    - {output_port: {op: implicit_broadcast, port: v}, input_port: {op: plus, port: b}}
+    - {output_port: {op: plus, port: out}, input_port: {op: implicit_broadcast, port: y}}
+"""
+
+
 def amanda(exe, *args, timeout=900):
     return subprocess.run([exe, *args], capture_output=True, text=True, timeout=timeout)
 
@@ -356,6 +376,19 @@ def main():
             if verbose or name in ALL_MODELS:
                 worst = max((f[2] for f in figures if f[0] == name), default=0.0)
                 print(f"{name}: ok (max abs diff vs onnxruntime {worst:.3g}; {last[-1] if last else ''})")
+        # core is strict: a core graph with an implicit broadcast is refused by validate (the type
+        # rules) and by run (the kernel's check), each naming the op
+        bad = os.path.join(d, "implicit_broadcast.core.yaml")
+        with open(bad, "w") as f:
+            f.write(IMPLICIT_BROADCAST)
+        np.save(os.path.join(d, "ib_a.npy"), np.ones((2, 3), np.float32))
+        np.save(os.path.join(d, "ib_v.npy"), np.ones((3,), np.float32))
+        va = amanda(exe, "validate", bad)
+        rn = amanda(exe, "run", bad, "--input", f"a={d}/ib_a.npy", "--input", f"v={d}/ib_v.npy", "-q")
+        if va.returncode == 0 or "plus: error: amanda/core Add: shapes differ" not in va.stderr:
+            fails.append(f"implicit broadcast: validate did not refuse it: {(va.stdout + va.stderr)[-500:]}")
+        if rn.returncode == 0 or "plus (Add): shapes differ: [2, 3] and [3]" not in rn.stderr:
+            fails.append(f"implicit broadcast: run did not refuse it: {(rn.stdout + rn.stderr)[-500:]}")
     for f in fails:
         print("FAIL:", f)
     print(f"{n_compared} graphs converted to amanda/core, validated, run and matched onnxruntime-node and convert --check; "
