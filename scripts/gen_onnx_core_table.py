@@ -252,6 +252,13 @@ rule(f"""
       dst:
 {graph(['y = Slice(x) {starts: "{list(st)}", ends: "{list(en)}", axes: "{normalize_axes(default(list(ax), range(len(list(st)))), rank(x))}", steps: "{default(list(sp), repeat(1, len(list(st))))}"}'])}""")
 
+rule(f"""
+    - rule_name: pad
+      src: {src('Pad', ['x', 'p', 'v'], attrs={'mode': 'mode'}, const=('p', 'v'), optional=('v',))}
+      when: "mode == 'constant' and sort(concat(list(p), [0]))[0] >= 0 and dtype(x) in ['float32', 'float64', 'int32', 'int64']"
+      dst:
+{graph(['y = Pad(x) {pads: "{list(p)}", value: "{if(v == null, 0.0, float(scalar(v)))}"}'])}""")
+
 # ---- products
 rule(f"""
     - rule_name: matmul

@@ -265,6 +265,19 @@ TypeData slice(In in, const ir::AttrList& at, ir::Graph& g) {
   return r;
 }
 
+TypeData pad(In in, const ir::AttrList& at, ir::Graph& g) {
+  TypeData x = ranked(*in[0], "x", g);
+  if (!is_numeric(x.elem)) throw Failure{"x is " + show(g, x) + ": a numeric element type is expected"};
+  std::vector<int64_t> pads = ints(attr(at, g, "pads"), "pads");
+  size_t r = x.dims.size();
+  if (pads.size() != 2 * r) throw Failure{"pads needs " + std::to_string(2 * r) + " values (begins, then ends) for x " + show(g, x)};
+  for (int64_t p : pads)
+    if (p < 0) throw Failure{"pads must be non-negative (a crop is a Slice)"};
+  TypeData out = x;
+  for (size_t d = 0; d < r; ++d) out.dims[d] = add_dims(x.dims[d], Dim::known(pads[d] + pads[r + d]));
+  return out;
+}
+
 TypeData constant(In, const ir::AttrList& at, ir::Graph& g) {
   const ir::Value& v = attr(at, g, "value");
   if (!v.is_tensor()) throw Failure{"value must be a tensor"};
@@ -457,6 +470,8 @@ const std::vector<OpDef>& registry() {
         {"Slice", {"data"}, {{"starts", "ints", std::nullopt}, {"ends", "ints", std::nullopt}, {"axes", "ints", opt}, {"steps", "ints", opt}},
          slice, false, "ONNX's Slice with constant bounds"},
         {"Constant", {}, {{"value", "tensor", std::nullopt}}, constant, false, "a tensor"},
+        {"Pad", {"x"}, {{"pads", "ints", std::nullopt}, {"value", "float", ir::Value(0.0)}}, pad, false,
+         "x surrounded by `value`: pads are the begin counts, then the end counts (non-negative)"},
         {"Dot", {"a", "b"}, {}, dot, false, "[m, k] x [k, n]"},
         {"BatchDot", {"a", "b"}, {}, batch_dot, false, "[..., m, k] x [..., k, n] with equal batch dimensions"},
         {"Convolution", {"x", "w"},

@@ -222,8 +222,12 @@ def cases():
     cs.append(Case("se_block",
                    [N("GlobalAveragePool", ["x"], ["p"]), N("Sigmoid", ["p"], ["s"]), N("Mul", ["x", "s"], ["y"])],
                    [("x", F, [1, 4, 5, 5], "")], [("y", F)]))
+    cs.append(Case("pad", [N("Pad", ["x", "p"], ["y"])], [("x", F, [2, 3, 4], "")], [("y", F)], [("p", np.array([0, 1, 2, 1, 0, 3], np.int64))]))
+    cs.append(Case("pad_value_int", [N("Pad", ["x", "p", "v"], ["y"])], [("x", I64, [3, 4], "")], [("y", I64)],
+                   [("p", np.array([1, 1, 1, 1], np.int64)), ("v", np.array(7, np.int64))]))
     # ---- refused: ops the table does not map are named
-    cs.append(Case("pad_refused", [N("Pad", ["x", "p"], ["y"])], [("x", F, [2, 3], "")], [("y", F)], [("p", np.array([0, 1, 0, 1], np.int64))], refused="Pad"))
+    cs.append(Case("pad_reflect_refused", [N("Pad", ["x", "p"], ["y"], mode="reflect")], [("x", F, [2, 3], "")], [("y", F)],
+                   [("p", np.array([0, 1, 0, 1], np.int64))], refused="Pad"))
     cs.append(Case("topk_refused", [N("TopK", ["x", "k"], ["v", "i"])], [("x", F, [2, 5], "")], [("v", F), ("i", I64)], [("k", np.array([2], np.int64))], refused="TopK"))
     cs.append(Case("gemm_alpha_refused", [N("Gemm", ["a", "b"], ["y"], alpha=0.5)], [("a", F, [2, 3], ""), ("b", F, [3, 4], "")], [("y", F)], refused="Gemm"))
     return cs

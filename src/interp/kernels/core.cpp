@@ -197,9 +197,39 @@ void k_slice(KernelContext& c) {
   c.set_output(0, strided_copy(x, out, st, offset));
 }
 
+// Constant padding: the output filled with `value`, x copied into its interior.
+void k_pad(KernelContext& c) {
+  const Tensor& in = c.input(0);
+  Tensor x = to_float32(in);
+  std::vector<int64_t> pads = c.attr_ints("pads").value_or(std::vector<int64_t>{});
+  size_t r = static_cast<size_t>(x.rank());
+  if (pads.size() != 2 * r) c.fail("pads needs two values per dimension");
+  Shape out = x.shape();
+  int64_t offset = 0;
+  for (size_t d = 0; d < r; ++d) {
+    if (pads[d] < 0 || pads[r + d] < 0) c.fail("pads must be non-negative");
+    out[d] += pads[d] + pads[r + d];
+  }
+  std::vector<int64_t> os = strides_of(out);
+  for (size_t d = 0; d < r; ++d) offset += pads[d] * os[d];
+  double value = c.attr_float("value", 0.0f);
+  Tensor y(x.dtype(), out);
+  dispatch(x.dtype(), [&](auto t) {
+    using T = decltype(t);
+    T* q = y.mutable_data<T>();
+    std::fill(q, q + y.numel(), static_cast<T>(value));
+    const T* p = x.data<T>();
+    std::array<std::vector<int64_t>, 1> st{os};
+    // x's elements in order; st maps x's index to the output's offset
+    broadcast_loop<1>(x.shape(), st, [&](int64_t i, const std::array<int64_t, 1>& o) { q[offset + o[0]] = p[i]; });
+  });
+  c.set_output(0, from_float32(y, in.dtype()));
+}
+
 }  // namespace
 
 void register_core(KernelRegistry& r) {
+  r.add("amanda/core::Pad", 1, k_pad);
   add_reused(r, std::make_index_sequence<kReuseCount>{});
   r.add("amanda/core::Broadcast", 1, k_broadcast);
   r.add("amanda/core::Reshape", 1, k_reshape);
