@@ -98,7 +98,7 @@ int run_convert(const ConvertOpts& o) {
       return kInvalid;
     }
   }
-  io::prepare_for_conversion(doc.graph);
+  io::prepare_for_conversion(doc.graph, o.to);
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co = io::default_convert_options();
   co.tags = o.tags;
