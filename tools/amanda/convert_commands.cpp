@@ -1,5 +1,6 @@
 // `amanda convert` (mapping tables chained by the planner) and `amanda table check|list|plan|functions`.
 #include "amanda/core/builder.h"
+#include "amanda/interp/fold.h"
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -99,6 +100,8 @@ int run_convert(const ConvertOpts& o) {
     }
   }
   io::prepare_for_conversion(doc.graph, o.to);
+  if (full_namespace(o.to) == core::kNamespace && interp::fold_constants(doc.graph).folded)
+    io::prepare_for_conversion(doc.graph, o.to);  // shapes and bounds that were computed are constants now
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co = io::default_convert_options();
   co.tags = o.tags;
