@@ -191,6 +191,12 @@ for onnx_op, ins, cond in [("Reshape", ["x", "s"], ""), ("Flatten", ["x"], ""), 
 {graph(['y = Reshape(x) {shape: "{shape(y)}"}'])}""")
 G = graph(['''y = Constant() {value: "{tensor(slice(shape(x), default(st, 0), default(en, rank(x))), 'int64')}"}'''])
 rule(f"""
+    - rule_name: dropout   # inference: the identity (training with a ratio of 0 too); the mask is not mapped
+      src: {src('Dropout', ['x', 'r', 'tm'], const=('r', 'tm'), optional=('r', 'tm'))}
+      when: "all_known(shape(x)) and (tm == null or not scalar(tm) or (r != null and scalar(r) == 0.0))"
+      dst:
+{graph(['y = Reshape(x) {shape: "{shape(x)}"}'])}""")
+rule(f"""
     - rule_name: shape
       src: {src('Shape', ['x'], attrs={'start': 'st', 'end': 'en'})}
       when: "all_known(shape(x))"
@@ -301,12 +307,14 @@ for ta in (0, 1):
             if c == "none":
                 lines.append(f"y = Dot({a}, {b})")
                 cond = "not connected(c)"
-            elif c == "same":
+            # the output's shape from A's and B's (a graph output's declared shape may be symbolic)
+            mn = f"[shape(a)[{ta}], shape(b)[{1 - tb}]]"
+            if c == "same":
                 lines += [f"m = Dot({a}, {b})", "y = Add(m, c)"]
-                cond = "connected(c) and shape(c) == shape(y)"
-            else:
-                lines += [f"m = Dot({a}, {b})"] + bcast_lines("c", "shape(y)")[0] + ["y = Add(m, bc)"]
-                cond = "connected(c) and all_known(shape(c)) and all_known(shape(y)) and shape(c) != shape(y)"
+                cond = f"connected(c) and all_known(shape(a)) and all_known(shape(b)) and shape(c) == {mn}"
+            elif c == "broadcast":
+                lines += [f"m = Dot({a}, {b})"] + bcast_lines("c", mn)[0] + ["y = Add(m, bc)"]
+                cond = f"connected(c) and all_known(shape(a)) and all_known(shape(b)) and all_known(shape(c)) and shape(c) != {mn}"
             rule(f"""
     - rule_name: gemm_{ta}{tb}_{c}
       src: {src('Gemm', ['a', 'b', 'c'], attrs={'alpha': 'alpha', 'beta': 'beta', 'transA': 'ta', 'transB': 'tb'}, optional=('c',))}

@@ -16,6 +16,17 @@ bool nondeterministic(std::string_view type) {
   return type.starts_with("Random") || type == "Bernoulli" || type == "Multinomial" || type == "Dropout";
 }
 
+// Ops whose output shape follows from their inputs' shapes alone (not from the values of inputs
+// after the first): for them, a value-dependent second input does not make the shape dynamic.
+bool shape_from_shapes(std::string_view t) {
+  static const absl::flat_hash_set<std::string_view> ops = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
+      "GreaterOrEqual", "And", "Or", "Xor", "Where", "PRelu", "BitShift", "MatMul", "Gemm", "Conv", "ConvTranspose",
+      "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization", "Concat", "Gather",
+      "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "Einsum", "CastLike", "Dropout", "Clip"};
+  return ops.contains(t);
+}
+
 bool static_shape(const ir::Graph& g, ir::PortId p) {
   ir::TypeId t = g.port_type(p);
   if (!t) return false;
@@ -37,25 +48,37 @@ FoldResult fold_constants(ir::Graph& g) {
   absl::flat_hash_set<uint32_t> constant;  // port ids
   for (ir::PortId p : g.inputs(root))
     if (ir::fixed_initializer(g, p)) constant.insert(p.value);
+  // Which ports have a shape that no graph input's values change: graph inputs of static shape,
+  // initializers, and what ops make from those (where the op's shape follows from shapes, or its
+  // other inputs are constant). Shape and Size of such a value are constants.
+  absl::flat_hash_set<uint32_t> static_shaped;
+  for (ir::PortId p : g.inputs(root))
+    if (constant.contains(p.value) || static_shape(g, p)) static_shaped.insert(p.value);
   absl::flat_hash_set<uint32_t> const_ops;
   for (ir::OpId op : topo.order) {
     std::string_view type = g.type_str(op);
-    bool all = !nondeterministic(type) && g.inputs(op).size() > 0;
     bool has_graph = false;
     for (const auto& [k, v] : g.attrs(op)) has_graph |= v.is_graph();
-    if (has_graph) all = false;
+    bool all = !nondeterministic(type) && !has_graph && g.inputs(op).size() > 0;
+    bool shapes = !has_graph && type != "NonZero" && type != "Unique" && type != "Compress" && type != "NonMaxSuppression";
+    size_t k = 0;
     for (ir::PortId in : g.inputs(op)) {
-      if (!all) break;
       if (g.is_control(in)) continue;
       ir::PortId src = g.producer(in);
+      size_t index = k++;
       if (!src) continue;  // an omitted optional input
-      all = constant.contains(src.value);
+      bool c = constant.contains(src.value);
+      all = all && c;
+      if (!static_shaped.contains(src.value) || (index > 0 && !c && !shape_from_shapes(type))) shapes = false;
     }
     if ((type == "Shape" || type == "Size") && !g.inputs(op).empty()) {
       ir::PortId src = g.producer(g.inputs(op)[0]);
-      all = src && static_shape(g, src);
+      all = src && static_shaped.contains(src.value);
     }
-    if (type == "Constant") all = true;
+    if (type == "Constant") all = shapes = true;
+    if (shapes || all)
+      for (ir::PortId out : g.outputs(op))
+        if (!g.is_control(out)) static_shaped.insert(out.value);
     if (!all) continue;
     const_ops.insert(op.value);
     for (ir::PortId out : g.outputs(op))

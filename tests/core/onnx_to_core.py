@@ -72,19 +72,19 @@ class Case:
         g = helper.make_graph(
             nodes, name,
             [helper.make_tensor_value_info(n, t, s) for n, t, s, _ in inputs],
-            [helper.make_empty_tensor_value_info(n) for n, t in outputs],
+            [helper.make_empty_tensor_value_info(o[0]) for o in outputs],
             [numpy_helper.from_array(np.asarray(a), n) for n, a in inits])
         m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 17)])
         m.ir_version = 8
         # the outputs' types and shapes as onnx's inference gives them
         inferred = onnx.shape_inference.infer_shapes(m, strict_mode=True)
         known = {v.name: v for v in list(inferred.graph.value_info) + list(inferred.graph.output)}
-        for k, (n, t) in enumerate(outputs):
+        for k, (n, t, *shape) in enumerate(outputs):
             v = known.get(n)
-            if v is not None and v.type.tensor_type.elem_type:
+            if v is not None and v.type.tensor_type.elem_type and v.type.tensor_type.HasField("shape"):
                 m.graph.output[k].CopyFrom(v)
-            else:
-                m.graph.output[k].CopyFrom(helper.make_tensor_value_info(n, t, None))
+            else:  # inference cannot say: the case says
+                m.graph.output[k].CopyFrom(helper.make_tensor_value_info(n, t, shape[0] if shape else None))
         self.model = m
         onnx.checker.check_model(self.model)
 
@@ -225,6 +225,18 @@ def cases():
     cs.append(Case("pad", [N("Pad", ["x", "p"], ["y"])], [("x", F, [2, 3, 4], "")], [("y", F)], [("p", np.array([0, 1, 2, 1, 0, 3], np.int64))]))
     cs.append(Case("pad_value_int", [N("Pad", ["x", "p", "v"], ["y"])], [("x", I64, [3, 4], "")], [("y", I64)],
                    [("p", np.array([1, 1, 1, 1], np.int64)), ("v", np.array(7, np.int64))]))
+    # a shape computed in the graph, as torch exports them: folded to a constant before the table
+    cs.append(Case("reshape_computed_shape",
+                   [N("Shape", ["x"], ["s"]), N("Gather", ["s", "i0"], ["n"], axis=0), N("Unsqueeze", ["n", "ax0"], ["n1"]),
+                    N("Concat", ["n1", "m1"], ["shp"], axis=0), N("Reshape", ["x", "shp"], ["r"]), N("Relu", ["r"], ["y"])],
+                   [("x", F, [2, 3, 4], "")], [("y", F, [2, 12])],
+                   [("i0", np.array(0, np.int64)), ("ax0", np.array([0], np.int64)), ("m1", np.array([-1], np.int64))]))
+    cs.append(Case("slice_computed_bounds",
+                   [N("Shape", ["x"], ["s"]), N("Div", ["s", "two"], ["h"]), N("Slice", ["x", "h", "s"], ["y"])],
+                   [("x", F, [6, 4], "")], [("y", F, [3, 2])], [("two", np.array([2, 2], np.int64))]))
+    cs.append(Case("dropout_inference", [N("Dropout", ["x"], ["y"])], [("x", F, [3, 4], "")], [("y", F)]))
+    cs.append(Case("dropout_training_ratio0", [N("Dropout", ["x", "r", "t"], ["y"])], [("x", F, [3, 4], "")], [("y", F)],
+                   [("r", np.array(0.0, np.float32)), ("t", np.array(True))]))
     # ---- refused: ops the table does not map are named
     cs.append(Case("pad_reflect_refused", [N("Pad", ["x", "p"], ["y"], mode="reflect")], [("x", F, [2, 3], "")], [("y", F)],
                    [("p", np.array([0, 1, 0, 1], np.int64))], refused="Pad"))

@@ -100,8 +100,12 @@ int run_convert(const ConvertOpts& o) {
     }
   }
   io::prepare_for_conversion(doc.graph, o.to);
-  if (full_namespace(o.to) == core::kNamespace && interp::fold_constants(doc.graph).folded)
-    io::prepare_for_conversion(doc.graph, o.to);  // shapes and bounds that were computed are constants now
+  // Into the core, computed shapes and bounds must be constants: fold what no input changes, infer
+  // again (more shapes are known now, so more Shape ops fold), until nothing more folds.
+  for (int round = 0; round < 8 && full_namespace(o.to) == core::kNamespace; ++round) {
+    if (!interp::fold_constants(doc.graph).folded) break;
+    io::prepare_for_conversion(doc.graph, o.to);
+  }
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co = io::default_convert_options();
   co.tags = o.tags;
