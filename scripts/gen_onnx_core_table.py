@@ -379,6 +379,47 @@ rule(f"""
       dst:
 {graph(['y = BatchNormInference(x, g, b, m, v) {epsilon: "{eps}"}'])}""")
 
+# LayerNormalization (new in opset 17): written out over the axes from `axis` on; the Mean and
+# InvStdDev outputs are not mapped (an op that uses them stays unmapped: the rule's mapper has no
+# port for them)
+A = "normalize_axes(axis, rank(x))"
+LN = [f'm = ReduceMean(x) {{axes: "{{range({A}, rank(x))}}", keepdims: 0}}',
+      f'bm = Broadcast(m) {{shape: "{{shape(x)}}", axes: "{{range({A}, rank(x))}}"}}',
+      'd = Subtract(x, bm)', 'sq = Multiply(d, d)',
+      f'v = ReduceMean(sq) {{axes: "{{range({A}, rank(x))}}", keepdims: 0}}',
+      f'ep = Broadcast({{tensor(eps, dtype(x))}}) {{shape: "{{slice(shape(x), 0, {A})}}", axes: "{{range({A})}}"}}',
+      've = Add(v, ep)', 'sd = Sqrt(ve)',
+      f'bs = Broadcast(sd) {{shape: "{{shape(x)}}", axes: "{{range({A}, rank(x))}}"}}',
+      'n = Divide(d, bs)',
+      f'bg = Broadcast(g) {{shape: "{{shape(x)}}", axes: "{{range({A})}}"}}']
+LN_COND = f"all_known(shape(x)) and dtype(x) in ['float32', 'float64'] and shape(g) == slice(shape(x), {A})"
+rule(f"""
+    - rule_name: layer_normalization
+      src: {src('LayerNormalization', ['x', 'g', 'b'], attrs={'axis': 'axis', 'epsilon': 'eps'}, optional=('b',))}
+      when: "{LN_COND} and not connected(b)"
+      dst:
+{graph(LN + ['y = Multiply(n, bg)'])}""")
+rule(f"""
+    - rule_name: layer_normalization_bias
+      src: {src('LayerNormalization', ['x', 'g', 'b'], attrs={'axis': 'axis', 'epsilon': 'eps'}, optional=('b',))}
+      when: "{LN_COND} and connected(b) and shape(b) == shape(g)"
+      dst:
+{graph(LN + ['ng = Multiply(n, bg)', f'bb = Broadcast(b) {{shape: "{{shape(x)}}", axes: "{{range({A})}}"}}', 'y = Add(ng, bb)'])}""")
+# Softplus = log(exp(x) + 1); Elu = x if x > 0 else alpha * (exp(x) - 1)
+rule(f"""
+    - rule_name: softplus
+      src: {src('Softplus', ['x'])}
+      when: "all_known(shape(x)) and dtype(x) in ['float32', 'float64']"
+      dst:
+{graph(['e = Exp(x)', scalar('1.0', 'one'), 'e1 = Add(e, one)', 'y = Log(e1)'])}""")
+rule(f"""
+    - rule_name: elu
+      src: {src('Elu', ['x'], attrs={'alpha': 'alpha'})}
+      when: "all_known(shape(x)) and dtype(x) in ['float32', 'float64']"
+      dst:
+{graph([scalar('0.0', 'zero'), scalar('1.0', 'one'), scalar('alpha', 'al'), 'pos = Greater(x, zero)', 'e = Exp(x)',
+        'em = Subtract(e, one)', 'neg = Multiply(al, em)', 'y = Select(pos, x, neg)'])}""")
+
 # ---- reductions and softmax
 for op in ("ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd"):
     rule(f"""

@@ -234,6 +234,12 @@ def cases():
     cs.append(Case("slice_computed_bounds",
                    [N("Shape", ["x"], ["s"]), N("Div", ["s", "two"], ["h"]), N("Slice", ["x", "h", "s"], ["y"])],
                    [("x", F, [6, 4], "")], [("y", F, [3, 2])], [("two", np.array([2, 2], np.int64))]))
+    cs.append(Case("layernorm", [N("LayerNormalization", ["x", "g", "b"], ["y"], axis=-1, epsilon=1e-3)], [("x", F, [2, 3, 8], "")], [("y", F)],
+                   [("g", rng.standard_normal(8).astype(np.float32)), ("b", rng.standard_normal(8).astype(np.float32))]))
+    cs.append(Case("layernorm_axis1_nobias", [N("LayerNormalization", ["x", "g"], ["y"], axis=1)], [("x", F, [2, 3, 4], "")], [("y", F)],
+                   [("g", rng.standard_normal((3, 4)).astype(np.float32))]))
+    cs.append(Case("softplus", [N("Softplus", ["x"], ["y"])], [("x", F, [3, 5], "")], [("y", F)]))
+    cs.append(Case("elu", [N("Elu", ["x"], ["y"], alpha=0.7)], [("x", F, [3, 5], "")], [("y", F)]))
     cs.append(Case("dropout_inference", [N("Dropout", ["x"], ["y"])], [("x", F, [3, 4], "")], [("y", F)]))
     cs.append(Case("dropout_training_ratio0", [N("Dropout", ["x", "r", "t"], ["y"])], [("x", F, [3, 4], "")], [("y", F)],
                    [("r", np.array(0.0, np.float32)), ("t", np.array(True))]))
