@@ -221,13 +221,6 @@ rule(f"""
       when: "all_known(shape(x)) and all_known(shape(y)) and shape(x) != shape(y)"
       dst:
 {graph(bcast_lines('x', 'shape(y)')[0] + ['y = Reshape(bx) {shape: "{shape(y)}"}'])}""")
-G = graph(['''y = Constant() {value: "{reshape(tensor(repeat(if(v == null, 0.0, list(v)[0]), strides(concat([1], list(s)))[0]), if(v == null, 'float32', dtype_of(v))), list(s))}"}'''])
-rule(f"""
-    - rule_name: constant_of_shape
-      src: {src('ConstantOfShape', ['s'], attrs={'value': 'v'}, const=('s',))}
-      when: "all_known(list(s))"
-      dst:
-{G}""")
 rule(f"""
     - rule_name: constant
       src: {{type: Constant, attrs: {{value: {{ref: v}}}}, output_ports: [{{name: output, ref: y}}]}}

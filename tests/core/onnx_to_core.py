@@ -109,10 +109,18 @@ def cases():
                 cs.append(Case(f"{op.lower()}_{TensorProto.DataType.Name(t).lower()}_{k}", [N(op, ["a", "b"], ["y"])],
                                [("a", t, sa, ka), ("b", t, sb, kb)], [("y", out_t)]))
     # Equal on ints that do match sometimes
+    # every subset of operands broadcast (the output is [4, 6]; a broadcast operand is [6], [4, 1] or [1, 6])
+    partial = [[6], [4, 1], [1, 6]]
     for op in ["And", "Or"]:
-        cs.append(Case(f"{op.lower()}_bcast", [N(op, ["a", "b"], ["y"])], [("a", B, [4, 6], ""), ("b", B, [6], "")], [("y", B)]))
-    cs.append(Case("where_bcast", [N("Where", ["c", "a", "b"], ["y"])], [("c", B, [2, 3], ""), ("a", F, [3], ""), ("b", F, [2, 1], "")], [("y", F)]))
-    cs.append(Case("where_same", [N("Where", ["c", "a", "b"], ["y"])], [("c", B, [2, 3], ""), ("a", I64, [2, 3], ""), ("b", I64, [2, 3], "")], [("y", I64)]))
+        for k, (sa, sb) in enumerate([([4, 6], [4, 6]), ([4, 6], [6]), ([6], [4, 6]), ([4, 1], [1, 6])]):
+            cs.append(Case(f"{op.lower()}_{k}", [N(op, ["a", "b"], ["y"])], [("a", B, sa, ""), ("b", B, sb, "")], [("y", B)]))
+    import itertools
+    for k in range(0, 4):
+        for sub in itertools.combinations("cab", k):
+            shp = {v: (partial[i % 3] if v in sub else [4, 6]) for i, v in enumerate("cab")}
+            t = I64 if k == 2 else F
+            cs.append(Case(f"where_{''.join(sub) or 'same'}", [N("Where", ["c", "a", "b"], ["y"])],
+                           [("c", B, shp["c"], ""), ("a", t, shp["a"], ""), ("b", t, shp["b"], "")], [("y", t)]))
     # ---- unary ops
     for op, kind in [("Relu", "any"), ("Neg", "any"), ("Abs", "any"), ("Sign", "any"), ("Exp", "any"), ("Log", "positive"),
                      ("Sqrt", "positive"), ("Erf", "any"), ("Tanh", "any"), ("Sigmoid", "any"), ("Sin", "any"), ("Cos", "any"),
@@ -343,10 +351,18 @@ def main():
             print(r.stderr[-2000:])
             return 1
         n_compared = n_refused = 0
+        applied = {}  # rule -> ops it converted, over all cases
         for name, p, feeds, refused in work:
             out_yaml = os.path.join(d, name + ".core.yaml")
-            cv = amanda(exe, "convert", p, "--to", "amanda/core", "-o", out_yaml, "-q")
+            cv = amanda(exe, "convert", p, "--to", "amanda/core", "-o", out_yaml, "--report", "json")
             text = (cv.stdout + cv.stderr).strip()
+            try:
+                rep = json.loads(cv.stdout)
+                if len(rep.get("tables", [])) and rep["tables"][-1].endswith("amanda/core"):
+                    for r, n in rep.get("by_rule", {}).items():
+                        applied[r] = applied.get(r, 0) + n
+            except ValueError:
+                pass
             if refused:
                 if cv.returncode == 1 and refused in text and not os.path.exists(out_yaml):
                     n_refused += 1
@@ -411,6 +427,15 @@ def main():
             fails.append(f"implicit broadcast: validate did not refuse it: {(va.stdout + va.stderr)[-500:]}")
         if rn.returncode == 0 or "plus (Add): shapes differ: [2, 3] and [3]" not in rn.stderr:
             fails.append(f"implicit broadcast: run did not refuse it: {(rn.stdout + rn.stderr)[-500:]}")
+        # every rule of the table (but `unsupported:` ones) converted something in some case
+        table = open(os.path.join(ROOT, "tables", "core", "onnx_17_core.yaml")).read()
+        names = re.findall(r"^    - rule_name: (\S+)[^\n]*\n(?:(?!    - rule_name).*\n)*?      dst:", table, re.M)
+        if not only:
+            for r in names:
+                if r not in applied:
+                    fails.append(f"rule {r} of the table converted nothing in any case (add a case)")
+        if verbose:
+            print(f"rules applied: {len(set(names) & set(applied))} of {len(names)}")
     for f in fails:
         print("FAIL:", f)
     print(f"{n_compared} graphs converted to amanda/core, validated, run and matched onnxruntime-node and convert --check; "
