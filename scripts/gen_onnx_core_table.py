@@ -75,12 +75,13 @@ def elementwise(onnx_op, core_op, name, n_in=2, same_type=True, ins=None):
     known = " and ".join(f"all_known(shape({r}))" for r in refs) + " and all_known(shape(y))"
     equal = " and ".join(f"shape({r}) == shape({refs[0]})" for r in refs[1:])
     cond = f"has(shape({refs[0]})) and {equal}" + (f" and {types}" if types else "")
+    final = core_op if callable(core_op) else (lambda args: [f"y = {core_op}({', '.join(args)})"])
     rule(f"""
     - rule_name: {name}
       src: {m}
       when: "{cond}"
       dst:
-{graph([f"y = {core_op}({', '.join(refs)})"])}""")
+{graph(final(refs))}""")
     # broadcast: every operand whose shape differs from the output's
     subsets = []
     import itertools
@@ -96,7 +97,7 @@ def elementwise(onnx_op, core_op, name, n_in=2, same_type=True, ins=None):
                 args.append(nv)
             else:
                 args.append(r)
-        lines.append(f"y = {core_op}({', '.join(args)})")
+        lines += final(args)
         conds = [known] + [f"shape({r}) != shape(y)" if r in sub else f"shape({r}) == shape(y)" for r in refs]
         if types:
             conds.append(types)
@@ -128,6 +129,9 @@ for onnx_op, core_op in [("Add", "Add"), ("Sub", "Subtract"), ("Mul", "Multiply"
 for onnx_op, core_op in [("Max", "Maximum"), ("Min", "Minimum")]:
     elementwise(onnx_op, core_op, onnx_op.lower() + "_2", ins=["a", "b"])
 elementwise("Where", "Select", "where", n_in=3)
+# a >= b is (a > b) or (a == b); a <= b likewise
+elementwise("GreaterOrEqual", lambda x: [f"gt = Greater({x[0]}, {x[1]})", f"eq = Equal({x[0]}, {x[1]})", "y = Or(gt, eq)"], "greater_or_equal")
+elementwise("LessOrEqual", lambda x: [f"lt = Less({x[0]}, {x[1]})", f"eq = Equal({x[0]}, {x[1]})", "y = Or(lt, eq)"], "less_or_equal")
 
 for onnx_op, core_op in [("Relu", "Relu"), ("Neg", "Negative"), ("Abs", "Abs"), ("Sign", "Sign"), ("Exp", "Exp"),
                          ("Log", "Log"), ("Sqrt", "Sqrt"), ("Erf", "Erf"), ("Tanh", "Tanh"), ("Sigmoid", "Sigmoid"),

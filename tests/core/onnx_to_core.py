@@ -248,6 +248,9 @@ def cases():
                    [("g", rng.standard_normal((3, 4)).astype(np.float32))]))
     cs.append(Case("softplus", [N("Softplus", ["x"], ["y"])], [("x", F, [3, 5], "")], [("y", F)]))
     cs.append(Case("elu", [N("Elu", ["x"], ["y"], alpha=0.7)], [("x", F, [3, 5], "")], [("y", F)]))
+    for op in ["GreaterOrEqual", "LessOrEqual"]:
+        for k, (sa, sb) in enumerate([([3, 4], [3, 4]), ([3, 4], [4]), ([4], [3, 4]), ([3, 1], [1, 4])]):
+            cs.append(Case(f"{op.lower()}_{k}", [N(op, ["a", "b"], ["y"])], [("a", F if k % 2 else I64, sa, "few"), ("b", F if k % 2 else I64, sb, "few")], [("y", B)]))
     cs.append(Case("dropout_inference", [N("Dropout", ["x"], ["y"])], [("x", F, [3, 4], "")], [("y", F)]))
     cs.append(Case("dropout_training_ratio0", [N("Dropout", ["x", "r", "t"], ["y"])], [("x", F, [3, 4], "")], [("y", F)],
                    [("r", np.array(0.0, np.float32)), ("t", np.array(True))]))
