@@ -431,6 +431,22 @@ rule(f"""
       when: "has(rank(x)) and (axes != null or noop == 0)"
       dst:
 {graph(['y = ReduceSum(x) {axes: "{sort(normalize_axes(if(axes == null, range(rank(x)), list(axes)), rank(x)))}", keepdims: "{kd}"}'])}""")
+for op in ("ArgMax", "ArgMin"):
+    rule(f"""
+    - rule_name: {op.lower()}
+      src: {src(op, ['x'], attrs={'axis': 'axis', 'keepdims': 'kd', 'select_last_index': 'last'})}
+      when: "has(rank(x)) and last == 0"
+      dst:
+{graph(['y = ' + op + '(x) {axis: "{normalize_axes(axis, rank(x))}", keepdims: "{kd}"}'])}""")
+# Tile: x [a, b] repeated [r, s] is x broadcast to [r, s, a, b], transposed to [r, a, s, b]
+# (index_grid([n, 2], [1, n]) interleaves the axes: [0, n, 1, n + 1, ...]) and reshaped to [r*a, s*b]
+rule(f"""
+    - rule_name: tile
+      src: {src('Tile', ['x', 'rep'], const=('rep',))}
+      when: "all_known(shape(x)) and all_known(shape(y)) and len(list(rep)) == rank(x) and rank(x) >= 1"
+      dst:
+{graph(['b = Broadcast(x) {shape: "{concat(list(rep), shape(x))}", axes: "{range(rank(x))}"}',
+        't = Transpose(b) {perm: "{index_grid([rank(x), 2], [1, rank(x)])}"}', 'y = Reshape(t) {shape: "{shape(y)}"}'])}""")
 for op in ("Softmax", "LogSoftmax"):
     rule(f"""
     - rule_name: {op.lower()}

@@ -414,6 +414,19 @@ TypeData reduce(In in, const ir::AttrList& at, ir::Graph& g) {
   return r;
 }
 
+TypeData arg_reduce(In in, const ir::AttrList& at, ir::Graph& g) {
+  TypeData x = ranked(*in[0], "x", g);
+  if (!is_numeric(x.elem)) throw Failure{"x is " + show(g, x) + ": a numeric element type is expected"};
+  int64_t axis = int_of(attr(at, g, "axis"), "axis");
+  bool keep = int_of(attr(at, g, "keepdims"), "keepdims") != 0;
+  if (axis < 0 || axis >= static_cast<int64_t>(x.dims.size())) throw Failure{"axis " + std::to_string(axis) + " is not an axis of " + show(g, x)};
+  TypeData r = x;
+  r.elem = ElemType::Int64;
+  if (keep) r.dims[size_t(axis)] = Dim::known(1);
+  else r.dims.erase(r.dims.begin() + axis);
+  return r;
+}
+
 TypeData softmax(In in, const ir::AttrList& at, ir::Graph& g) {
   TypeData x = ranked(*in[0], "x", g);
   if (!is_float(x.elem)) throw Failure{"x is " + show(g, x) + ": a floating-point element type is expected"};
@@ -492,6 +505,10 @@ const std::vector<OpDef>& registry() {
         {"ReduceMax", {"x"}, {{"axes", "ints", std::nullopt}, {"keepdims", "int", ir::Value(int64_t(1))}}, reduce, false, ""},
         {"ReduceMin", {"x"}, {{"axes", "ints", std::nullopt}, {"keepdims", "int", ir::Value(int64_t(1))}}, reduce, false, ""},
         {"ReduceProd", {"x"}, {{"axes", "ints", std::nullopt}, {"keepdims", "int", ir::Value(int64_t(1))}}, reduce, false, ""},
+        {"ArgMax", {"x"}, {{"axis", "int", std::nullopt}, {"keepdims", "int", ir::Value(int64_t(1))}}, arg_reduce, false,
+         "int64 index of the first maximum along one non-negative axis"},
+        {"ArgMin", {"x"}, {{"axis", "int", std::nullopt}, {"keepdims", "int", ir::Value(int64_t(1))}}, arg_reduce, false,
+         "int64 index of the first minimum along one non-negative axis"},
         {"Softmax", {"x"}, {{"axis", "int", std::nullopt}}, softmax, false, "along one non-negative axis"},
         {"LogSoftmax", {"x"}, {{"axis", "int", std::nullopt}}, softmax, false, "along one non-negative axis"},
     };

@@ -5,6 +5,8 @@
 
 #include "amanda/core/builder.h"
 #include "amanda/core/namespace.h"
+#include "amanda/interp/executor.h"
+#include "amanda/interp/kernel.h"
 #include "amanda/io/io.h"
 #include "amanda/schema/validate.h"
 #include "amanda/ir/verify.h"
@@ -162,6 +164,14 @@ TEST(CoreNamespace, SchemaListsTheRegistry) {
   f.result(relu(add(a, a)), "y");
   Diagnostics d;
   EXPECT_TRUE(schema::validate(f.graph(), *reg, d).ok());
+}
+
+// Every op of the namespace runs: the interpreter has a kernel for it, under amanda/core's key.
+TEST(CoreNamespace, EveryOpHasAKernel) {
+  for (auto t : op_types())
+    EXPECT_NE(interp::KernelRegistry::builtin().find(std::string(interp::kCoreNamespace) + "::" + std::string(t), 1), nullptr) << t;
+  // and a core op never finds an ONNX kernel by its bare name in a core graph
+  EXPECT_EQ(interp::KernelRegistry::builtin().find("amanda/core::Conv", 1), nullptr);
 }
 
 // infer_types: a graph made by other means (here: by hand, as a table would) is typed by the

@@ -78,7 +78,8 @@ constexpr Reuse kReuse[] = {
     {"Gather", "Gather", Check::None},    {"Constant", "Constant", Check::None}, {"Softmax", "Softmax", Check::None},
     {"LogSoftmax", "LogSoftmax", Check::None}, {"Dot", "MatMul", Check::Dot}, {"BatchDot", "MatMul", Check::BatchDot},
     {"Convolution", "Conv", Check::None}, {"MaxPool", "MaxPool", Check::None}, {"AvgPool", "AveragePool", Check::None},
-    {"BatchNormInference", "BatchNormalization", Check::None},
+    {"BatchNormInference", "BatchNormalization", Check::None}, {"ArgMax", "ArgMax", Check::None},
+    {"ArgMin", "ArgMin", Check::None},
 };
 constexpr size_t kReuseCount = sizeof(kReuse) / sizeof(kReuse[0]);
 std::array<KernelFn, kReuseCount> g_onnx{};
