@@ -7,153 +7,20 @@
 #include <functional>
 
 #include "amanda/ir/value.h"
+#include "registry.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::core {
 
 namespace {
 
+using detail::Failure;
+using detail::OpDef;
 using ir::Dim;
 using ir::TypeData;
 
-// A type rule: the output type from the inputs' types and the op's attributes, or a message.
-struct Failure {
-  std::string why;
-};
-using Rule = std::function<TypeData(std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g)>;
-
-struct OpDef {
-  std::string_view type;
-  std::vector<std::string_view> inputs;
-  Rule rule;
-};
-
-std::string show(ir::Graph& g, TypeData t) { return ir::format_type(g, g.types().intern(t)); }  // t by value: it may live in the table
-
-bool is_float(ElemType e) {
-  return e == ElemType::Float16 || e == ElemType::BFloat16 || e == ElemType::Float32 || e == ElemType::Float64;
-}
-
-TypeData same_type(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  const TypeData a = *in[0];  // a copy: interning a type (show) may move the table
-  const TypeData b = *in[1];  // a copy: interning a type (show) may move the table
-  if (a.elem != b.elem)
-    throw Failure{"element types differ: a is " + show(g, a) + ", b is " + show(g, b) + " (no implicit conversion: use Convert)"};
-  if (a.ranked && b.ranked && a.dims != b.dims)
-    throw Failure{"shapes differ: a is " + show(g, a) + ", b is " + show(g, b) + " (no implicit broadcast: use Broadcast)"};
-  return a.ranked ? a : b;
-}
-
-TypeData float_unary(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  if (!is_float(in[0]->elem)) throw Failure{"x is " + show(g, *in[0]) + ": a floating-point element type is expected"};
-  return *in[0];
-}
-
-TypeData numeric_unary(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  if (in[0]->elem == ElemType::Bool || in[0]->elem == ElemType::String)
-    throw Failure{"x is " + show(g, *in[0]) + ": a numeric element type is expected"};
-  return *in[0];
-}
-
-const ir::Value* find(const ir::AttrList& attrs, ir::Graph& g, std::string_view key) {
-  for (const auto& [k, v] : attrs)
-    if (g.str(k) == key) return &v;
-  return nullptr;
-}
-
-std::vector<Dim> dims_attr(const ir::Value* v, ir::Graph& g) {
-  std::vector<Dim> d;
-  for (const auto& x : v->as_list())
-    d.push_back(x.is_int() ? (x.as_int() < 0 ? Dim::unknown() : Dim::known(x.as_int())) : x.is_string() ? Dim::symbol(g.sym(x.as_string())) : Dim::unknown());
-  return d;
-}
-
-TypeData broadcast_rule(std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g) {
-  std::vector<Dim> shape = dims_attr(find(attrs, g, "shape"), g);
-  std::vector<int64_t> axes;
-  for (const auto& a : find(attrs, g, "axes")->as_list()) axes.push_back(a.as_int());
-  for (size_t i = 0; i < axes.size(); ++i)
-    if (axes[i] < 0 || axes[i] >= static_cast<int64_t>(shape.size()) || (i && axes[i] <= axes[i - 1]))
-      throw Failure{"axes must be increasing and less than the rank " + std::to_string(shape.size())};
-  std::vector<Dim> kept;
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (!std::binary_search(axes.begin(), axes.end(), static_cast<int64_t>(i))) kept.push_back(shape[i]);
-  const TypeData x = *in[0];  // a copy: interning a type (show) may move the table
-  if (x.ranked && x.dims != kept) {
-    TypeData want = x;
-    want.dims = kept;
-    throw Failure{"x is " + show(g, x) + " but the shape without the broadcast axes is " + show(g, want)};
-  }
-  TypeData r = x;
-  r.ranked = true;
-  r.dims = shape;
-  return r;
-}
-
-TypeData dot_rule(std::span<const TypeData* const> in, const ir::AttrList&, ir::Graph& g) {
-  const TypeData a = *in[0];  // a copy: interning a type (show) may move the table
-  const TypeData b = *in[1];  // a copy: interning a type (show) may move the table
-  if (a.elem != b.elem) throw Failure{"element types differ: a is " + show(g, a) + ", b is " + show(g, b)};
-  if (!a.ranked || !b.ranked || a.dims.size() != 2 || b.dims.size() != 2)
-    throw Failure{"a and b must be matrices: a is " + show(g, a) + ", b is " + show(g, b)};
-  if (a.dims[1] != b.dims[0])
-    throw Failure{"inner dimensions differ: a is " + show(g, a) + ", b is " + show(g, b)};
-  TypeData r = a;
-  r.dims = {a.dims[0], b.dims[1]};
-  return r;
-}
-
-TypeData convert_rule(std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g) {
-  TypeData r = *in[0];
-  auto e = ir::dtype_from_name(find(attrs, g, "to")->as_string());
-  r.elem = *e;
-  return r;
-}
-
-TypeData reshape_rule(std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g) {
-  const TypeData x = *in[0];  // a copy: interning a type (show) may move the table
-  std::vector<Dim> shape = dims_attr(find(attrs, g, "shape"), g);
-  auto count = [](const std::vector<Dim>& d) -> int64_t {
-    int64_t n = 1;
-    for (Dim x : d) {
-      if (!x.is_known()) return -1;
-      n *= x.value();
-    }
-    return n;
-  };
-  if (!x.ranked || count(x.dims) < 0) throw Failure{"x is " + show(g, x) + ": Reshape needs a static shape"};
-  TypeData r = x;
-  r.dims = shape;
-  if (count(shape) != count(x.dims))
-    throw Failure{"x is " + show(g, x) + " (" + std::to_string(count(x.dims)) + " elements) but the shape " + show(g, r) +
-                  " has " + std::to_string(count(shape))};
-  return r;
-}
-
-const std::vector<OpDef>& registry() {
-  static const std::vector<OpDef> defs = {
-      {"Add", {"a", "b"}, same_type},
-      {"Subtract", {"a", "b"}, same_type},
-      {"Multiply", {"a", "b"}, same_type},
-      {"Divide", {"a", "b"}, same_type},
-      {"Maximum", {"a", "b"}, same_type},
-      {"Minimum", {"a", "b"}, same_type},
-      {"Relu", {"x"}, numeric_unary},
-      {"Negative", {"x"}, numeric_unary},
-      {"Exp", {"x"}, float_unary},
-      {"Tanh", {"x"}, float_unary},
-      {"Sigmoid", {"x"}, float_unary},
-      {"Broadcast", {"x"}, broadcast_rule},
-      {"Dot", {"a", "b"}, dot_rule},
-      {"Convert", {"x"}, convert_rule},
-      {"Reshape", {"x"}, reshape_rule},
-  };
-  return defs;
-}
-
 const OpDef& def(std::string_view type) {
-  for (const auto& d : registry())
-    if (d.type == type) return d;
+  if (const OpDef* d = detail::find_def(type)) return *d;
   throw Error("amanda/core: no op '" + std::string(type) + "'");
 }
 
@@ -163,14 +30,37 @@ std::string lower(std::string_view s) {
   return r;
 }
 
-Output make(std::string_view type, std::initializer_list<Output> inputs, ir::AttrList attrs, std::string_view name) {
+// The op's attributes with the registry's defaults added; a required one missing is a Failure.
+ir::AttrList with_defaults(const OpDef& d, const ir::AttrList& attrs, ir::Graph& g) {
+  ir::AttrList full = attrs;
+  for (const auto& a : d.attrs) {
+    bool have = false;
+    for (const auto& [k, v] : attrs) have |= g.str(k) == a.name;
+    if (have) continue;
+    if (!a.dflt) throw Failure{"the attribute '" + std::string(a.name) + "' is required"};
+    if (!a.dflt->is_null()) full.emplace_back(g.sym(a.name), *a.dflt);
+  }
+  return full;
+}
+
+TypeData apply_rule(const OpDef& d, std::span<const TypeData* const> in, const ir::AttrList& attrs, ir::Graph& g) {
+  if (!d.variadic && in.size() != d.inputs.size())
+    throw Failure{std::to_string(d.inputs.size()) + " inputs are expected, not " + std::to_string(in.size())};
+  return d.rule(in, with_defaults(d, attrs, g), g);
+}
+
+std::string port_name(const OpDef& d, size_t i) {
+  return d.variadic ? std::string(d.inputs[0]) + "." + std::to_string(i) : std::string(d.inputs[i]);
+}
+
+Output make(std::string_view type, std::span<const Output> inputs, ir::AttrList attrs, std::string_view name, ir::Graph* g = nullptr) {
   const OpDef& d = def(type);
-  ir::Graph* g = nullptr;
   for (const Output& o : inputs) {
     if (!o) throw Error("amanda/core " + std::string(type) + ": an input is an empty Output");
     if (g && g != &o.graph()) throw Error("amanda/core " + std::string(type) + ": inputs from two different graphs");
     g = &o.graph();
   }
+  if (!g) throw Error("amanda/core " + std::string(type) + ": no graph (an op without inputs is made through its Function)");
   ir::OpId scope = g->root();
   std::string nm(name);
   if (nm.empty())
@@ -182,24 +72,28 @@ Output make(std::string_view type, std::initializer_list<Output> inputs, ir::Att
   size_t i = 0;
   for (const Output& o : inputs) {
     if (!o.type())
-      throw Error(where + ": amanda/core " + std::string(type) + ": input " + std::string(d.inputs[i]) + " has no type");
+      throw Error(where + ": amanda/core " + std::string(type) + ": input " + port_name(d, i) + " has no type");
     in.push_back(&g->port_type_data(o.port()));
     ++i;
   }
   TypeData out;
   try {
-    out = d.rule(in, attrs, *g);
+    out = apply_rule(d, in, attrs, *g);
   } catch (const Failure& f) {
     throw Error(where + ": amanda/core " + std::string(type) + ": " + f.why);
   }
   ir::TypeId tid = g->types().intern(out);
   ir::OpId op = g->create_op(scope, g->sym(type), g->sym(nm));
   i = 0;
-  for (const Output& o : inputs) g->connect(o.port(), g->add_input(op, g->sym(d.inputs[i++])));
+  for (const Output& o : inputs) g->connect(o.port(), g->add_input(op, g->sym(port_name(d, i++))));
   for (auto& [k, v] : attrs) g->set_attr(op, k, std::move(v));
   ir::PortId p = g->add_output(op, g->sym("out"));
   ir::write_type_attrs(*g, p, tid);
   return Output(g, p);
+}
+
+Output make(std::string_view type, std::initializer_list<Output> inputs, ir::AttrList attrs, std::string_view name) {
+  return make(type, std::span<const Output>(inputs.begin(), inputs.size()), std::move(attrs), name);
 }
 
 ir::Value dims_value(ir::Graph& g, const PartialShape& s) {
@@ -296,13 +190,102 @@ Output reshape(Output x, const Shape& shape, std::string_view n) {
   return make("Reshape", {x}, {{g.sym("shape"), dims_value(g, PartialShape(shape))}}, n);
 }
 
+Output op(std::string_view type, const std::vector<Output>& inputs, ir::AttrList attrs, std::string_view n) {
+  return make(type, std::span<const Output>(inputs.data(), inputs.size()), std::move(attrs), n);
+}
+
+Output Function::constant(ir::Tensor value, std::string_view n) {
+  ir::AttrList attrs{{g_->sym("value"), ir::Value(std::move(value))}};
+  return make("Constant", std::span<const Output>(), std::move(attrs), n, g_);
+}
+
 const std::vector<std::string_view>& op_types() {
   static const std::vector<std::string_view> names = [] {
     std::vector<std::string_view> r;
-    for (const auto& d : registry()) r.push_back(d.type);
+    for (const auto& d : detail::registry()) r.push_back(d.type);
     return r;
   }();
   return names;
+}
+
+bool infer_types(ir::Graph& g, Diagnostics& diags) {
+  size_t errors = 0;
+  std::function<void(ir::OpId)> scope_pass = [&](ir::OpId scope) {
+    ir::TopoResult topo = g.topo_order(scope);
+    if (!topo.ok()) {
+      diags.error(g.path(topo.cycle.front()), "amanda/core: the graph has a cycle");
+      ++errors;
+      return;
+    }
+    for (ir::OpId op : topo.order) {
+      std::string type(g.type_str(op));
+      const OpDef* d = detail::find_def(type);
+      std::string where = g.path(op);
+      if (!d) {
+        diags.error(where, "amanda/core has no op '" + type + "'");
+        ++errors;
+        continue;
+      }
+      std::vector<TypeData> in;
+      bool typed = true;
+      for (ir::PortId p : g.inputs(op)) {
+        if (g.is_control(p)) continue;
+        ir::PortId src = g.producer(p);
+        ir::TypeId t = src ? g.port_type(src) : ir::TypeId();
+        if (src && !t) {
+          // An initializer read from text carries its tensor, not type attributes: its type is the tensor's.
+          Symbol init = g.symbols().find("initializer");
+          const ir::Value* v = init ? g.attr(src, init) : nullptr;
+          if (v && v->is_tensor()) {
+            t = g.types().tensor(v->as_tensor().dtype, ir::dims_of(v->as_tensor().shape));
+            g.set_port_type(src, t);
+          }
+        }
+        if (!t) {
+          diags.error(where + ":input " + std::string(g.port_name_str(p)), "amanda/core " + type + ": the input has no type");
+          typed = false;
+          break;
+        }
+        in.push_back(g.port_type_data(src));
+      }
+      if (!typed) {
+        ++errors;
+        continue;
+      }
+      std::vector<const TypeData*> ptrs;
+      for (const auto& t : in) ptrs.push_back(&t);
+      TypeData out;
+      try {
+        out = apply_rule(*d, ptrs, g.attrs(op), g);
+      } catch (const Failure& f) {
+        diags.error(where, "amanda/core " + type + ": " + f.why);
+        ++errors;
+        continue;
+      }
+      ir::TypeId tid = g.types().intern(out);
+      for (ir::PortId p : g.outputs(op)) {
+        if (g.is_control(p)) continue;
+        ir::TypeId had = g.port_type(p);
+        if (had && had != tid) {
+          const TypeData h = g.port_type_data(p);
+          // A declared type that says less (unknown dimensions or rank) is refined; one that says
+          // something else is an error: the graph is not what its ops compute.
+          bool compatible = h.elem == out.elem && (!h.ranked || (h.dims.size() == out.dims.size() &&
+                                                                 std::equal(h.dims.begin(), h.dims.end(), out.dims.begin(),
+                                                                            [](Dim a, Dim b) { return a == b || !a.is_known() || !b.is_known(); })));
+          if (!compatible) {
+            diags.error(where + ":output " + std::string(g.port_name_str(p)),
+                        "amanda/core " + type + ": computes " + detail::show(g, out) + " but the graph declares " + detail::show(g, h));
+            ++errors;
+          }
+        }
+        g.set_port_type(p, tid);
+        ir::write_type_attrs(g, p, tid);
+      }
+    }
+  };
+  scope_pass(g.root());
+  return errors == 0;
 }
 
 }  // namespace amanda::core

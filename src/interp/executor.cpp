@@ -35,9 +35,16 @@ Executor::Executor(const ir::Graph& g, const KernelRegistry& kernels) : g_(g), k
   constexpr std::string_view prefix = "amanda/onnx/";
   const ir::Value* has_imports = g.attr(g.root(), g.symbols().find("opset_import"));
   if (ns.empty() && has_imports) ns = "amanda/onnx/0";  // only non-default domains (ai.onnx.preview.training)
+  if (ns == kCoreNamespace) {
+    // The typed core: its kernels are registered under "amanda/core::TYPE" at version 1, and the
+    // ONNX kernels they reuse see opset 17 (core ops carry their parameters as attributes).
+    core_ = true;
+    opset_ = 17;
+    return;
+  }
   if (!ns.starts_with(prefix))
-    throw Error("the interpreter runs graphs of the ONNX namespace (amanda/onnx/V); this graph is in '" + std::string(ns) +
-                "'");
+    throw Error("the interpreter runs graphs of the ONNX namespace (amanda/onnx/V) and of amanda/core; this graph is in '" +
+                std::string(ns) + "'");
   try {
     opset_ = std::stoi(std::string(ns.substr(prefix.size())));
   } catch (...) {
@@ -53,7 +60,12 @@ Executor::Executor(const ir::Graph& g, const KernelRegistry& kernels) : g_(g), k
 
 Executor::~Executor() = default;
 
+std::string Executor::kernel_key(ir::OpId op) const {
+  return core_ ? std::string(kCoreNamespace) + "::" + std::string(g_.type_str(op)) : std::string(g_.type_str(op));
+}
+
 int Executor::op_version(ir::OpId op) const {
+  if (core_) return 1;
   std::string_view type = g_.type_str(op);
   size_t sep = type.find("::");
   if (sep == std::string_view::npos) return opset_;
@@ -65,7 +77,7 @@ std::vector<MissingKernel> Executor::missing_kernels() const {
   std::vector<MissingKernel> r;
   g_.for_each_op([&](ir::OpId op) {
     int v = op_version(op);
-    if (!kernels_.find(g_.type_str(op), v)) r.push_back({g_.path(op), std::string(g_.type_str(op)), v});
+    if (!kernels_.find(kernel_key(op), v)) r.push_back({g_.path(op), std::string(g_.type_str(op)), v});
   });
   return r;
 }
@@ -132,7 +144,7 @@ const Executor::Plan& Executor::plan(ir::OpId scope) {
     Plan::Step st;
     st.op = op;
     st.version = op_version(op);
-    st.fn = kernels_.find(g_.type_str(op), st.version);
+    st.fn = kernels_.find(kernel_key(op), st.version);
     if (!st.fn)
       throw Error(g_.path(op) + ": no kernel for op " + std::string(g_.type_str(op)) + " (opset " +
                   std::to_string(st.version) + ")");
@@ -218,7 +230,7 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
     throw Error(g_.path(dst) + ": its value (from " + g_.path(src) + ") is not available");
   };
   for (const auto& st : pl.steps) {
-    KernelContext ctx(g_, st.op, st.version, *this);
+    KernelContext ctx(g_, st.op, core_ ? opset_ : st.version, *this);
     ctx.inputs_.reserve(st.args.size());
     for (ir::PortId in : st.args) {
       ir::PortId src = g_.producer(in);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <mutex>
 
+#include "amanda/core/namespace.h"
 #include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/onnx/infer.h"
 #include "amanda/frontends/onnx/model.h"
@@ -68,6 +69,7 @@ std::unique_ptr<schema::Registry> default_registry() {
   r->add_provider(onnx_frontend::make_onnx_namespace_provider());
   r->add_provider(torch_frontend::make_torch_namespace_provider());
   r->add_provider(tf_frontend::make_tf_namespace_provider());
+  r->add_provider(core::make_core_namespace_provider());
   return r;
 }
 
@@ -94,11 +96,14 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 
 std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
 
-void prepare_for_conversion(ir::Graph& g) {
+void prepare_for_conversion(ir::Graph& g, const std::string& to) {
   install_conventions();
   if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   onnx_frontend::InferOptions o;
   o.write_attrs = false;
+  // The core table needs every shape it broadcasts to or reshapes to, and torch computes many
+  // of them (Shape -> Gather -> Concat -> Reshape): carry the values of those small tensors.
+  o.data_propagation = full_namespace(to) == "amanda/core";
   try {
     onnx_frontend::infer_types(g, o);
   } catch (const std::exception&) {

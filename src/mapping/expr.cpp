@@ -679,6 +679,52 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                    bool ints = std::all_of(to_list(r, "list()").begin(), r.as_list().end(), [](const Value& x) { return x.is_int(); });
                    return make_tensor(r, ints ? ir::DType::Int64 : ir::DType::Float32);
                  }};
+    // numpy's broadcasting made explicit (the amanda/core table): `from` placed right-aligned in
+    // `to`; the axes it lacks or has as 1 where `to` is not, and `to` without those axes (the
+    // Reshape before a Broadcast). Both shapes must be known.
+    auto bcast = [](const Args& a, const char* what) {
+      const Value::List& f = to_list(a[0], what);
+      const Value::List& t = to_list(a[1], what);
+      if (f.size() > t.size()) throw EvalError(std::string(what) + ": the first shape has the larger rank");
+      size_t off = t.size() - f.size();
+      std::vector<bool> axis(t.size(), false);
+      for (size_t i = 0; i < t.size(); ++i) {
+        if (i < off) {
+          axis[i] = true;
+          continue;
+        }
+        int64_t fd = to_int(f[i - off]), td = to_int(t[i]);
+        if (fd == td) continue;
+        if (fd != 1) throw EvalError(fmt::format("{}: dimension {} of the first shape is {}, which cannot broadcast to {}", what, i - off, fd, td));
+        axis[i] = true;
+      }
+      return axis;
+    };
+    m["broadcast_axes"] = {"broadcast_axes(from, to)", "the axes of shape `to` that shape `from` (right-aligned) lacks or has as 1: broadcast_axes([3, 1], [2, 3, 4]) -> [0, 2]", 2, 2,
+                           [bcast](const Args& a) {
+                             std::vector<bool> ax = bcast(a, "broadcast_axes()");
+                             Value::List out;
+                             for (size_t i = 0; i < ax.size(); ++i)
+                               if (ax[i]) out.emplace_back(static_cast<int64_t>(i));
+                             return Value(std::move(out));
+                           }};
+    m["broadcast_kept"] = {"broadcast_kept(from, to)", "shape `to` without broadcast_axes(from, to): broadcast_kept([3, 1], [2, 3, 4]) -> [3]", 2, 2,
+                           [bcast](const Args& a) {
+                             std::vector<bool> ax = bcast(a, "broadcast_kept()");
+                             Value::List out;
+                             const Value::List& t = a[1].as_list();
+                             for (size_t i = 0; i < ax.size(); ++i)
+                               if (!ax[i]) out.push_back(t[i]);
+                             return Value(std::move(out));
+                           }};
+    m["sort"] = {"sort(list)", "the integers in increasing order", 1, 1, [](const Args& a) {
+                   std::vector<int64_t> v;
+                   for (const Value& x : to_list(a[0], "sort()")) v.push_back(to_int(x));
+                   std::sort(v.begin(), v.end());
+                   Value::List out;
+                   for (int64_t x : v) out.emplace_back(x);
+                   return Value(std::move(out));
+                 }};
     m["normalize_axes"] = {"normalize_axes(axes, rank)", "negative axes (an int or a list) counted from the end made non-negative; rank may be null when none is negative", 2, 2,
                            [](const Args& a) {
                              auto one = [&](const Value& x) {

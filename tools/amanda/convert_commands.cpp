@@ -1,4 +1,6 @@
 // `amanda convert` (mapping tables chained by the planner) and `amanda table check|list|plan|functions`.
+#include "amanda/core/builder.h"
+#include "amanda/interp/fold.h"
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -97,7 +99,13 @@ int run_convert(const ConvertOpts& o) {
       return kInvalid;
     }
   }
-  io::prepare_for_conversion(doc.graph);
+  io::prepare_for_conversion(doc.graph, o.to);
+  // Into the core, computed shapes and bounds must be constants: fold what no input changes, infer
+  // again (more shapes are known now, so more Shape ops fold), until nothing more folds.
+  for (int round = 0; round < 8 && full_namespace(o.to) == core::kNamespace; ++round) {
+    if (!interp::fold_constants(doc.graph).folded) break;
+    io::prepare_for_conversion(doc.graph, o.to);
+  }
   auto t1 = std::chrono::steady_clock::now();
   mapping::ConvertOptions co = io::default_convert_options();
   co.tags = o.tags;
@@ -132,6 +140,13 @@ int run_convert(const ConvertOpts& o) {
     };
   }
   mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
+  if (rep.ok() && full_namespace(to) == core::kNamespace) {
+    // The typed core: every op typed by its registry rule, which also refuses what a table got
+    // wrong (an implicit broadcast left in, a wrong element type).
+    Diagnostics typing;
+    if (!core::infer_types(doc.graph, typing))
+      for (const auto& d : typing.items()) rep.errors.push_back("result does not type-check: " + d.where + ": " + d.message);
+  }
   auto t2 = std::chrono::steady_clock::now();
   bool ok = rep.ok() || o.keep_unmapped;
   if (o.report == "json") std::cout << rep.json();

@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "amanda/ir/graph.h"
+#include "amanda/support/diagnostics.h"
 
 namespace amanda::core {
 
@@ -77,6 +78,8 @@ class Function {
   void result(Output v, std::string_view name = {});
   std::vector<Output> parameters() const;
   std::vector<Output> results() const;
+  // A Constant op holding `value` (its type is the tensor's element type and shape).
+  Output constant(ir::Tensor value, std::string_view name = {});
 
  private:
   std::unique_ptr<ir::Graph> owned_;
@@ -109,7 +112,19 @@ Output convert(Output x, ElemType to, std::string_view name = {});
 // Same elements, another static shape of the same element count.
 Output reshape(Output x, const Shape& shape, std::string_view name = {});
 
-// The op types above, as the core namespace names them (one entry per op).
+// Any registered op by its type (Convolution, MaxPool, Concat, ...: `amanda schema show
+// amanda/core` lists them with their attributes), checked like the constructors above; a variadic
+// op (Concat) takes its inputs in order (ports inputs.0, inputs.1, ...).
+Output op(std::string_view type, const std::vector<Output>& inputs, ir::AttrList attrs = {}, std::string_view name = {});
+
+// Every op type of amanda/core, as the registry in src/core/ops.cpp lists them (one entry per op).
 const std::vector<std::string_view>& op_types();
+
+// Types a graph of amanda/core made by other means (a mapping table, a YAML file): every op of
+// the root scope, in topological order, gets its output type from its registry rule over its
+// producers' types, as the constructors do. An op the namespace lacks, an input without a type,
+// a rule's refusal (an implicit broadcast, a wrong element type) or a declared output type that
+// contradicts the rule is reported in `diags` with the op's path; returns false if any was.
+bool infer_types(ir::Graph& g, Diagnostics& diags);
 
 }  // namespace amanda::core

@@ -19,6 +19,9 @@
 
 namespace amanda::interp {
 
+// The typed core namespace (amanda/core/builder.h), whose graphs the executor runs too.
+inline constexpr std::string_view kCoreNamespace = "amanda/core";
+
 // A graph input the caller may feed: name, element type and shape as the model declares them
 // (a dimension that is symbolic or unknown is -1; rank unknown: shape empty and has_shape false).
 struct InputSpec {
@@ -77,7 +80,9 @@ class Executor {
   const ir::Graph& g_;
   const KernelRegistry& kernels_;
   int opset_ = 0;
+  bool core_ = false;  // a graph of amanda/core: kernels registered as "amanda/core::TYPE"
   std::map<std::string, int> domain_versions_;
+  std::string kernel_key(ir::OpId op) const;
   absl::flat_hash_map<uint32_t, std::unique_ptr<Plan>> plans_;
   std::vector<bool> root_fed_;
   std::map<std::string, std::pair<double, int64_t>>* profile_ = nullptr;  // per formal root input: given by the caller

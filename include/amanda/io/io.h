@@ -60,7 +60,9 @@ std::string full_namespace(const std::string& ns);
 // their values' inferred types on the ports (libonnx's inference; the attributes the exporter writes
 // are left as they were), so that rules which need an element type see it; and the options carry
 // the expansion of ONNX ops an older opset lacks into their function bodies.
-void prepare_for_conversion(ir::Graph& g);
+// With `to` amanda/core, inference also propagates the values of small integer tensors (shapes
+// computed in the graph), since the core table needs every shape.
+void prepare_for_conversion(ir::Graph& g, const std::string& to = {});
 mapping::ConvertOptions default_convert_options();
 
 }  // namespace amanda::io

@@ -24,6 +24,7 @@ void register_all(KernelRegistry& r) {
   register_signal(r);
   register_text(r);
   register_training(r);
+  register_core(r);  // last: amanda/core's kernels reuse the ONNX ones registered above
 }
 
 int64_t norm_axis(const KernelContext& c, int64_t axis, int64_t rank) {

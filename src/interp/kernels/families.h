@@ -37,6 +37,7 @@ void register_misc(KernelRegistry& r);
 void register_signal(KernelRegistry& r);
 void register_text(KernelRegistry& r);
 void register_training(KernelRegistry& r);
+void register_core(KernelRegistry& r);
 
 // ---- element types
 // Calls f(T{}) with the C++ type of a numeric element type (bool as bool; float16 and bfloat16

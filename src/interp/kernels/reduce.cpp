@@ -245,6 +245,13 @@ void register_reduce(KernelRegistry& r) {
   r.add("ReduceLogSum", 1, [](KernelContext& c) { reduce<R::LogSum>(c, 18); });
   r.add("ReduceLogSumExp", 1, [](KernelContext& c) { reduce<R::LogSumExp>(c, 18); });
   r.add("ReduceSumSquare", 1, [](KernelContext& c) { reduce<R::SumSquare>(c, 18); });
+  // amanda/core's reductions: the same code, axes always from the attribute (core.cpp)
+  constexpr int kAttrAxes = 1 << 30;
+  r.add("amanda/core::ReduceSum", 1, [](KernelContext& c) { reduce<R::Sum>(c, kAttrAxes); });
+  r.add("amanda/core::ReduceMean", 1, [](KernelContext& c) { reduce<R::Mean>(c, kAttrAxes); });
+  r.add("amanda/core::ReduceMax", 1, [](KernelContext& c) { reduce<R::Max>(c, kAttrAxes); });
+  r.add("amanda/core::ReduceMin", 1, [](KernelContext& c) { reduce<R::Min>(c, kAttrAxes); });
+  r.add("amanda/core::ReduceProd", 1, [](KernelContext& c) { reduce<R::Prod>(c, kAttrAxes); });
   r.add("ArgMax", 1, k_arg<true>);
   r.add("ArgMin", 1, k_arg<false>);
   r.add("CumSum", 11, k_cumsum);

@@ -1,0 +1,163 @@
+#include "amanda/interp/fold.h"
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include "amanda/interp/executor.h"
+#include "amanda/ir/conventions.h"
+#include "amanda/ir/value.h"
+#include "kernels/families.h"
+
+namespace amanda::interp {
+
+namespace {
+
+bool nondeterministic(std::string_view type) {
+  return type.starts_with("Random") || type == "Bernoulli" || type == "Multinomial" || type == "Dropout";
+}
+
+// Ops whose output shape follows from their inputs' shapes alone (not from the values of inputs
+// after the first): for them, a value-dependent second input does not make the shape dynamic.
+bool shape_from_shapes(std::string_view t) {
+  static const absl::flat_hash_set<std::string_view> ops = {
+      "Add", "Sub", "Mul", "Div", "Pow", "Max", "Min", "Sum", "Mean", "Mod", "Equal", "Less", "Greater", "LessOrEqual",
+      "GreaterOrEqual", "And", "Or", "Xor", "Where", "PRelu", "BitShift", "MatMul", "Gemm", "Conv", "ConvTranspose",
+      "BatchNormalization", "LayerNormalization", "InstanceNormalization", "GroupNormalization", "Concat", "Gather",
+      "GatherElements", "GatherND", "ScatterND", "ScatterElements", "Scatter", "Einsum", "CastLike", "Dropout", "Clip"};
+  return ops.contains(t);
+}
+
+bool static_shape(const ir::Graph& g, ir::PortId p) {
+  ir::TypeId t = g.port_type(p);
+  if (!t) return false;
+  const ir::TypeData& d = g.port_type_data(p);
+  if (d.kind != ir::TypeKind::Tensor || !d.ranked) return false;
+  for (ir::Dim x : d.dims)
+    if (!x.is_known()) return false;
+  return true;
+}
+
+}  // namespace
+
+FoldResult fold_constants(ir::Graph& g) {
+  FoldResult res;
+  ir::OpId root = g.root();
+  ir::TopoResult topo = g.topo_order(root);
+  if (!topo.ok()) return res;
+  // Which ports hold values that no graph input changes.
+  absl::flat_hash_set<uint32_t> constant;  // port ids
+  for (ir::PortId p : g.inputs(root))
+    if (ir::fixed_initializer(g, p)) constant.insert(p.value);
+  // Which ports have a shape that no graph input's values change: graph inputs of static shape,
+  // initializers, and what ops make from those (where the op's shape follows from shapes, or its
+  // other inputs are constant). Shape and Size of such a value are constants.
+  absl::flat_hash_set<uint32_t> static_shaped;
+  for (ir::PortId p : g.inputs(root))
+    if (constant.contains(p.value) || static_shape(g, p)) static_shaped.insert(p.value);
+  absl::flat_hash_set<uint32_t> const_ops;
+  for (ir::OpId op : topo.order) {
+    std::string_view type = g.type_str(op);
+    bool has_graph = false;
+    for (const auto& [k, v] : g.attrs(op)) has_graph |= v.is_graph();
+    bool all = !nondeterministic(type) && !has_graph && g.inputs(op).size() > 0;
+    bool shapes = !has_graph && type != "NonZero" && type != "Unique" && type != "Compress" && type != "NonMaxSuppression";
+    size_t k = 0;
+    for (ir::PortId in : g.inputs(op)) {
+      if (g.is_control(in)) continue;
+      ir::PortId src = g.producer(in);
+      size_t index = k++;
+      if (!src) continue;  // an omitted optional input
+      bool c = constant.contains(src.value);
+      all = all && c;
+      if (!static_shaped.contains(src.value) || (index > 0 && !c && !shape_from_shapes(type))) shapes = false;
+    }
+    if ((type == "Shape" || type == "Size") && !g.inputs(op).empty()) {
+      ir::PortId src = g.producer(g.inputs(op)[0]);
+      all = src && static_shaped.contains(src.value);
+    }
+    if (type == "Constant") all = shapes = true;
+    if (shapes || all)
+      for (ir::PortId out : g.outputs(op))
+        if (!g.is_control(out)) static_shaped.insert(out.value);
+    if (!all) continue;
+    const_ops.insert(op.value);
+    for (ir::PortId out : g.outputs(op))
+      if (!g.is_control(out)) constant.insert(out.value);
+  }
+  // The boundary: constant outputs of computing ops read by an op that is not constant. Values
+  // that are graph outputs stay as they are.
+  std::vector<ir::PortId> boundary;
+  for (ir::OpId op : topo.order) {
+    if (!const_ops.contains(op.value) || g.type_str(op) == "Constant") continue;
+    for (ir::PortId out : g.outputs(op)) {
+      if (g.is_control(out)) continue;
+      bool outside = false, graph_output = false;
+      for (ir::PortId c : g.consumers(out)) {
+        ir::OpId user = g.port_op(c);
+        if (user == root) graph_output = true;
+        else if (!const_ops.contains(user.value)) outside = true;
+      }
+      if (outside && !graph_output) boundary.push_back(out);
+    }
+  }
+  if (boundary.empty()) return res;
+  // Run the graph once (inputs of ones, which every static-shaped input can take) and keep the
+  // boundary values.
+  Executor ex(g);
+  std::map<std::string, RValue> feeds;
+  for (const InputSpec& s : ex.inputs()) {
+    if (s.has_initializer) continue;
+    if (!s.has_shape || s.dtype == DType::Undefined || s.dtype == DType::String) return res;
+    for (int64_t d : s.shape)
+      if (d < 0) return res;
+    Tensor t(DType::Float64, s.shape);
+    for (int64_t i = 0; i < t.numel(); ++i) t.mutable_data<double>()[i] = 1.0;
+    feeds.emplace(s.name, RValue(s.dtype == DType::Float64 ? t : kernels::cast_tensor(t, s.dtype)));
+  }
+  absl::flat_hash_set<uint32_t> wanted;
+  for (ir::PortId p : boundary) wanted.insert(p.value);
+  absl::flat_hash_map<uint32_t, Tensor> values;
+  RunOptions ro;
+  ro.on_value = [&](ir::OpId, ir::PortId p, const RValue& v) {
+    if (wanted.contains(p.value) && v.is_tensor() && v.tensor.dtype() != DType::String) values.emplace(p.value, v.tensor);
+  };
+  ex.run(feeds, ro);
+  res.ran = true;
+  Symbol s_value = g.sym("@value"), s_val = g.sym("value");
+  for (ir::PortId p : boundary) {
+    auto it = values.find(p.value);
+    if (it == values.end()) continue;
+    const Tensor& t = it->second;
+    std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+    ir::Tensor it_tensor = ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+    ir::OpId producer = g.port_op(p);
+    std::string name = std::string(g.str(g.name(producer))) + "/folded_" + std::string(g.port_name_str(p));
+    ir::OpId c = g.create_op(root, g.sym("Constant"), g.sym(name));
+    g.set_attr(c, s_val, ir::Value(std::move(it_tensor)));
+    ir::PortId out = g.add_output(c, g.sym("output"));
+    g.set_port_role(out, ir::PortRole::Constant);
+    if (const ir::Value* vn = g.attr(p, s_value)) g.set_attr(out, s_value, *vn);
+    g.set_port_type(out, g.types().tensor(t.dtype(), ir::dims_of(t.shape())));
+    // the consumers outside the constant part read the Constant now
+    for (ir::EdgeId e : g.out_edges(p)) {
+      ir::PortId cons = g.edge_dst(e);
+      if (const_ops.contains(g.port_op(cons).value)) continue;
+      g.disconnect(e);
+      g.connect(out, cons);
+    }
+    ++res.folded;
+  }
+  // Constant ops nothing reads any more go away (reverse order: users before producers).
+  for (auto it = topo.order.rbegin(); it != topo.order.rend(); ++it) {
+    ir::OpId op = *it;
+    if (!const_ops.contains(op.value)) continue;
+    bool used = false;
+    for (ir::PortId out : g.outputs(op)) used |= g.out_degree(out) > 0;
+    if (used) continue;
+    g.erase_op(op);
+    ++res.erased;
+  }
+  return res;
+}
+
+}  // namespace amanda::interp
