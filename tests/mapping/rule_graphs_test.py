@@ -338,6 +338,25 @@ def hand_graphs():
     nodes = [helper.make_node("Gemm", ["x", "w", "c"], ["h"]), helper.make_node("Relu", ["h"], ["r"]),
              helper.make_node("Dropout", ["r"], ["d"], ratio=0.5), helper.make_node("Softmax", ["d"], ["y"], axis=1)]
     add("mlp_7", model(7, nodes, [vi("x", [3, 4])], [vi("y", [3, 5])], [w, c]))
+    # Quantize/DequantizeLinear without a zero point, per tensor (10 -> 9: *_arith_no_zero_point) and
+    # per axis (13 -> 12: *_per_axis_no_zero_point); the node tests all give one.
+    u8 = np.random.default_rng(5).integers(0, 256, size=(2, 3, 4)).astype(np.uint8)
+    for tag, sshape, scale in (("", [], np.array(0.37, np.float32)), ("_axis", [3], np.array([0.5, 0.25, 2.0], np.float32))):
+        add(f"dequantizelinear{tag}_no_zero_point_13",
+            model(13, [helper.make_node("DequantizeLinear", ["x", "s"], ["y"])], [vi("x", [2, 3, 4], TensorProto.UINT8), vi("s", sshape)], [vi("y", [2, 3, 4])]),
+            {"x": u8, "s": scale})
+        add(f"quantizelinear{tag}_no_zero_point_13",
+            model(13, [helper.make_node("QuantizeLinear", ["x", "s"], ["y"])], [vi("x", [2, 3, 4]), vi("s", sshape)], [vi("y", [2, 3, 4], TensorProto.UINT8)]),
+            {"x": f32(2, 3, 4, scale=200.0), "s": scale})
+    # BatchNormalization training_mode = 1 with Y alone (14 -> 13: batchnorm_training_y_only).
+    bn_in = [vi("x", [2, 3, 4, 5])] + [vi(n, [3]) for n in ("s", "b", "m", "v")]
+    add("batchnorm_training_y_only_15",
+        model(15, [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1, epsilon=1e-3)], bn_in, [vi("y", [2, 3, 4, 5])]),
+        {"x": f32(2, 3, 4, 5), "s": f32(3, seed=1), "b": f32(3, seed=2), "m": f32(3, seed=3), "v": np.abs(f32(3, seed=4)) + 0.5})
+    # Upsample-9 linear with scales that are not constants (9 -> 8: upsample_linear_gather).
+    add("upsample_linear_scales_input_9",
+        model(9, [helper.make_node("Upsample", ["x", "s"], ["y"], mode="linear")], [vi("x", [1, 2, 3, 4]), vi("s", [4])], [vi("y", [1, 2, 6, 6])]),
+        {"x": f32(1, 2, 3, 4), "s": np.array([1.0, 1.0, 2.0, 1.5], np.float32)})
     return g
 
 
