@@ -357,6 +357,10 @@ def hand_graphs():
     add("upsample_linear_scales_input_9",
         model(9, [helper.make_node("Upsample", ["x", "s"], ["y"], mode="linear")], [vi("x", [1, 2, 3, 4]), vi("s", [4])], [vi("y", [1, 2, 6, 6])]),
         {"x": f32(1, 2, 3, 4), "s": np.array([1.0, 1.0, 2.0, 1.5], np.float32)})
+    # Identity of a sequence (14 -> 13: identity_sequence), between tensors onnxruntime can feed.
+    nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0), helper.make_node("Identity", ["s"], ["t"]),
+             helper.make_node("ConcatFromSequence", ["t"], ["y"], axis=0)]
+    add("identity_sequence_14", model(14, nodes, [vi("x", [3, 4])], [vi("y", [3, 4])]))
     return g
 
 
