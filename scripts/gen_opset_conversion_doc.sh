@@ -27,31 +27,39 @@ one chain per op). Each cell says what happens to an op of the source opset:
 
 How conversions are checked: `tests/mapping/opset_sweep.py` (docs/mapping-tables.md).
 
-Lowerings (rules that write an op the older opset lacks with older ops; their conditions are listed
-below as `c`): Trilu (14 -> 13), GatherElements, Range and Round (11 -> 10), ThresholdedRelu
-(10 -> 9), Where, EyeLike and ConstantOfShape (9 -> 8), Expand (8 -> 7); docs/mapping-tables.md
-describes each.
+Lowerings (rules that write an op the older opset lacks, or a mode or type it lacks, with older
+ops; their conditions are listed below as `c`): GridSample (16 -> 15), Shape start/end (15 -> 14),
+Trilu, training BatchNormalization, GRU/LSTM/RNN layout = 1, Reshape allowzero, Identity of a
+sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from the outputs
+(13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference (12 -> 11), GatherElements,
+Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices, DepthToSpace CRD,
+Resize's other coordinate modes and cubic (11 -> 10), ThresholdedRelu, QuantizeLinear,
+DequantizeLinear, integer Mod, TopK's K from the output, MaxPool/AveragePool ceil_mode (10 -> 9),
+Where, EyeLike, ConstantOfShape, OneHot, Upsample with scales at run time (9 -> 8), Expand (8 -> 7);
+docs/mapping-tables.md describes each.
 
 **Refusals that are impossibilities** (no op of the older opset computes it, whatever the model):
 
 - a value type the older opset lacks: bfloat16 before 13, sequences before 11, optionals before
-  15 (If/Loop/Identity carrying them), string tensors in ops that take none;
+  15, and sequences carried by If/Loop before 13 (If-11/Loop-11 carry tensors only), string
+  tensors in ops that take none;
 - an output whose size depends on the data, below the opset that introduced the first such op
-  (NonZero and its users below 9, Unique below 11);
-- a mode the older op does not have and no composition reproduces exactly: Resize's coordinate
-  transformations other than 'asymmetric' in Upsample/Resize-10, RoiAlign's 'half_pixel' (opset 15
-  clamps small boxes to one pixel), BatchNormalization's training outputs before 14 as written,
-  Dropout with a training_mode that is not a constant;
+  (NonZero and its users below 9, Unique below 11, Compress below 9);
+- a mode the older op does not have and no composition reproduces exactly: RoiAlign's 'half_pixel'
+  (opset 15 clamps small boxes to one pixel), Dropout in training (training_mode not a constant
+  false) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
+- an input a newer opset takes at run time that an older one wants as an attribute, when neither a
+  constant nor the output's shape gives it (ReduceSum's axes, Slice's starts/ends, Pad's pads);
 - Where on floating-point values below 9 when the output's shape is not known (arithmetic with a
   0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
 
 **Not lowered yet** (refused with "does not exist before opset N" or the condition, but
-expressible in principle): GridSample, MelWeightMatrix, function bodies that hold a graph
-(SequenceMap's), BitShift, QuantizeLinear/DequantizeLinear (10 -> 9),
-ReverseSequence, OneHot, Asinh/Acosh/Atanh (approximately only), GRU/LSTM/RNN `layout` = 1
-(Transposes around the op; onnxruntime cannot run such an original, so the sweep could not check
-one), MaxPool's ceil_mode below 10.
+expressible in principle): function bodies that hold a graph (SequenceMap's), MelWeightMatrix, DFT,
+STFT, CumSum with its axis at run time, GridSample's reflection padding and bicubic mode, Resize's
+tf_crop_and_resize below 11, Einsum, NonMaxSuppression, ReverseSequence, GRU/LSTM/RNN `layout` = 1
+with initial states, MaxPool's dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only).
 
+FIGURES
 HEAD
   "$AMANDA" table coverage --matrix
 } > "$TMP"

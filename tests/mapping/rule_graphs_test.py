@@ -348,11 +348,6 @@ def hand_graphs():
         add(f"quantizelinear{tag}_no_zero_point_13",
             model(13, [helper.make_node("QuantizeLinear", ["x", "s"], ["y"])], [vi("x", [2, 3, 4]), vi("s", sshape)], [vi("y", [2, 3, 4], TensorProto.UINT8)]),
             {"x": f32(2, 3, 4, scale=200.0), "s": scale})
-    # BatchNormalization training_mode = 1 with Y alone (14 -> 13: batchnorm_training_y_only).
-    bn_in = [vi("x", [2, 3, 4, 5])] + [vi(n, [3]) for n in ("s", "b", "m", "v")]
-    add("batchnorm_training_y_only_15",
-        model(15, [helper.make_node("BatchNormalization", ["x", "s", "b", "m", "v"], ["y"], training_mode=1, epsilon=1e-3)], bn_in, [vi("y", [2, 3, 4, 5])]),
-        {"x": f32(2, 3, 4, 5), "s": f32(3, seed=1), "b": f32(3, seed=2), "m": f32(3, seed=3), "v": np.abs(f32(3, seed=4)) + 0.5})
     # Upsample-9 linear with scales that are not constants (9 -> 8: upsample_linear_gather).
     add("upsample_linear_scales_input_9",
         model(9, [helper.make_node("Upsample", ["x", "s"], ["y"], mode="linear")], [vi("x", [1, 2, 3, 4]), vi("s", [4])], [vi("y", [1, 2, 6, 6])]),
@@ -361,6 +356,10 @@ def hand_graphs():
     nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0), helper.make_node("Identity", ["s"], ["t"]),
              helper.make_node("ConcatFromSequence", ["t"], ["y"], axis=0)]
     add("identity_sequence_14", model(14, nodes, [vi("x", [3, 4])], [vi("y", [3, 4])]))
+    # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
+    add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
+                                      [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
+        {"x": f32(2, 3, 4), "s": np.array([6, 4], np.int64)})
     return g
 
 
