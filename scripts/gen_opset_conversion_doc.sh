@@ -34,7 +34,8 @@ sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from 
 (13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference (12 -> 11), GatherElements,
 Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices, DepthToSpace CRD,
 Resize's other coordinate modes and cubic (11 -> 10), ThresholdedRelu, QuantizeLinear,
-DequantizeLinear, integer Mod, TopK's K from the output, MaxPool/AveragePool ceil_mode (10 -> 9),
+DequantizeLinear, integer Mod, IsInf, TopK's K from the output, Slice with starts at run time,
+MaxPool/AveragePool ceil_mode (10 -> 9),
 Where, EyeLike, ConstantOfShape, OneHot, Upsample with scales at run time (9 -> 8), Expand (8 -> 7);
 docs/mapping-tables.md describes each.
 
