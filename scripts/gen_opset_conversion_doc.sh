@@ -48,7 +48,7 @@ docs/mapping-tables.md describes each.
   (NonZero and its users below 9, Unique below 11, Compress below 9);
 - a mode the older op does not have and no composition reproduces exactly: RoiAlign's 'half_pixel'
   (opset 15 clamps small boxes to one pixel), Dropout in training (training_mode not a constant
-  false) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
+  false, ratio not a constant 0) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
 - an input a newer opset takes at run time that an older one wants as an attribute, when neither a
   constant nor the output's shape gives it (ReduceSum's axes, Slice's starts/ends, Pad's pads);
 - Where on floating-point values below 9 when the output's shape is not known (arithmetic with a

@@ -356,6 +356,12 @@ def hand_graphs():
     nodes = [helper.make_node("SplitToSequence", ["x"], ["s"], axis=0), helper.make_node("Identity", ["s"], ["t"]),
              helper.make_node("ConcatFromSequence", ["t"], ["y"], axis=0)]
     add("identity_sequence_14", model(14, nodes, [vi("x", [3, 4])], [vi("y", [3, 4])]))
+    # Dropout with a constant ratio of 0 and training_mode true (12 -> 11: dropout_zero_ratio_mask,
+    # dropout_zero_ratio): the identity, the mask all true (torch exports swin_t's so).
+    zr = [numpy_helper.from_array(np.array(0.0, np.float32), "r"), numpy_helper.from_array(np.array(True), "t")]
+    add("dropout_zero_ratio_training_mask_13", model(13, [helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"])], [vi("x", [3, 4])],
+                                                      [vi("y", [3, 4]), vi("m", [3, 4], TensorProto.BOOL)], zr))
+    add("dropout_zero_ratio_training_13", model(13, [helper.make_node("Dropout", ["x", "r", "t"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])], zr))
     # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
