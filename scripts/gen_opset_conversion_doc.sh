@@ -60,7 +60,23 @@ STFT, CumSum with its axis at run time, GridSample's reflection padding and bicu
 tf_crop_and_resize below 11, Einsum, NonMaxSuppression, ReverseSequence, GRU/LSTM/RNN `layout` = 1
 with initial states, MaxPool's dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only).
 
-FIGURES
+**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict`, Release, 2 cores shared
+with two other builds, `-j 2`, issue 13, session 7): 925 node tests, 9,273 conversions in 8 min 53 s:
+8,269 match onnxruntime (or, where onnxruntime cannot run the original, the node test's expected
+outputs), 242 unverified (the inputs are sequences or optionals, the model draws random numbers, or
+neither onnxruntime nor the expected outputs can check it), 0 mismatches (worst relative difference
+6.7e-07), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 762 refused (306 naming a
+condition, 456 an op the target lacks): **8,511 converted (91.8%)**. At the start of the session
+the 1-in-8 sample converted 87.1%. The biggest refusals left: SequenceMap (60: its function body
+holds a graph), Loop/If carrying sequences below 13 (42), NonZero below 9 (30), DFT (30), ReduceSum
+with axes at run time (30), CumSum (28), Slice with bounds at run time (24), NonMaxSuppression (27),
+Einsum (25), bfloat16 Casts (36).
+
+The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
+14..17 and back to 13, onnxruntime against the original): 61 of the 64 conversions are written and
+match exactly (max abs difference 0), 3 are refused: vit_b_16 -> 9 (torch's chunk computes its 36
+Slices' bounds from Shape at run time, and the export has no shapes for them: opset 9's Slice takes
+attributes), swin_t -> 9 and 10 (Pad with pads at run time, ScatterND new in 11).
 HEAD
   "$AMANDA" table coverage --matrix
 } > "$TMP"
