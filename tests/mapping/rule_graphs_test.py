@@ -362,6 +362,12 @@ def hand_graphs():
     add("dropout_zero_ratio_training_mask_13", model(13, [helper.make_node("Dropout", ["x", "r", "t"], ["y", "m"])], [vi("x", [3, 4])],
                                                       [vi("y", [3, 4]), vi("m", [3, 4], TensorProto.BOOL)], zr))
     add("dropout_zero_ratio_training_13", model(13, [helper.make_node("Dropout", ["x", "r", "t"], ["y"])], [vi("x", [3, 4])], [vi("y", [3, 4])], zr))
+    # Slice-10 with starts and ends as inputs, a constant axis (10 -> 9: slice_runtime_start_gather);
+    # a negative start counts from the end.
+    add("slice_runtime_starts_10", model(10, [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                                         [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
+                                         [vi("y", [3, 4])], [i64("a", [1])], infer=False),
+        {"x": f32(3, 6), "s": np.array([-4], np.int64), "e": np.array([6], np.int64)})
     # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
