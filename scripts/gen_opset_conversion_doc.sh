@@ -49,8 +49,6 @@ docs/mapping-tables.md describes each.
 - a mode the older op does not have and no composition reproduces exactly: RoiAlign's 'half_pixel'
   (opset 15 clamps small boxes to one pixel), Dropout in training (training_mode not a constant
   false, ratio not a constant 0) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
-- an input a newer opset takes at run time that an older one wants as an attribute, when neither a
-  constant nor the output's shape gives it (ReduceSum's axes, Slice's starts/ends, Pad's pads);
 - Where on floating-point values below 9 when the output's shape is not known (arithmetic with a
   0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
 
@@ -58,7 +56,11 @@ docs/mapping-tables.md describes each.
 expressible in principle): function bodies that hold a graph (SequenceMap's), MelWeightMatrix, DFT,
 STFT, CumSum with its axis at run time, GridSample's reflection padding and bicubic mode, Resize's
 tf_crop_and_resize below 11, Einsum, NonMaxSuppression, ReverseSequence, GRU/LSTM/RNN `layout` = 1
-with initial states, MaxPool's dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only).
+with initial states, MaxPool's dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only);
+and inputs a newer opset takes at run time that an older one wants as attributes, when neither a
+constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11, Slice's
+axes or steps, or bounds on several axes, below 10): only a graph that branches on the values
+(If/Loop) could compute them.
 
 **Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict`, Release, 2 cores shared
 with two other builds, `-j 2`, issue 13, session 7): 925 node tests, 9,273 conversions in 8 min 53 s:
@@ -77,6 +79,7 @@ The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to
 match exactly (max abs difference 0), 3 are refused: vit_b_16 -> 9 (torch's chunk computes its 36
 Slices' bounds from Shape at run time, and the export has no shapes for them: opset 9's Slice takes
 attributes), swin_t -> 9 and 10 (Pad with pads at run time, ScatterND new in 11).
+
 HEAD
   "$AMANDA" table coverage --matrix
 } > "$TMP"
