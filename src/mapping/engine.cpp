@@ -122,9 +122,13 @@ CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::v
       bool explicit_primary = false;
       for (size_t i = 0; i < r.dst.ops.size(); ++i)
         if (r.dst.ops[i].primary) c.primary = i, explicit_primary = true;
+      // By default the dst op of the matched type takes over, unless another dst op reads its
+      // outputs (Softmax between Transposes, Shape before a Slice): the op that makes the rule's
+      // result takes over then, so the matched op's ports are not linked to an inner value.
       if (!explicit_primary && r.src.ops.size() == 1)
         for (size_t i = 0; i < r.dst.ops.size(); ++i)
-          if (r.dst.ops[i].type == r.src.ops[0].type) {
+          if (r.dst.ops[i].type == r.src.ops[0].type &&
+              std::none_of(r.dst.edges.begin(), r.dst.edges.end(), [&](const EdgeSpec& e) { return e.src_op == i; })) {
             c.primary = i;
             break;
           }
