@@ -372,6 +372,15 @@ def hand_graphs():
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
         {"x": f32(2, 3, 4), "s": np.array([6, 4], np.int64)})
+    # CumSum 11 -> 10: cumsum_const_axis (a constant axis, rank 3, counted from the end; exclusive
+    # and reverse; an inf that must not turn the sums before it into NaN), int32 values.
+    xi = f32(2, 3, 4, seed=5)
+    xi[1, 0, 2] = np.inf
+    add("cumsum_const_axis_rev_excl_11", one(11, "CumSum", ["x", "a"], [2, 3, 4], [2, 3, 4], [i64("a", -2)], exclusive=1, reverse=1), {"x": xi})
+    add("cumsum_const_axis_last_14", one(14, "CumSum", ["x", "a"], [2, 3, 4], [2, 3, 4], [i64("a", 2)]), {"x": xi})
+    add("cumsum_const_axis_int32_11", model(11, [helper.make_node("CumSum", ["x", "a"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
+                                            [vi("y", [3, 4], TensorProto.INT32)], [i64("a", 0)]),
+        {"x": np.arange(-6, 6, dtype=np.int32).reshape(3, 4) * 1000})
     return g
 
 
