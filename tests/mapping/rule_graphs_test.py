@@ -381,6 +381,16 @@ def hand_graphs():
     add("cumsum_const_axis_int32_11", model(11, [helper.make_node("CumSum", ["x", "a"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
                                             [vi("y", [3, 4], TensorProto.INT32)], [i64("a", 0)]),
         {"x": np.arange(-6, 6, dtype=np.int32).reshape(3, 4) * 1000})
+    # GatherND / ScatterND 11 -> 10 (gathernd_flat_gather, scatternd_flat_gather): negative indices
+    # (wrapped), k = 2 of a 3-D int32 input, an inf among the values kept as is.
+    xg = f32(3, 4, 2, seed=6)
+    xg[2, 1, 0] = np.inf
+    add("gathernd_negative_11", model(11, [helper.make_node("GatherND", ["x", "i"], ["y"])], [vi("x", [3, 4, 2])], [vi("y", [2, 2])],
+                                      [i64("i", [[-1, 1], [0, -4]])]), {"x": xg})
+    add("scatternd_negative_int32_11", model(11, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"])],
+                                             [vi("x", [3, 4, 2], TensorProto.INT32), vi("u", [2, 2], TensorProto.INT32)],
+                                             [vi("y", [3, 4, 2], TensorProto.INT32)], [i64("i", [[-1, 1], [0, -4]])]),
+        {"x": np.arange(24, dtype=np.int32).reshape(3, 4, 2), "u": np.array([[-7, -8], [-9, -10]], np.int32)})
     return g
 
 
