@@ -391,6 +391,17 @@ def hand_graphs():
                                              [vi("x", [3, 4, 2], TensorProto.INT32), vi("u", [2, 2], TensorProto.INT32)],
                                              [vi("y", [3, 4, 2], TensorProto.INT32)], [i64("i", [[-1, 1], [0, -4]])]),
         {"x": np.arange(24, dtype=np.int32).reshape(3, 4, 2), "u": np.array([[-7, -8], [-9, -10]], np.int32)})
+    # Einsum 12 -> 11 (the expander's C++ lowering, functions.cpp): an implicit output, an ellipsis
+    # on one operand only, a letter summed away from one operand with the output transposed, a trace.
+    for name, eq, sa, sb, so in [("einsum_implicit_12", "ij,jk", [3, 4], [4, 5], [3, 5]),
+                                 ("einsum_ellipsis_one_side_12", "...ij,jk->...ik", [2, 3, 4], [4, 5], [2, 3, 5]),
+                                 ("einsum_sum_one_side_transposed_12", "ijk,jl->li", [2, 3, 4], [3, 5], [5, 2]),
+                                 ("einsum_trace_12", "bii->b", [2, 3, 3], None, [2])]:
+        ins = [vi("x", sa)] + ([vi("w", sb)] if sb else [])
+        feeds = {"x": f32(*sa, seed=7)}
+        if sb:
+            feeds["w"] = f32(*sb, seed=8)
+        add(name, model(12, [helper.make_node("Einsum", ["x"] + (["w"] if sb else []), ["y"], equation=eq)], ins, [vi("y", so)]), feeds)
     return g
 
 
