@@ -368,6 +368,16 @@ def hand_graphs():
                                          [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
                                          [vi("y", [3, 4])], [i64("a", [1])], infer=False),
         {"x": f32(3, 6), "s": np.array([-4], np.int64), "e": np.array([6], np.int64)})
+    # The same with the output's length unknown (10 -> 9: slice_runtime_bounds_nonzero; a negative
+    # end, an end past the length clamped).
+    add("slice_runtime_bounds_10", model(10, [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                                         [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
+                                         [vi("y", None)], [i64("a", [1])], infer=False),
+        {"x": f32(3, 6), "s": np.array([1], np.int64), "e": np.array([-1], np.int64)})
+    add("slice_runtime_bounds_clamped_10", model(10, [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                                                 [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
+                                                 [vi("y", None)], [i64("a", [-2])], infer=False),
+        {"x": f32(3, 6), "s": np.array([-5], np.int64), "e": np.array([100], np.int64)})
     # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
