@@ -378,6 +378,12 @@ def hand_graphs():
                                                  [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
                                                  [vi("y", None)], [i64("a", [-2])], infer=False),
         {"x": f32(3, 6), "s": np.array([-5], np.int64), "e": np.array([100], np.int64)})
+    # Constant bounds with steps 2 and 3 (10 -> 9: slice_const_steps_gather; a negative start, an end
+    # past the length).
+    add("slice_const_step2_11", one(11, "Slice", ["x", "s", "e", "a", "st"], [3, 7], [3, 4],
+                                    [i64("s", [0]), i64("e", [100]), i64("a", [1]), i64("st", [2])]))
+    add("slice_const_step3_neg_start_13", one(13, "Slice", ["x", "s", "e", "a", "st"], [8, 3], [2, 3],
+                                              [i64("s", [-7]), i64("e", [6]), i64("a", [-2]), i64("st", [3])]))
     # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
