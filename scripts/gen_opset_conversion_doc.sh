@@ -31,11 +31,13 @@ Lowerings (rules that write an op the older opset lacks, or a mode or type it la
 ops; their conditions are listed below as `c`): GridSample (16 -> 15), Shape start/end (15 -> 14),
 Trilu, training BatchNormalization, GRU/LSTM/RNN layout = 1, Reshape allowzero, Identity of a
 sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from the outputs
-(13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference (12 -> 11), GatherElements,
-Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices, DepthToSpace CRD,
-Resize's other coordinate modes and cubic (11 -> 10), ThresholdedRelu, QuantizeLinear,
-DequantizeLinear, integer Mod, IsInf, TopK's K from the output, Slice with starts at run time,
-MaxPool/AveragePool ceil_mode (10 -> 9),
+(13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference, GatherND's batch_dims,
+Einsum (the function expander's lowering: one or two operands) (12 -> 11), GatherElements, GatherND,
+ScatterND, CumSum, Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices,
+DepthToSpace CRD, Resize's other coordinate modes and cubic (11 -> 10), ThresholdedRelu,
+QuantizeLinear, DequantizeLinear, integer Mod, IsInf, TopK's K from the output, Slice with bounds at
+run time (Gather, or NonZero when the output's length is not known) and with steps above 1,
+ReverseSequence, MaxPool/AveragePool ceil_mode (10 -> 9),
 Where, EyeLike, ConstantOfShape, OneHot, Upsample with scales at run time (9 -> 8), Expand (8 -> 7);
 docs/mapping-tables.md describes each.
 
@@ -44,8 +46,6 @@ docs/mapping-tables.md describes each.
 - a value type the older opset lacks: bfloat16 before 13, sequences before 11, optionals before
   15, and sequences carried by If/Loop before 13 (If-11/Loop-11 carry tensors only), string
   tensors in ops that take none;
-- an output whose size depends on the data, below the opset that introduced the first such op
-  (NonZero and its users below 9, Unique below 11, Compress below 9);
 - a mode the older op does not have and no composition reproduces exactly: RoiAlign's 'half_pixel'
   (opset 15 clamps small boxes to one pixel), Dropout in training (training_mode not a constant
   false, ratio not a constant 0) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
@@ -53,32 +53,60 @@ docs/mapping-tables.md describes each.
   0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
 
 **Not lowered yet** (refused with "does not exist before opset N" or the condition, but
-expressible in principle): function bodies that hold a graph (SequenceMap's), MelWeightMatrix, DFT,
-STFT, CumSum with its axis at run time, GridSample's reflection padding and bicubic mode, Resize's
-tf_crop_and_resize below 11, Einsum, NonMaxSuppression, ReverseSequence, GRU/LSTM/RNN `layout` = 1
-with initial states, MaxPool's dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only);
-and inputs a newer opset takes at run time that an older one wants as attributes, when neither a
-constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11, Slice's
-axes or steps, or bounds on several axes, below 10): only a graph that branches on the values
-(If/Loop) could compute them.
+expressible in principle):
 
-**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict`, Release, 2 cores shared
-with two other builds, `-j 2`, issue 13, session 7): 925 node tests, 9,273 conversions in 8 min 53 s:
-8,269 match onnxruntime (or, where onnxruntime cannot run the original, the node test's expected
-outputs), 242 unverified (the inputs are sequences or optionals, the model draws random numbers, or
-neither onnxruntime nor the expected outputs can check it), 0 mismatches (worst relative difference
-6.7e-07), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 762 refused (306 naming a
-condition, 456 an op the target lacks): **8,511 converted (91.8%)**. At the start of the session
-the 1-in-8 sample converted 87.1%. The biggest refusals left: SequenceMap (60: its function body
-holds a graph), Loop/If carrying sequences below 13 (42), NonZero below 9 (30), DFT (30), ReduceSum
-with axes at run time (30), CumSum (28), Slice with bounds at run time (24), NonMaxSuppression (27),
-Einsum (25), bfloat16 Casts (36).
+- SequenceMap (17 -> 13..16): its ONNX function body is a Loop over the sequences whose body holds
+  the op's own graph. The expander (`src/frontends/onnx/functions.cpp`) refuses ops with a nested
+  graph: it would have to write the op's body back as a GraphProto for ONNX's builder, and
+  `ir::Graph::replace_subgraph` would have to connect the function's inputs to the values the Loop
+  body captures (today it throws: "input N of the graph feeds ..., which is not an op of its
+  body"). 17 -> 11 and 12 stay impossible even then: that Loop carries sequences (above);
+- an output whose size depends on the data below the opset of the first op that makes one (NonZero,
+  Compress and Slice with bounds at run time whose output length is not known below 9, Unique below
+  11): no single op computes such a size, but Loop (opset 1: a trip count at run time, scan
+  outputs) could, one element per iteration;
+- MelWeightMatrix, DFT, STFT, NonMaxSuppression, GridSample's reflection padding and bicubic mode,
+  Resize's tf_crop_and_resize below 11, GRU/LSTM/RNN `layout` = 1 with initial states, MaxPool's
+  dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only);
+- the new lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
+  possible axis, picked with Gather, as for rank 2), or any shape unknown (the Gather indices are a
+  constant); Einsum with three or more operands (pairwise contractions), a dimension of 1
+  broadcast against another, or unknown dimensions; ScatterND with reduction add or mul below 16
+  (a Loop over the updates, one ScatterND each, would keep duplicate indices exact; sums through a
+  one-hot MatMul would turn inf into NaN); ReverseSequence, GatherND and ScatterND of unknown shapes;
+- inputs a newer opset takes at run time that an older one wants as attributes, when neither a
+  constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11,
+  Slice's axes, steps at run time, or bounds on several axes, below 10): only a graph that branches
+  on the values (If/Loop) could compute them. Where they are computed from Shape, the shapes inferred
+  with ONNX's data propagation make them constants: `amanda convert` folds them (`interp::fold_constants`
+  and inference with `data_propagation`) only toward `amanda/core`. Doing it for ONNX targets too
+  (measured with that change, not committed: the fold loop of `tools/amanda/convert_commands.cpp`
+  for every target, `data_propagation` on in `src/io/io.cpp`'s `prepare_for_conversion`) converts
+  swin_t to opsets 9 and 10 as well (`opset_models_test.py`: all 16 of swin_t's conversions written,
+  max abs difference 0); folding costs about
+  0.9 s on swin_t, so it should run only when a step needs it: left to the tools' owner.
+
+**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -j 2`, Release, 2 cores
+shared with other work, issue 13, session 7, second pass): 925 node tests, 9,273 conversions in
+4 min 13 s: 8,345 match onnxruntime (or, where onnxruntime cannot run the original, the node test's
+expected outputs), 242 unverified (the inputs are sequences or optionals, the model draws random
+numbers, or neither onnxruntime nor the expected outputs can check it), 0 mismatches (worst
+relative difference 6.7e-07), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 686 refused
+(301 naming a condition, 385 an op the target lacks): **8,587 converted (92.6%)**, up from 8,511
+(91.8%) at the start of the pass (CumSum 28, Einsum 25, ReverseSequence 6, GatherND 13, ScatterND 4
+pairs more). The biggest refusals left: SequenceMap (60: its body holds a graph; 20 of them, to
+opsets 11 and 12, impossible), Loop/If carrying sequences or optional sequences to opsets that lack those types (66), NonZero below 9 (30),
+DFT (30), ReduceSum with axes at run time (30), Slice with axes at run time (27), NonMaxSuppression
+(27), bfloat16 Casts (36), STFT (20), Unique below 11 (20), ScatterND with reduction add/mul
+below 16 (18).
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
-14..17 and back to 13, onnxruntime against the original): 61 of the 64 conversions are written and
-match exactly (max abs difference 0), 3 are refused: vit_b_16 -> 9 (torch's chunk computes its 36
-Slices' bounds from Shape at run time, and the export has no shapes for them: opset 9's Slice takes
-attributes), swin_t -> 9 and 10 (Pad with pads at run time, ScatterND new in 11).
+14..17 and back to 13, onnxruntime against the original): 62 of the 64 conversions are written and
+match exactly (max abs difference 0; vit_b_16 -> 9 since session 7's second pass: its 36 Slices
+with bounds from Shape at run time are the NonZero lowering), 2 are refused: swin_t -> 9 and 10
+(Pad with pads computed from Shape at run time, which opset 10's Pad wants as attributes, and
+ScatterND whose shapes the export does not give; see "Not lowered yet" for the folding that
+converts it).
 
 HEAD
   "$AMANDA" table coverage --matrix

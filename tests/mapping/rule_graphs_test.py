@@ -368,10 +368,56 @@ def hand_graphs():
                                          [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
                                          [vi("y", [3, 4])], [i64("a", [1])], infer=False),
         {"x": f32(3, 6), "s": np.array([-4], np.int64), "e": np.array([6], np.int64)})
+    # The same with the output's length unknown (10 -> 9: slice_runtime_bounds_nonzero; a negative
+    # end, an end past the length clamped).
+    add("slice_runtime_bounds_10", model(10, [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                                         [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
+                                         [vi("y", None)], [i64("a", [1])], infer=False),
+        {"x": f32(3, 6), "s": np.array([1], np.int64), "e": np.array([-1], np.int64)})
+    add("slice_runtime_bounds_clamped_10", model(10, [helper.make_node("Slice", ["x", "s", "e", "a"], ["y"])],
+                                                 [vi("x", [3, 6]), vi("s", [1], TensorProto.INT64), vi("e", [1], TensorProto.INT64)],
+                                                 [vi("y", None)], [i64("a", [-2])], infer=False),
+        {"x": f32(3, 6), "s": np.array([-5], np.int64), "e": np.array([100], np.int64)})
+    # Constant bounds with steps 2 and 3 (10 -> 9: slice_const_steps_gather; a negative start, an end
+    # past the length).
+    add("slice_const_step2_11", one(11, "Slice", ["x", "s", "e", "a", "st"], [3, 7], [3, 4],
+                                    [i64("s", [0]), i64("e", [100]), i64("a", [1]), i64("st", [2])]))
+    add("slice_const_step3_neg_start_13", one(13, "Slice", ["x", "s", "e", "a", "st"], [8, 3], [2, 3],
+                                              [i64("s", [-7]), i64("e", [6]), i64("a", [-2]), i64("st", [3])]))
     # Reshape allowzero = 1 with the shape as an input and no 0 in it (14 -> 13: reshape_allowzero_known_shape).
     add("reshape_allowzero_14", model(14, [helper.make_node("Reshape", ["x", "s"], ["y"], allowzero=1)],
                                       [vi("x", [2, 3, 4]), vi("s", [2], TensorProto.INT64)], [vi("y", [6, 4])], infer=False),
         {"x": f32(2, 3, 4), "s": np.array([6, 4], np.int64)})
+    # CumSum 11 -> 10: cumsum_const_axis (a constant axis, rank 3, counted from the end; exclusive
+    # and reverse; an inf that must not turn the sums before it into NaN), int32 values.
+    xi = f32(2, 3, 4, seed=5)
+    xi[1, 0, 2] = np.inf
+    add("cumsum_const_axis_rev_excl_11", one(11, "CumSum", ["x", "a"], [2, 3, 4], [2, 3, 4], [i64("a", -2)], exclusive=1, reverse=1), {"x": xi})
+    add("cumsum_const_axis_last_14", one(14, "CumSum", ["x", "a"], [2, 3, 4], [2, 3, 4], [i64("a", 2)]), {"x": xi})
+    add("cumsum_const_axis_int32_11", model(11, [helper.make_node("CumSum", ["x", "a"], ["y"])], [vi("x", [3, 4], TensorProto.INT32)],
+                                            [vi("y", [3, 4], TensorProto.INT32)], [i64("a", 0)]),
+        {"x": np.arange(-6, 6, dtype=np.int32).reshape(3, 4) * 1000})
+    # GatherND / ScatterND 11 -> 10 (gathernd_flat_gather, scatternd_flat_gather): negative indices
+    # (wrapped), k = 2 of a 3-D int32 input, an inf among the values kept as is.
+    xg = f32(3, 4, 2, seed=6)
+    xg[2, 1, 0] = np.inf
+    add("gathernd_negative_11", model(11, [helper.make_node("GatherND", ["x", "i"], ["y"])], [vi("x", [3, 4, 2])], [vi("y", [2, 2])],
+                                      [i64("i", [[-1, 1], [0, -4]])]), {"x": xg})
+    add("scatternd_negative_int32_11", model(11, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"])],
+                                             [vi("x", [3, 4, 2], TensorProto.INT32), vi("u", [2, 2], TensorProto.INT32)],
+                                             [vi("y", [3, 4, 2], TensorProto.INT32)], [i64("i", [[-1, 1], [0, -4]])]),
+        {"x": np.arange(24, dtype=np.int32).reshape(3, 4, 2), "u": np.array([[-7, -8], [-9, -10]], np.int32)})
+    # Einsum 12 -> 11 (the expander's C++ lowering, functions.cpp): an implicit output, an ellipsis
+    # on one operand only, a letter summed away from one operand with the output transposed, a trace.
+    for name, eq, sa, sb, so in [("einsum_implicit_12", "ij,jk", [3, 4], [4, 5], [3, 5]),
+                                 ("einsum_ellipsis_one_side_12", "...ij,jk->...ik", [2, 3, 4], [4, 5], [2, 3, 5]),
+                                 ("einsum_sum_one_side_transposed_12", "ijk,jl->li", [2, 3, 4], [3, 5], [5, 2]),
+                                 ("einsum_trace_12", "bii->b", [2, 3, 3], None, [2])]:
+        ins = [vi("x", sa)] + ([vi("w", sb)] if sb else [])
+        feeds = {"x": f32(*sa, seed=7)}
+        if sb:
+            feeds["w"] = f32(*sb, seed=8)
+        add(name, model(12, [helper.make_node("Einsum", ["x"] + (["w"] if sb else []), ["y"], equation=eq)], ins, [vi("y", so)]), feeds)
     return g
 
 
