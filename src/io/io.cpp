@@ -96,14 +96,14 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 
 std::string full_namespace(const std::string& ns) { return ns.starts_with("amanda/") ? ns : "amanda/" + ns; }
 
-void prepare_for_conversion(ir::Graph& g, const std::string& to) {
+void prepare_for_conversion(ir::Graph& g, const std::string& to, bool data_propagation) {
   install_conventions();
   if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   onnx_frontend::InferOptions o;
   o.write_attrs = false;
   // The core table needs every shape it broadcasts to or reshapes to, and torch computes many
   // of them (Shape -> Gather -> Concat -> Reshape): carry the values of those small tensors.
-  o.data_propagation = full_namespace(to) == "amanda/core";
+  o.data_propagation = data_propagation || full_namespace(to) == "amanda/core";
   try {
     onnx_frontend::infer_types(g, o);
   } catch (const std::exception&) {

@@ -140,6 +140,41 @@ int run_convert(const ConvertOpts& o) {
     };
   }
   mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
+  // An ONNX model refused because a value its rules need is computed at run time (Pad's pads,
+  // Slice's bounds, ScatterND's shapes from Shape -> Gather -> Concat): values that no graph input
+  // changes are constants in fact. Fold them (the interpreter runs those ops once) and try again;
+  // the report says so. The source stays the same for --check.
+  if (!rep.ok() && !o.keep_unmapped && !torch_frontend::is_torchscript_path(o.in) &&
+      full_namespace(to).starts_with("amanda/onnx/") && full_namespace(to) != core::kNamespace) {
+    text::Document again = read_any(o.in, diags);
+    io::prepare_for_conversion(again.graph, o.to, true);
+    size_t folded = 0;
+    for (int round = 0; round < 8; ++round) {
+      interp::FoldResult f = interp::fold_constants(again.graph);
+      if (!f.folded) break;
+      folded += f.folded;
+      io::prepare_for_conversion(again.graph, o.to, true);
+    }
+    if (folded) {
+      std::map<uint32_t, std::string> provenance2;
+      mapping::ConvertOptions co2 = co;
+      if (o.check)
+        co2.on_rewrite = [&provenance2](ir::OpId op, const std::string& rule) {
+          std::string& s = provenance2[op.value];
+          s += (s.empty() ? "" : ", then ") + rule;
+        };
+      mapping::Report rep2 = mapping::convert(again.graph, full_namespace(to), tables, *reg, co2);
+      if (rep2.ok()) {
+        rep2.explain.insert(rep2.explain.begin(),
+                            fmt::format("note: converted after folding {} values that no graph input changes into constants "
+                                        "(the first attempt refused ops whose inputs are computed at run time)",
+                                        folded));
+        rep = std::move(rep2);
+        doc = std::move(again);
+        provenance = std::move(provenance2);
+      }
+    }
+  }
   if (rep.ok() && full_namespace(to) == core::kNamespace) {
     // The typed core: every op typed by its registry rule, which also refuses what a table got
     // wrong (an implicit broadcast left in, a wrong element type).

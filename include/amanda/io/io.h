@@ -62,7 +62,7 @@ std::string full_namespace(const std::string& ns);
 // the expansion of ONNX ops an older opset lacks into their function bodies.
 // With `to` amanda/core, inference also propagates the values of small integer tensors (shapes
 // computed in the graph), since the core table needs every shape.
-void prepare_for_conversion(ir::Graph& g, const std::string& to = {});
+void prepare_for_conversion(ir::Graph& g, const std::string& to = {}, bool data_propagation = false);
 mapping::ConvertOptions default_convert_options();
 
 }  // namespace amanda::io
