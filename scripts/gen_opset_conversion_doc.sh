@@ -78,13 +78,11 @@ expressible in principle):
   constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11,
   Slice's axes, steps at run time, or bounds on several axes, below 10): only a graph that branches
   on the values (If/Loop) could compute them. Where they are computed from Shape, the shapes inferred
-  with ONNX's data propagation make them constants: `amanda convert` folds them (`interp::fold_constants`
-  and inference with `data_propagation`) only toward `amanda/core`. Doing it for ONNX targets too
-  (measured with that change, not committed: the fold loop of `tools/amanda/convert_commands.cpp`
-  for every target, `data_propagation` on in `src/io/io.cpp`'s `prepare_for_conversion`) converts
-  swin_t to opsets 9 and 10 as well (`opset_models_test.py`: all 16 of swin_t's conversions written,
-  max abs difference 0); folding costs about
-  0.9 s on swin_t, so it should run only when a step needs it: left to the tools' owner.
+  with ONNX's data propagation make them constants: when a conversion is refused, `amanda convert`
+  tries once more after folding every value no graph input changes into a constant
+  (`interp::fold_constants`, inference with `data_propagation`; `tools/amanda/convert_commands.cpp`)
+  and says so in its report. That converts swin_t to opsets 9 and 10 (160 values folded, about 0.8 s
+  more, paid only by conversions the first attempt refused).
 
 **Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -j 2`, Release, 2 cores
 shared with other work, issue 13, session 7, second pass): 925 node tests, 9,273 conversions in
@@ -101,12 +99,11 @@ DFT (30), ReduceSum with axes at run time (30), Slice with axes at run time (27)
 below 16 (18).
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
-14..17 and back to 13, onnxruntime against the original): 62 of the 64 conversions are written and
-match exactly (max abs difference 0; vit_b_16 -> 9 since session 7's second pass: its 36 Slices
-with bounds from Shape at run time are the NonZero lowering), 2 are refused: swin_t -> 9 and 10
-(Pad with pads computed from Shape at run time, which opset 10's Pad wants as attributes, and
-ScatterND whose shapes the export does not give; see "Not lowered yet" for the folding that
-converts it).
+14..17 and back to 13, onnxruntime against the original): **all 64 conversions are written and
+match exactly** (128 converted models checked, max abs difference 0, 0 refused): vit_b_16 -> 9
+since session 7 (its 36 Slices with bounds from Shape at run time are the NonZero lowering), swin_t
+-> 9 and 10 by the folding retry above (Pad's pads and ScatterND's shapes are computed from Shape
+at run time; folded, they are constants).
 
 HEAD
   "$AMANDA" table coverage --matrix
