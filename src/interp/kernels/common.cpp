@@ -75,4 +75,12 @@ int thread_count() {
   return n;
 }
 
+void init_threads() {
+  static const bool done = [] {
+    if (int n = thread_count()) omp_set_num_threads(n);
+    return true;
+  }();
+  (void)done;
+}
+
 }  // namespace amanda::interp::kernels

@@ -7,6 +7,7 @@
 #include <map>
 #include <mutex>
 #include <tuple>
+#include <vector>
 
 #include <oneapi/dnnl/dnnl.hpp>
 
@@ -23,8 +24,7 @@ struct Engine {
 
 Engine& engine() {
   static Engine* e = [] {
-    // oneDNN's OpenMP runtime reads this at its first parallel region: one knob for all libraries.
-    if (int n = thread_count()) setenv("OMP_NUM_THREADS", std::to_string(n).c_str(), 1);
+    init_threads();
     return new Engine;
   }();
   return *e;
@@ -32,10 +32,35 @@ Engine& engine() {
 
 using WeightKey = std::tuple<const void*, int64_t, std::string>;
 
+// One primitive per convolution geometry, created once: creating a primitive descriptor walks
+// oneDNN's implementation list (tens of microseconds), more than a small convolution takes.
+struct Prim {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::convolution_forward prim;
+  bool src_plain = false, dst_plain = false;
+};
+
+// Buffers for the reordered input and output, reused from call to call: a fresh allocation of a
+// few megabytes is fresh pages from the kernel, and faulting them in cost more than the reorder.
+struct Scratch {
+  void* p = nullptr;
+  size_t size = 0;
+  void* get(size_t n) {
+    if (n > size) {
+      std::free(p);
+      p = std::aligned_alloc(64, (n + 63) / 64 * 64);
+      if (!p) throw std::bad_alloc();
+      size = n;
+    }
+    return p;
+  }
+};
+
 }  // namespace
 
 bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, int64_t group, Tensor& y) {
-  if (std::getenv("AMANDA_NO_DNNL")) return false;
+  static const bool off = std::getenv("AMANDA_NO_DNNL") != nullptr;
+  if (off) return false;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;
@@ -46,48 +71,62 @@ bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Win
                        : dims{M, C, win.kernel[0], win.kernel[1]};
   dims strides{win.strides[0], win.strides[1]}, dil{win.dilations[0] - 1, win.dilations[1] - 1};
   dims pl{win.pad_begin[0], win.pad_begin[1]}, pr{win.pad_end[0], win.pad_end[1]};
-  dnnl::memory::desc xa(src_d, dt::f32, tag::any), wa(w_d, dt::f32, tag::any), ya(dst_d, dt::f32, tag::any);
   dnnl::memory::desc ba({M}, dt::f32, tag::a);
-  auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                     xa, wa, ba, ya, strides, dil, pl, pr)
-                   : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
-                                                     xa, wa, ya, strides, dil, pl, pr);
-  dnnl::convolution_forward::primitive_desc pd(desc, e.eng);
-  dnnl::memory xm({src_d, dt::f32, tag::nchw}, e.eng, const_cast<uint8_t*>(x.raw()));
-  dnnl::memory ym({dst_d, dt::f32, tag::nchw}, e.eng, y.mutable_raw());
-  dnnl::memory wm({w_d, dt::f32, group > 1 ? tag::goihw : tag::oihw}, e.eng, const_cast<uint8_t*>(w.raw()));
+  dnnl::memory::desc xplain(src_d, dt::f32, tag::nchw), yplain(dst_d, dt::f32, tag::nchw);
+  dnnl::memory::desc wplain(w_d, dt::f32, group > 1 ? tag::goihw : tag::oihw);
+
+  static std::mutex mu;
+  std::lock_guard lock(mu);  // the caches and scratch buffers below; kernels run one at a time
+  static auto* prims = new std::map<std::vector<int64_t>, Prim>;
+  std::vector<int64_t> key{N, C, M, group, bias != nullptr};
+  for (const dims* d : {&src_d, &dst_d, &w_d, &strides, &dil, &pl, &pr}) key.insert(key.end(), d->begin(), d->end());
+  auto pit = prims->find(key);
+  if (pit == prims->end()) {
+    dnnl::memory::desc xa(src_d, dt::f32, tag::any), wa(w_d, dt::f32, tag::any), ya(dst_d, dt::f32, tag::any);
+    auto desc = bias ? dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                       xa, wa, ba, ya, strides, dil, pl, pr)
+                     : dnnl::convolution_forward::desc(dnnl::prop_kind::forward_inference, dnnl::algorithm::convolution_direct,
+                                                       xa, wa, ya, strides, dil, pl, pr);
+    dnnl::convolution_forward::primitive_desc pd(desc, e.eng);
+    Prim p{pd, dnnl::convolution_forward(pd), pd.src_desc() == xplain, pd.dst_desc() == yplain};
+    pit = prims->emplace(std::move(key), std::move(p)).first;
+  }
+  const Prim& P = pit->second;
+  const auto& pd = P.pd;
+
+  dnnl::memory xm(xplain, e.eng, const_cast<uint8_t*>(x.raw()));
+  dnnl::memory ym(yplain, e.eng, y.mutable_raw());
+  dnnl::memory wm(wplain, e.eng, const_cast<uint8_t*>(w.raw()));
   // Weights: reordered once per (bytes, group, layout) when they are the model's own.
   dnnl::memory wi;
-  static std::mutex mu;
-  static std::map<WeightKey, dnnl::memory>* cache = new std::map<WeightKey, dnnl::memory>;
-  bool direct_w = pd.weights_desc() == wm.get_desc();
-  if (direct_w) {
+  static auto* cache = new std::map<WeightKey, dnnl::memory>;
+  if (pd.weights_desc() == wplain) {
     wi = wm;
   } else if (w.borrowed()) {
-    std::lock_guard lock(mu);
     // The layout oneDNN picks depends on the shapes: key on the chosen layout's size and dims too.
-    WeightKey key{w.raw(), group, std::to_string(pd.weights_desc().get_size()) + "/" + std::to_string(N)};
-    auto it = cache->find(key);
+    WeightKey wkey{w.raw(), group, std::to_string(pd.weights_desc().get_size()) + "/" + std::to_string(N)};
+    auto it = cache->find(wkey);
     if (it == cache->end()) {
       dnnl::memory m(pd.weights_desc(), e.eng);
       dnnl::reorder(wm, m).execute(e.strm, wm, m);
-      it = cache->emplace(key, m).first;
+      it = cache->emplace(wkey, m).first;
     }
     wi = it->second;
   } else {
     wi = dnnl::memory(pd.weights_desc(), e.eng);
     dnnl::reorder(wm, wi).execute(e.strm, wm, wi);
   }
+  static Scratch src_buf, dst_buf;
   dnnl::memory xi = xm, yi = ym;
-  if (pd.src_desc() != xm.get_desc()) {
-    xi = dnnl::memory(pd.src_desc(), e.eng);
+  if (!P.src_plain) {
+    xi = dnnl::memory(pd.src_desc(), e.eng, src_buf.get(pd.src_desc().get_size()));
     dnnl::reorder(xm, xi).execute(e.strm, xm, xi);
   }
-  if (pd.dst_desc() != ym.get_desc()) yi = dnnl::memory(pd.dst_desc(), e.eng);
+  if (!P.dst_plain) yi = dnnl::memory(pd.dst_desc(), e.eng, dst_buf.get(pd.dst_desc().get_size()));
   std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, xi}, {DNNL_ARG_WEIGHTS, wi}, {DNNL_ARG_DST, yi}};
   if (bias) args[DNNL_ARG_BIAS] = dnnl::memory(ba, e.eng, const_cast<uint8_t*>(bias->raw()));
-  dnnl::convolution_forward(pd).execute(e.strm, args);
-  if (yi != ym) dnnl::reorder(yi, ym).execute(e.strm, yi, ym);
+  P.prim.execute(e.strm, args);
+  if (!P.dst_plain) dnnl::reorder(yi, ym).execute(e.strm, yi, ym);
   e.strm.wait();
   return true;
 }

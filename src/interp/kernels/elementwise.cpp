@@ -27,7 +27,9 @@ void unary_math(KernelContext& c, F f) {
     T* o = y.mutable_data<T>();
     int64_t n = x.numel();
     if constexpr (is_fp<T>) {
-      for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(f(a[i]));
+      parallel_for(n, 1 << 14, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) o[i] = static_cast<T>(f(a[i]));
+      });
     } else {
       for (int64_t i = 0; i < n; ++i) o[i] = static_cast<T>(f(static_cast<double>(a[i])));
     }
@@ -136,14 +138,59 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
   const T* pb = b.data<T>();
   R* po = out.mutable_data<R>();
   int64_t n = out.numel();
+  // Floating-point ops cannot fail, so they may run on several threads; integer ones may throw
+  // (division by zero) and stay on the caller's.
+  auto run = [&](auto body) {
+    if constexpr (is_fp<T>) parallel_for(n, 1 << 15, body);
+    else body(int64_t{0}, n);
+  };
+  // The operand that does not have the output's shape repeats it in one of two simple ways in
+  // most models: a trailing block ([197, 768] + [768]) or one value per leading row
+  // ([197, 768] * [197, 1]). Both are plain loops; everything else takes the general walk.
+  auto repeats = [&](const Shape& small, int64_t& block, int64_t& inner) {
+    const Shape& os = out.shape();
+    if (small.size() > os.size()) return false;
+    size_t off = os.size() - small.size();
+    size_t lead = 0;  // leading dims of `small` that are 1 (or missing)
+    while (lead < os.size() && (lead < off || small[lead - off] == 1)) ++lead;
+    bool suffix = true;
+    for (size_t d = lead; d < os.size(); ++d) suffix = suffix && small[d - off] == os[d];
+    if (suffix) {
+      block = numel(Shape(os.begin() + static_cast<std::ptrdiff_t>(lead), os.end()));
+      inner = 1;
+      return block > 0;
+    }
+    size_t trail = os.size();  // trailing dims of `small` that are 1
+    while (trail > off && small[trail - 1 - off] == 1) --trail;
+    for (size_t d = 0; d < trail; ++d)
+      if (d < off || small[d - off] != os[d]) return false;
+    block = 0;
+    inner = numel(Shape(os.begin() + static_cast<std::ptrdiff_t>(trail), os.end()));
+    return inner > 0;
+  };
+  int64_t block = 0, inner = 0;
   if (a.shape() == b.shape()) {
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], pb[i]);
+    run([&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[i]);
+    });
   } else if (b.numel() == 1 && a.numel() == n) {
     T s = pb[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(pa[i], s);
+    run([&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], s);
+    });
   } else if (a.numel() == 1 && b.numel() == n) {
     T s = pa[0];
-    for (int64_t i = 0; i < n; ++i) po[i] = f(s, pb[i]);
+    run([&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(s, pb[i]);
+    });
+  } else if (a.shape() == out.shape() && repeats(b.shape(), block, inner)) {
+    run([&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[block ? i % block : i / inner]);
+    });
+  } else if (b.shape() == out.shape() && repeats(a.shape(), block, inner)) {
+    run([&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[block ? i % block : i / inner], pb[i]);
+    });
   } else {
     std::array<std::vector<int64_t>, 2> st{broadcast_strides(a.shape(), out.shape()), broadcast_strides(b.shape(), out.shape())};
     broadcast_loop<2>(out.shape(), st, [&](int64_t o, const std::array<int64_t, 2>& i) { po[o] = f(pa[i[0]], pb[i[1]]); });
@@ -189,6 +236,18 @@ void k_pow(KernelContext& c) {
   const Tensor& a = c.input(0);
   Tensor b = c.input(1);
   if (b.dtype() != a.dtype()) b = cast_tensor(b, a.dtype());
+  // x ** 2 (LayerNorm's variance as exported) is x * x: the exactly rounded square, which is
+  // what a correctly rounded pow returns too, without pow's cost.
+  if (a.dtype() == DType::Float32 && b.numel() == 1 && b.data<float>()[0] == 2.0f && b.rank() <= a.rank()) {
+    Tensor y = Tensor::uninit(DType::Float32, a.shape());
+    const float* px = a.data<float>();
+    float* py = y.mutable_data<float>();
+    parallel_for(a.numel(), 1 << 15, [&](int64_t lo, int64_t hi) {
+      for (int64_t i = lo; i < hi; ++i) py[i] = px[i] * px[i];
+    });
+    c.set_output(0, y);
+    return;
+  }
   c.set_output(0, binary<Out::Same>(c, a, b, [](auto x, auto y) {
     using T = decltype(x);
     if constexpr (is_fp<T>) return static_cast<T>(std::pow(x, y));
@@ -328,10 +387,14 @@ void k_clip(KernelContext& c) {
     if constexpr (!std::is_same_v<T, bool>) {
       T l = std::isinf(lo) ? std::numeric_limits<T>::lowest() : static_cast<T>(lo);
       T h = std::isinf(hi) ? std::numeric_limits<T>::max() : static_cast<T>(hi);
-      for (int64_t i = 0; i < x.numel(); ++i) {
-        T v = x.data<T>()[i];
-        y.mutable_data<T>()[i] = v < l ? l : (v > h ? h : v);
-      }
+      const T* px = x.data<T>();
+      T* py = y.mutable_data<T>();
+      parallel_for(x.numel(), 1 << 15, [&](int64_t b, int64_t e) {
+        for (int64_t i = b; i < e; ++i) {
+          T v = px[i];
+          py[i] = v < l ? l : (v > h ? h : v);
+        }
+      });
     }
   });
   c.set_output(0, from_float32(y, x0.dtype()));

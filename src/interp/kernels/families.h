@@ -2,6 +2,9 @@
 // family file registers its ops in one function; register_all calls them all.
 #pragma once
 
+#include <omp.h>
+
+#include <algorithm>
 #include <array>
 #include <functional>
 #include <cmath>
@@ -135,6 +138,29 @@ void gather_strided(const T* src, const Shape& shape, const std::vector<int64_t>
 
 // Number of threads the heavy kernels may use (the BLAS's setting).
 int thread_count();
+
+// Applies AMANDA_THREADS to OpenMP once (oneDNN's convolutions and sgemm, parallel_for below):
+// libgomp reads OMP_NUM_THREADS when it is loaded, before main, so the variable must be set
+// through the API.
+void init_threads();
+
+// Calls f(begin, end) on disjoint ranges covering [0, n), on the OpenMP threads when n is at
+// least 2 * grain, else once on the caller's thread. f must not throw.
+template <class F>
+void parallel_for(int64_t n, int64_t grain, F&& f) {
+  if (n <= 0) return;
+  if (n < 2 * grain) {
+    f(int64_t{0}, n);
+    return;
+  }
+  init_threads();
+#pragma omp parallel
+  {
+    int64_t t = omp_get_thread_num(), T = omp_get_num_threads();
+    int64_t per = (n + T - 1) / T, b = std::min(n, t * per), e = std::min(n, b + per);
+    if (b < e) f(b, e);
+  }
+}
 
 }  // namespace amanda::interp::kernels
 

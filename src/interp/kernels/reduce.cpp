@@ -47,6 +47,45 @@ void reduce(KernelContext& c, int axes_input_since) {
     kept.push_back(red[d] ? 1 : x.dim(d));
   }
   int64_t on = numel(kept);
+  // float32 with the reduced axes one contiguous block (LayerNorm's ReduceMean over the last axis,
+  // a global pooling written as ReduceMean): plain loops over [outer, reduced, inner].
+  if constexpr (K == R::Sum || K == R::Mean || K == R::Max || K == R::Min) {
+    int64_t first = -1, last = -1;
+    bool block = true;
+    for (int64_t d = 0; d < r; ++d)
+      if (red[d]) {
+        if (first < 0) first = d;
+        else if (last != d - 1) block = false;
+        last = d;
+      }
+    if (x.dtype() == DType::Float32 && first >= 0 && block && x.numel() > 0) {
+      int64_t outer = 1, mid = 1, in = 1;
+      for (int64_t d = 0; d < r; ++d) (d < first ? outer : d <= last ? mid : in) *= x.dim(d);
+      const float* px = x.data<float>();
+      Tensor y = Tensor::uninit(DType::Float32, out);
+      float* py = y.mutable_data<float>();
+      parallel_for(outer, 4, [&](int64_t b, int64_t e) {
+        std::vector<double> acc(in);
+        for (int64_t o = b; o < e; ++o) {
+          const float* xo = px + o * mid * in;
+          for (int64_t i = 0; i < in; ++i) acc[i] = K == R::Max ? -std::numeric_limits<double>::infinity()
+                                                   : K == R::Min ? std::numeric_limits<double>::infinity() : 0.0;
+          for (int64_t k = 0; k < mid; ++k)
+            for (int64_t i = 0; i < in; ++i) {
+              double v = xo[k * in + i];
+              double& a = acc[i];
+              if constexpr (K == R::Sum || K == R::Mean) a += v;
+              else if constexpr (K == R::Max) a = std::isnan(v) || v > a ? v : a;
+              else a = std::isnan(v) || v < a ? v : a;
+            }
+          for (int64_t i = 0; i < in; ++i)
+            py[o * in + i] = static_cast<float>(K == R::Mean ? acc[i] / static_cast<double>(mid) : acc[i]);
+        }
+      });
+      c.set_output(0, y);
+      return;
+    }
+  }
   double init = 0;
   if constexpr (K == R::Max) init = -std::numeric_limits<double>::infinity();
   if constexpr (K == R::Min) init = std::numeric_limits<double>::infinity();
@@ -170,6 +209,36 @@ void k_softmax(KernelContext& c) {
     n = x.dim(axis);
   }
   Tensor y = Tensor::uninit(x.dtype(), x.shape());
+  if constexpr (K != SM::Hardmax) {
+    // float32 over the last axis (attention's softmax): exp once per element, rows in parallel.
+    if (x.dtype() == DType::Float32 && inner == 1) {
+      const float* px = x.data<float>();
+      float* py = y.mutable_data<float>();
+      parallel_for(outer, 8, [&](int64_t b, int64_t e) {
+        for (int64_t o = b; o < e; ++o) {
+          const float* xr = px + o * n;
+          float* yr = py + o * n;
+          float m = -std::numeric_limits<float>::infinity();
+          for (int64_t k = 0; k < n; ++k) m = xr[k] > m ? xr[k] : m;
+          double sum = 0;
+          for (int64_t k = 0; k < n; ++k) {
+            float v = std::exp(xr[k] - m);
+            if constexpr (K == SM::Softmax) yr[k] = v;
+            sum += v;
+          }
+          if constexpr (K == SM::Softmax) {
+            float inv = static_cast<float>(1.0 / sum);
+            for (int64_t k = 0; k < n; ++k) yr[k] *= inv;
+          } else {
+            float ls = static_cast<float>(std::log(sum));
+            for (int64_t k = 0; k < n; ++k) yr[k] = xr[k] - m - ls;
+          }
+        }
+      });
+      c.set_output(0, y);
+      return;
+    }
+  }
   dispatch(x.dtype(), [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_floating_point_v<T>) {
