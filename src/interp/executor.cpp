@@ -1,6 +1,10 @@
 #include "amanda/interp/executor.h"
 
 #include <chrono>
+#include <deque>
+#include <cstdlib>
+#include <limits>
+#include <optional>
 
 #include <absl/container/node_hash_map.h>
 
@@ -25,6 +29,11 @@ struct Executor::Plan {
     std::vector<ir::PortId> outs;
     std::vector<bool> used;
     std::vector<ir::PortId> free_after;  // sources whose last reader is this step
+    // Conv -> its only reader Relu/Clip/LeakyRelu: the index of that step, which the Conv step
+    // then computes (when the run allows it, see run_graph).
+    int fuse_next = -1;
+    bool takes_native = false;  // the kernel accepts inputs in a native layout
+    bool native_ok = false;     // output 0 may stay native: every reader takes native inputs
   };
   std::vector<Step> steps;
   std::vector<ir::PortId> outputs;  // the scope's output ports
@@ -158,6 +167,48 @@ const Executor::Plan& Executor::plan(ir::OpId scope) {
     }
     p->steps.push_back(std::move(st));
   }
+  if (!core_) {
+    absl::flat_hash_map<uint32_t, int> step_of;
+    for (size_t i = 0; i < p->steps.size(); ++i) step_of[p->steps[i].op.value] = static_cast<int>(i);
+    // The kernels that take oneDNN's layouts: a chain Conv -> Conv (or -> Add -> Relu -> Conv,
+    // the residual blocks) then never converts its values back to row-major in between. Natives
+    // are float32 (only oneDNN's convolutions make them).
+    for (auto& st : p->steps) {
+      std::string_view t = g_.type_str(st.op);
+      st.takes_native = t == "Conv" || t == "Add" || t == "Relu";
+    }
+    for (auto& st : p->steps) {
+      if (!st.takes_native || st.outs.empty() || g_.out_degree(st.outs[0]) == 0) continue;
+      bool ok = true;
+      for (ir::PortId dst : g_.consumers(st.outs[0])) {
+        auto it = step_of.find(g_.port_op(dst).value);
+        ok = ok && it != step_of.end() && p->steps[static_cast<size_t>(it->second)].takes_native;
+      }
+      st.native_ok = ok;
+    }
+    for (auto& st : p->steps) {  // a fused activation's readers decide for its Conv
+      if (g_.type_str(st.op) != "Conv" || st.outs.empty() || g_.out_degree(st.outs[0]) != 1) continue;
+      ir::PortId dst = g_.consumers(st.outs[0]).front();
+      auto it = step_of.find(g_.port_op(dst).value);
+      if (it == step_of.end()) continue;
+      auto& act = p->steps[static_cast<size_t>(it->second)];
+      if (act.outs.empty() || g_.out_degree(act.outs[0]) == 0) continue;
+      bool ok = true;
+      for (ir::PortId d2 : g_.consumers(act.outs[0])) {
+        auto i2 = step_of.find(g_.port_op(d2).value);
+        ok = ok && i2 != step_of.end() && p->steps[static_cast<size_t>(i2->second)].takes_native;
+      }
+      act.native_ok = ok;
+    }
+    for (auto& st : p->steps) {
+      if (g_.type_str(st.op) != "Conv" || st.outs.empty() || g_.out_degree(st.outs[0]) != 1) continue;
+      ir::PortId dst = g_.consumers(st.outs[0]).front();
+      auto it = step_of.find(g_.port_op(dst).value);
+      if (it == step_of.end() || g_.port_index(dst) != 0) continue;
+      std::string_view t = g_.type_str(g_.port_op(dst));
+      if (t == "Relu" || t == "Clip" || t == "LeakyRelu") st.fuse_next = it->second;
+    }
+  }
   for (ir::PortId out : g_.outputs(scope)) {
     p->outputs.push_back(out);
     if (ir::PortId src = g_.producer(out)) last_use.erase(src.value);  // scope outputs live to the end
@@ -194,6 +245,47 @@ std::vector<RValue> Executor::run(const std::map<std::string, RValue>& feeds, co
   return run_graph(g_.root(), std::move(args), nullptr, &options);
 }
 
+namespace {
+// The activation a Conv may apply for its reader `act`, when its parameters are known now: Relu;
+// LeakyRelu's alpha; Clip's bounds (attributes before opset 11, inputs computed already after).
+// A float32 Conv only: the kernel casts other types, and the activation must see the cast value.
+template <class Frame, class Lookup>
+std::optional<KernelContext::Activation> activation_of(const ir::Graph& g, ir::OpId op, int opset,
+                                                       const std::vector<ir::PortId>& args, Frame& frame,
+                                                       Lookup& lookup, Executor& ex) {
+  using A = KernelContext::Activation;
+  std::string_view t = g.type_str(op);
+  KernelContext probe(g, op, opset, ex);
+  A a;
+  if (t == "Relu") {
+    a.kind = A::Relu;
+  } else if (t == "LeakyRelu") {
+    a.kind = A::LeakyRelu;
+    a.a = probe.attr_float("alpha", 0.01f);
+  } else if (t == "Clip") {
+    a.kind = A::Clip;
+    a.a = -std::numeric_limits<float>::infinity();
+    a.b = std::numeric_limits<float>::infinity();
+    if (opset < 11) {
+      a.a = probe.attr_float("min", -std::numeric_limits<float>::max());
+      a.b = probe.attr_float("max", std::numeric_limits<float>::max());
+    } else {
+      for (size_t k = 1; k < args.size() && k < 3; ++k) {
+        ir::PortId src = g.producer(args[k]);
+        if (!src) continue;
+        if (!frame.contains(src.value)) return std::nullopt;  // not computed yet
+        const RValue* v = lookup(src, args[k]);
+        if (!v->is_tensor() || v->tensor.dtype() != DType::Float32 || v->tensor.numel() != 1) return std::nullopt;
+        (k == 1 ? a.a : a.b) = v->tensor.data<float>()[0];
+      }
+    }
+  } else {
+    return std::nullopt;
+  }
+  return a;
+}
+}  // namespace
+
 std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args,
                                         const absl::flat_hash_map<uint32_t, const RValue*>* captures,
                                         const RunOptions* options) {
@@ -229,12 +321,34 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
       if (auto it = captures->find(src.value); it != captures->end()) return it->second;
     throw Error(g_.path(dst) + ": its value (from " + g_.path(src) + ") is not available");
   };
-  for (const auto& st : pl.steps) {
+  // Fusion leaves the Conv's own output uncomputed: not when every value is asked for.
+  static const bool no_fusion = std::getenv("AMANDA_NO_FUSION") != nullptr;  // for comparisons
+  bool may_fuse = !no_fusion && !(options && options->on_value);
+  std::vector<bool> skip;
+  std::deque<RValue> converted;  // row-major copies of native values read from an outer scope
+  for (size_t si = 0; si < pl.steps.size(); ++si) {
+    const auto& st = pl.steps[si];
+    if (!skip.empty() && skip[si]) {
+      for (ir::PortId src : st.free_after) frame.erase(src.value);
+      continue;
+    }
     KernelContext ctx(g_, st.op, core_ ? opset_ : st.version, *this);
     ctx.inputs_.reserve(st.args.size());
     for (ir::PortId in : st.args) {
       ir::PortId src = g_.producer(in);
-      ctx.inputs_.push_back(src ? lookup(src, in) : nullptr);
+      const RValue* v = src ? lookup(src, in) : nullptr;
+      if (v && !st.takes_native && v->is_tensor() && v->tensor.layout()) {
+        // A value left native for other readers: converted once, for this one and the rest.
+        auto it = frame.find(src.value);
+        if (it != frame.end()) {
+          it->second.tensor = it->second.tensor.plain();
+          v = &it->second;
+        } else {
+          converted.push_back(RValue(v->tensor.plain()));
+          v = &converted.back();
+        }
+      }
+      ctx.inputs_.push_back(v);
     }
     absl::flat_hash_map<uint32_t, const RValue*> caps;
     for (ir::PortId in : st.captures)
@@ -243,6 +357,16 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
     ctx.outputs_.resize(st.outs.size());
     for (auto& o : ctx.outputs_) o.kind = RValue::Kind::None, o.elem = DType::Undefined;
     ctx.used_ = st.used;
+    const Plan::Step* fused = nullptr;
+    if (may_fuse && st.fuse_next >= 0 && !ctx.inputs_.empty() && ctx.inputs_[0] && ctx.inputs_[0]->is_tensor() &&
+        ctx.inputs_[0]->tensor.dtype() == DType::Float32) {
+      const Plan::Step& act = pl.steps[static_cast<size_t>(st.fuse_next)];
+      if (auto a = activation_of(g_, act.op, core_ ? opset_ : act.version, act.args, frame, lookup, *this)) {
+        ctx.fused_ = *a;
+        fused = &act;
+      }
+    }
+    ctx.native_out_ = may_fuse && (fused ? fused->native_ok : st.native_ok);
     try {
       if (profile_) {
         auto t0 = std::chrono::steady_clock::now();
@@ -256,6 +380,15 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
     } catch (const std::bad_alloc&) {
       throw Error(ctx.where() + ": out of memory");
     }
+    if (fused) {
+      // The Conv computed the activation's output: it goes to the activation's port, and the
+      // activation's step is skipped (its inputs are still freed there).
+      if (skip.empty()) skip.assign(pl.steps.size(), false);
+      skip[static_cast<size_t>(st.fuse_next)] = true;
+      if (fused->used[0]) frame[fused->outs[0].value] = std::move(ctx.outputs_[0]);
+      for (ir::PortId src : st.free_after) frame.erase(src.value);
+      continue;
+    }
     for (size_t i = 0; i < st.outs.size(); ++i) {
       if (!st.used[i]) continue;
       if (options && options->on_value && is_root) options->on_value(st.op, st.outs[i], ctx.outputs_[i]);
@@ -267,7 +400,8 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
   for (ir::PortId out : pl.outputs) {
     ir::PortId src = g_.producer(out);
     if (!src) throw Error(g_.path(out) + ": graph output has no producer");
-    result.push_back(*lookup(src, out));
+    const RValue* v = lookup(src, out);
+    result.push_back(v->is_tensor() && v->tensor.layout() ? RValue(v->tensor.plain()) : *v);
   }
   return result;
 }

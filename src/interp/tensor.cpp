@@ -39,6 +39,24 @@ Tensor Tensor::uninit(DType t, Shape shape) {
   return r;
 }
 
+Tensor Tensor::native(DType t, Shape shape, std::shared_ptr<const NativeLayout> layout) {
+  Tensor r;
+  r.dtype_ = t;
+  r.shape_ = std::move(shape);
+  r.numel_ = interp::numel(r.shape_);
+  r.nbytes_ = layout->bytes();
+  r.keep_ = allocate_block(r.nbytes_, &r.data_);
+  r.layout_ = std::move(layout);
+  return r;
+}
+
+Tensor Tensor::plain() const {
+  if (!layout_) return *this;
+  Tensor r = uninit(dtype_, shape_);
+  layout_->to_plain(*this, r);
+  return r;
+}
+
 Tensor::Tensor(DType t, Shape shape) {
   *this = uninit(t, std::move(shape));
   if (nbytes_) std::memset(data_, 0, nbytes_);
@@ -76,6 +94,7 @@ Tensor Tensor::scalar_f32(float v) {
 }
 
 Tensor Tensor::reshaped(Shape s) const {
+  if (layout_) return plain().reshaped(std::move(s));
   if (interp::numel(s) != numel_) throw Error("cannot reshape " + shape_str(shape_) + " to " + shape_str(s));
   Tensor r = *this;
   r.shape_ = std::move(s);
@@ -83,6 +102,7 @@ Tensor Tensor::reshaped(Shape s) const {
 }
 
 Tensor Tensor::retyped(DType t) const {
+  if (layout_) return plain().retyped(t);
   if (ir::dtype_size(t) != ir::dtype_size(dtype_) || t == DType::String || dtype_ == DType::String)
     throw Error("cannot read " + std::string(ir::dtype_name(dtype_)) + " as " + std::string(ir::dtype_name(t)));
   Tensor r = *this;
@@ -91,6 +111,7 @@ Tensor Tensor::retyped(DType t) const {
 }
 
 Tensor Tensor::clone() const {
+  if (layout_) return plain();
   Tensor r = uninit(dtype_, shape_);
   if (dtype_ == DType::String) *r.strings_ = *strings_;
   else if (nbytes_) std::memcpy(r.data_, data_, nbytes_);

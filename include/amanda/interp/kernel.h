@@ -59,7 +59,22 @@ class KernelContext {
   std::string where() const;  // the op's path and type, for messages
   [[noreturn]] void fail(const std::string& message) const;
 
+  // An activation the executor fused into this op: a Conv whose only reader is a Relu, a Clip
+  // or a LeakyRelu computes that op's output instead (the activation runs while the output is
+  // still in cache, and oneDNN applies it inside the convolution). Only kernels registered as
+  // taking one (Conv) get anything but None.
+  struct Activation {
+    enum Kind { None, Relu, Clip, LeakyRelu } kind = None;
+    float a = 0, b = 0;  // Clip: min, max; LeakyRelu: alpha
+  };
+  const Activation& fused_activation() const { return fused_; }
+  // Whether output 0 may be left in a native layout (Tensor::layout): every reader of it takes
+  // native inputs (Conv, Add). Inputs of such kernels may be native too; all others get row-major.
+  bool native_output_ok() const { return native_out_; }
+
   // Filled by the executor.
+  Activation fused_;
+  bool native_out_ = false;
   std::vector<const RValue*> inputs_;
   std::vector<RValue> outputs_;
   std::vector<bool> used_;

@@ -20,6 +20,19 @@ using Shape = std::vector<int64_t>;
 int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[1, 3, 224, 224]"
 
+class Tensor;
+
+// A library's own arrangement of a tensor's bytes (oneDNN's blocked layouts), which a chain of
+// kernels that understand it passes along instead of converting back to row-major after every
+// op. Only kernels that ask for such inputs see them (see Executor); to_plain converts.
+class NativeLayout {
+ public:
+  virtual ~NativeLayout() = default;
+  virtual size_t bytes() const = 0;                          // storage the layout needs
+  virtual bool same(const NativeLayout& other) const = 0;    // byte-for-byte the same arrangement
+  virtual void to_plain(const Tensor& src, Tensor& dst) const = 0;  // dst: row-major, allocated
+};
+
 class Tensor {
  public:
   Tensor() = default;
@@ -29,6 +42,8 @@ class Tensor {
   static Tensor uninit(DType t, Shape shape);
   // Borrows the bytes of an IR tensor (copies only String elements).
   static Tensor borrow(std::shared_ptr<const ir::Tensor> t);
+  // Owned storage in a native layout (not initialised); shape is the logical shape.
+  static Tensor native(DType t, Shape shape, std::shared_ptr<const NativeLayout> layout);
   static Tensor scalar_i64(int64_t v);
   static Tensor scalar_f32(float v);
 
@@ -40,6 +55,11 @@ class Tensor {
   size_t nbytes() const { return nbytes_; }
   bool defined() const { return dtype_ != DType::Undefined; }
   bool borrowed() const { return borrowed_; }
+  // The native layout of the bytes, or null for row-major (every tensor most kernels see).
+  const NativeLayout* layout() const { return layout_.get(); }
+  const std::shared_ptr<const NativeLayout>& layout_ptr() const { return layout_; }
+  // Row-major: this tensor when it is, else a converted copy.
+  Tensor plain() const;
 
   template <class T>
   const T* data() const { return reinterpret_cast<const T*>(data_); }
@@ -71,6 +91,7 @@ class Tensor {
   uint8_t* data_ = nullptr;
   bool borrowed_ = false;
   std::shared_ptr<std::vector<std::string>> strings_;
+  std::shared_ptr<const NativeLayout> layout_;
 };
 
 // A value as the executor passes it between ops: a tensor, a sequence of tensors, or an optional

@@ -75,6 +75,22 @@ int thread_count() {
   return n;
 }
 
+void apply_activation(const KernelContext::Activation& a, float* y, int64_t n) {
+  using A = KernelContext::Activation;
+  if (a.kind == A::None) return;
+  parallel_for(n, 1 << 15, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v = y[i];
+      switch (a.kind) {
+        case A::Relu: y[i] = v > 0 ? v : 0.0f; break;
+        case A::LeakyRelu: y[i] = v >= 0 ? v : a.a * v; break;
+        case A::Clip: y[i] = v < a.a ? a.a : (v > a.b ? a.b : v); break;
+        case A::None: break;
+      }
+    }
+  });
+}
+
 void init_threads() {
   static const bool done = [] {
     if (int n = thread_count()) omp_set_num_threads(n);

@@ -49,7 +49,8 @@ Window window_geometry(const KernelContext& c, const Shape& x, const std::vector
 }
 
 // conv_dnnl.cpp: oneDNN's convolution (false: not available, use the gemm path).
-bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, int64_t group, Tensor& y);
+bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, int64_t group,
+                 const KernelContext::Activation& act, bool native_out, Tensor& y);
 
 namespace {
 
@@ -163,7 +164,11 @@ Tensor conv_f32(const KernelContext& c, const Tensor& x, const Tensor& wt, const
   Window w = window_geometry(c, x.shape(), kernel, false);
   Shape out{N, M};
   out.insert(out.end(), w.out.begin(), w.out.end());
-  Tensor y = Tensor::uninit(DType::Float32, out);
+  Tensor y;
+  const KernelContext::Activation& act = c.fused_activation();
+  if (kernel.size() == 2 && conv2d_dnnl(x, wt, bias, w, group, act, c.native_output_ok(), y)) return y;
+  if (x.layout()) return conv_f32(c, x.plain(), wt, bias);
+  y = Tensor::uninit(DType::Float32, out);
   int64_t Cg = C / group, Mg = M / group, K = numel(kernel), O = numel(w.out), I = numel(w.in);
   const float* px = x.data<float>();
   const float* pw = wt.data<float>();
@@ -173,7 +178,6 @@ Tensor conv_f32(const KernelContext& c, const Tensor& x, const Tensor& wt, const
     pointwise = pointwise && w.strides[i] == 1 && w.pad_begin[i] == 0 && w.pad_end[i] == 0;
   bool depthwise = group == C && Cg == 1 && kernel.size() == 2 && group > 1;
   if (bias && bias->numel() != M) c.fail("B must have " + std::to_string(M) + " elements");
-  if (kernel.size() == 2 && conv2d_dnnl(x, wt, bias, w, group, y)) return y;
   std::vector<float> col;
   if (!pointwise && !depthwise) col.resize(static_cast<size_t>(Cg * K * O));
   for (int64_t n = 0; n < N; ++n) {
@@ -200,12 +204,14 @@ Tensor conv_f32(const KernelContext& c, const Tensor& x, const Tensor& wt, const
         for (int64_t o = 0; o < O; ++o) r[o] += b;
       }
   }
+  apply_activation(act, py, y.numel());
   return y;
 }
 
 void k_conv(KernelContext& c) {
   DType t = c.input(0).dtype();
-  Tensor x = cast_tensor(c.input(0), DType::Float32), w = cast_tensor(c.input(1), DType::Float32);
+  Tensor x = c.input(0).layout() ? c.input(0) : cast_tensor(c.input(0), DType::Float32);
+  Tensor w = cast_tensor(c.input(1), DType::Float32);
   Tensor b;
   if (c.has_input(2)) b = cast_tensor(c.input(2), DType::Float32);
   c.set_output(0, cast_tensor(conv_f32(c, x, w, c.has_input(2) ? &b : nullptr), t));

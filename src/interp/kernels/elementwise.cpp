@@ -66,11 +66,25 @@ UNARY(k_atanh, std::atanh(x))
 UNARY(k_tanh, std::tanh(x))
 UNARY(k_erf, std::erf(x))
 UNARY(k_sign, decltype(x)(x > 0 ? 1 : (x < 0 ? -1 : 0)))
-UNARY(k_relu, x > 0 ? x : decltype(x)(0))
+UNARY(k_relu_plain, x > 0 ? x : decltype(x)(0))
 UNARY(k_softsign, x / (decltype(x)(1) + (x < 0 ? -x : x)))
 UNARY(k_softplus, x > 0 ? x + std::log1p(std::exp(-x)) : std::log1p(std::exp(x)))
 UNARY(k_sigmoid, x >= 0 ? decltype(x)(1) / (decltype(x)(1) + std::exp(-x)) : std::exp(x) / (decltype(x)(1) + std::exp(x)))
 #undef UNARY
+
+// Relu between convolutions (resnet's Add -> Relu -> Conv) keeps oneDNN's layout: the padding of
+// a blocked layout is zeros, and stays zeros.
+void k_relu(KernelContext& c) {
+  const Tensor& x = c.input(0);
+  if (!x.layout()) return k_relu_plain(c);
+  Tensor y = Tensor::native(x.dtype(), x.shape(), x.layout_ptr());
+  const float* px = x.data<float>();
+  float* py = y.mutable_data<float>();
+  parallel_for(static_cast<int64_t>(y.nbytes() / 4), 1 << 15, [&](int64_t lo, int64_t hi) {
+    for (int64_t i = lo; i < hi; ++i) py[i] = px[i] > 0 ? px[i] : 0.0f;
+  });
+  c.set_output(0, c.native_output_ok() ? y : y.plain());
+}
 
 void k_elu(KernelContext& c) {
   double a = c.attr_float("alpha", 1.0f);
@@ -220,7 +234,19 @@ void binary_op(KernelContext& c, F f) {
   c.set_output(0, binary<O>(c, c.input(0), c.input(1), f));
 }
 
-void k_add(KernelContext& c) { binary_op<Out::Same>(c, [](auto x, auto y) { return x + y; }); }
+void k_add(KernelContext& c) {
+  const Tensor &a = c.input(0), &b = c.input(1);
+  if (a.layout() || b.layout()) {  // between convolutions (Executor: Add takes native layouts)
+    Tensor y;
+    if (add_native_f32(a, b, c.native_output_ok(), y)) {
+      c.set_output(0, y);
+      return;
+    }
+    c.set_output(0, binary<Out::Same>(c, a.plain(), b.plain(), [](auto x, auto y) { return x + y; }));
+    return;
+  }
+  binary_op<Out::Same>(c, [](auto x, auto y) { return x + y; });
+}
 void k_sub(KernelContext& c) { binary_op<Out::Same>(c, [](auto x, auto y) { return x - y; }); }
 void k_mul(KernelContext& c) { binary_op<Out::Same>(c, [](auto x, auto y) { return x * y; }); }
 void k_div(KernelContext& c) {

@@ -139,6 +139,14 @@ void gather_strided(const T* src, const Shape& shape, const std::vector<int64_t>
 // Number of threads the heavy kernels may use (the BLAS's setting).
 int thread_count();
 
+// Applies a fused activation (KernelContext::fused_activation) in place, as the Relu, Clip or
+// LeakyRelu kernel would.
+void apply_activation(const KernelContext::Activation& a, float* y, int64_t n);
+
+// conv_dnnl.cpp: a + b of two float32 tensors in the same oneDNN layout (false otherwise); y is
+// native when native_out, else row-major.
+bool add_native_f32(const Tensor& a, const Tensor& b, bool native_out, Tensor& y);
+
 // Applies AMANDA_THREADS to OpenMP once (oneDNN's convolutions and sgemm, parallel_for below):
 // libgomp reads OMP_NUM_THREADS when it is loaded, before main, so the variable must be set
 // through the API.
