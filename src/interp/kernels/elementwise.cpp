@@ -197,14 +197,28 @@ void binary_loop(const Tensor& a, const Tensor& b, Tensor& out, F f) {
     run([&](int64_t lo, int64_t hi) {
       for (int64_t i = lo; i < hi; ++i) po[i] = f(s, pb[i]);
     });
-  } else if (a.shape() == out.shape() && repeats(b.shape(), block, inner)) {
-    run([&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[i], pb[block ? i % block : i / inner]);
-    });
-  } else if (b.shape() == out.shape() && repeats(a.shape(), block, inner)) {
-    run([&](int64_t lo, int64_t hi) {
-      for (int64_t i = lo; i < hi; ++i) po[i] = f(pa[block ? i % block : i / inner], pb[i]);
-    });
+  } else if (bool a_full = a.shape() == out.shape();
+             (a_full && repeats(b.shape(), block, inner)) || (b.shape() == out.shape() && repeats(a.shape(), block, inner))) {
+    // Rows of `len` elements: the small operand is the same row every time (block) or one value
+    // per row (inner). No division per element.
+    int64_t len = block ? block : inner, rows = n / len;
+    auto body = [&](int64_t lo, int64_t hi) {
+      for (int64_t r = lo; r < hi; ++r) {
+        const T* full = (a_full ? pa : pb) + r * len;
+        R* o = po + r * len;
+        if (block) {
+          const T* row = a_full ? pb : pa;
+          if (a_full) for (int64_t j = 0; j < len; ++j) o[j] = f(full[j], row[j]);
+          else for (int64_t j = 0; j < len; ++j) o[j] = f(row[j], full[j]);
+        } else {
+          T v = (a_full ? pb : pa)[r];
+          if (a_full) for (int64_t j = 0; j < len; ++j) o[j] = f(full[j], v);
+          else for (int64_t j = 0; j < len; ++j) o[j] = f(v, full[j]);
+        }
+      }
+    };
+    if constexpr (is_fp<T>) parallel_for(rows, std::max<int64_t>(1, (1 << 15) / std::max<int64_t>(len, 1)), body);
+    else body(0, rows);
   } else {
     std::array<std::vector<int64_t>, 2> st{broadcast_strides(a.shape(), out.shape()), broadcast_strides(b.shape(), out.shape())};
     broadcast_loop<2>(out.shape(), st, [&](int64_t o, const std::array<int64_t, 2>& i) { po[o] = f(pa[i[0]], pb[i[1]]); });

@@ -68,6 +68,18 @@ void reduce(KernelContext& c, int axes_input_since) {
         std::vector<double> acc(in);
         for (int64_t o = b; o < e; ++o) {
           const float* xo = px + o * mid * in;
+          if constexpr (K == R::Sum || K == R::Mean) {
+            if (in == 1) {  // a row sum (LayerNorm's mean): four partial sums, not one long chain
+              double s4[4] = {0, 0, 0, 0};
+              int64_t k = 0;
+              for (; k + 4 <= mid; k += 4)
+                for (int j = 0; j < 4; ++j) s4[j] += xo[k + j];
+              for (; k < mid; ++k) s4[0] += xo[k];
+              double sum = (s4[0] + s4[1]) + (s4[2] + s4[3]);
+              py[o] = static_cast<float>(K == R::Mean ? sum / static_cast<double>(mid) : sum);
+              continue;
+            }
+          }
           for (int64_t i = 0; i < in; ++i) acc[i] = K == R::Max ? -std::numeric_limits<double>::infinity()
                                                    : K == R::Min ? std::numeric_limits<double>::infinity() : 0.0;
           for (int64_t k = 0; k < mid; ++k)
