@@ -1,6 +1,9 @@
 #include "amanda/interp/tensor.h"
 
+#include <algorithm>
 #include <cmath>
+#include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "amanda/interp/memory.h"
@@ -74,6 +77,23 @@ Tensor Tensor::borrow(std::shared_ptr<const ir::Tensor> t) {
   auto expect = t->expected_bytes();
   if (!expect || *expect != t->size) throw Error("tensor bytes do not match its shape " + shape_str(r.shape_));
   r.nbytes_ = t->size;
+  size_t align = std::min<size_t>(ir::dtype_size(t->dtype), 8);
+  if (align > 1 && reinterpret_cast<uintptr_t>(t->data) % align != 0) {
+    // Kernels read elements through typed pointers: misaligned ones are undefined behaviour (and
+    // slow). One aligned copy per IR tensor, kept while that tensor lives.
+    static std::mutex mu;
+    static auto* copies = new std::map<const ir::Tensor*, std::pair<std::weak_ptr<const ir::Tensor>, Tensor>>;
+    std::lock_guard lock(mu);
+    auto it = copies->find(t.get());
+    if (it != copies->end() && it->second.first.lock() == t) return it->second.second;
+    for (auto i = copies->begin(); i != copies->end();)  // forget the copies of tensors gone
+      i = i->second.first.expired() ? copies->erase(i) : std::next(i);
+    Tensor c = uninit(r.dtype_, r.shape_);
+    std::memcpy(c.data_, t->data, t->size);
+    c.borrowed_ = true;  // stable, read-only bytes for as long as the model lives
+    (*copies)[t.get()] = {t, c};
+    return c;
+  }
   // Borrowed bytes are read-only; kernels never write their inputs.
   r.data_ = const_cast<uint8_t*>(t->data);
   r.borrowed_ = true;

@@ -40,7 +40,9 @@ class Tensor {
   Tensor(DType t, Shape shape);
   // Owned storage, not initialised (the kernel writes every element).
   static Tensor uninit(DType t, Shape shape);
-  // Borrows the bytes of an IR tensor (copies only String elements).
+  // Borrows the bytes of an IR tensor (copies only String elements). Bytes that are not aligned
+  // for their element type (an initializer at an odd offset of a mapped .onnx file) are copied
+  // once per IR tensor into an aligned block, which later borrows of it reuse.
   static Tensor borrow(std::shared_ptr<const ir::Tensor> t);
   // Owned storage in a native layout (not initialised); shape is the logical shape.
   static Tensor native(DType t, Shape shape, std::shared_ptr<const NativeLayout> layout);
@@ -55,6 +57,10 @@ class Tensor {
   size_t nbytes() const { return nbytes_; }
   bool defined() const { return dtype_ != DType::Undefined; }
   bool borrowed() const { return borrowed_; }
+  // What keeps the bytes alive (a pool block, or the IR tensor they are borrowed from): a cache
+  // keyed by the bytes' address holds a weak reference to it, so that an address reused after the
+  // model is gone is not mistaken for the old tensor.
+  const std::shared_ptr<void>& owner() const { return keep_; }
   // The native layout of the bytes, or null for row-major (every tensor most kernels see).
   const NativeLayout* layout() const { return layout_.get(); }
   const std::shared_ptr<const NativeLayout>& layout_ptr() const { return layout_; }

@@ -159,19 +159,22 @@ bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Win
   dnnl::memory wm(wplain, e.eng, const_cast<uint8_t*>(w.raw()));
   // Weights: reordered once per (bytes, group, layout) when they are the model's own.
   dnnl::memory wi;
-  static auto* cache = new std::map<WeightKey, dnnl::memory>;
+  // The entry remembers what owned the bytes: an address reused by another model's weights after
+  // the first model is gone finds its owner expired and is reordered again.
+  static auto* cache = new std::map<WeightKey, std::pair<std::weak_ptr<void>, dnnl::memory>>;
   if (pd.weights_desc() == wplain) {
     wi = wm;
   } else if (w.borrowed()) {
     // The layout oneDNN picks depends on the shapes: key on the chosen layout's size and dims too.
     WeightKey wkey{w.raw(), group, std::to_string(pd.weights_desc().get_size()) + "/" + std::to_string(N)};
     auto it = cache->find(wkey);
-    if (it == cache->end()) {
+    if (it == cache->end() || it->second.first.lock() != w.owner()) {
       dnnl::memory m(pd.weights_desc(), e.eng);
       dnnl::reorder(wm, m).execute(e.strm, wm, m);
-      it = cache->emplace(wkey, m).first;
+      (*cache)[wkey] = {w.owner(), m};
+      it = cache->find(wkey);
     }
-    wi = it->second;
+    wi = it->second.second;
   } else {
     wi = dnnl::memory(pd.weights_desc(), e.eng);
     dnnl::reorder(wm, wi).execute(e.strm, wm, wi);
