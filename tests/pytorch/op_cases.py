@@ -8,7 +8,9 @@ inputs described by a short spec.
 - OP: the torch.onnx registry name (`add`, `max_pool2d`, `__and_`); several cases per op give its
   attribute variants.
 - EXPR: the body of forward(self, x, y, ...): a Python expression over the inputs (named x, y, z, w
-  in order) and self.m (the module `init` makes, for ops with parameters).
+  in order) and self.m (the module `init` makes, for ops with parameters). Lines before the last
+  (separated by newlines) are statements (list builtins, loops of scripted code); the last line is
+  the returned expression.
 - INPUTS: specs separated by spaces: `f2,3,4` float32 randn, `p2,3` positive (0.1..2.1), `u2,3`
   in (-0.9, 0.9), `i2,3:0:5` int64 in [0, 5), `b2,3` bool, `d2,3` float64, `s` a 0-d float32;
   shapes are the tests' and the seeds fixed, so a case is the same on every run.
@@ -537,3 +539,66 @@ case("_unique", "torch._unique(x)[0]", "i8:0:4", script=False)
 
 # ---- random (eval-only identities or shapes; torch's values cannot be compared)
 case("rrelu", "torch.nn.functional.rrelu(x, training=False)", "f2,3,4")
+
+# ---- session 8: the ops that had no case
+# in-place dropout variants (eval: identities)
+case("alpha_dropout_", "torch.nn.functional.alpha_dropout(x * 1.0, 0.5, False, True)", "f2,3,4")
+case("feature_alpha_dropout_", "torch.nn.functional.feature_alpha_dropout(x * 1.0, 0.5, False, True)", "f2,3,4,5")
+case("feature_dropout_", "torch.nn.functional.dropout2d(x * 1.0, 0.5, False, True)", "f2,3,4,5")
+# the _cast_* ops libtorch 1.13 still has (torch._cast_Bool, _BFloat16, _ComplexFloat, _ComplexDouble are not operators any more)
+for op, inp in [("_cast_Byte", "p2,3,4"), ("_cast_Char", "f2,3,4"), ("_cast_Short", "f2,3,4"), ("_cast_Int", "f2,3,4"),
+                ("_cast_Long", "f2,3,4"), ("_cast_Float", "i2,3:-5:9"), ("_cast_Double", "f2,3,4")]:
+    case(op, f"torch.{op}(x * 3)", inp)
+    case(op, f"torch.{op}(x, False)", "i2,5:0:9")
+case("_cast_Half", "torch._cast_Half(x).float()", "f2,3,4")
+case("_cast_Half", "torch._cast_Half(x * 100).float() + 1", "f3,4")
+case("_dim_arange", "x + torch._dim_arange(x, 2)", "f2,3,4")
+case("_dim_arange", "torch._dim_arange(x, 0)", "f5,3")
+# builtins of scripted code (traced graphs have none of them: the trace records their results)
+case("is_floating_point", "x + 1.0 if x.is_floating_point() else x * 2.0", "f2,3")
+case("is_floating_point", "x + 1 if x.is_floating_point() else x * 2", "i2,3:0:5")
+case("is_pinned", "x * 2.0 if not x.is_pinned() else x", "f2,3")
+case("item", "x * y.item()", "f2,3 s")
+case("item", "x[0] * x[1, 2].item()", "f3,4")
+case("floordiv", "x[:, : x.size(1) // 2]", "f2,6")
+case("floordiv", "x.reshape(x.size(0) // 2, -1)", "f4,3")
+case("__is_", "x * 2.0 if x is None else x + 1.0", "f2,3")
+case("__isnot_", "x * 2.0 if x is not None else x + 1.0", "f2,3")
+case("__range_length", "y = x * 0\nfor i in range(1, x.size(0), 2):\n    y = y + x[i]\ny", "f5,3")
+case("__derive_index", "y = x[0]\nfor i in range(x.size(0) - 1, 0, -1):\n    y = y * 2.0 + x[i]\ny", "f4,3")
+case("append", "l = [x]\nl.append(x * 2.0)\ntorch.cat(l)", "f2,3")
+case("insert", "l = [x, x + 1.0]\nl.insert(1, x * 3.0)\ntorch.cat(l, 1)", "f2,3")
+case("pop", "l = [x, x + 1.0, x * 3.0]\nt = l.pop()\ntorch.cat(l) + t.sum()", "f2,3")
+case("pop", "l = [x, x + 1.0, x * 3.0]\nt = l.pop(0)\ntorch.stack(l) * t", "f2,3")
+case("list", "l = list([x, x * 2.0])\ntorch.stack(l)", "f2,3")
+case("Delete", "l = [x, x + 1.0, x * 3.0]\ndel l[1]\ntorch.cat(l)", "f2,3")
+# convolution over (time, batch, channels)
+case("conv_tbc", "torch.conv_tbc(x, self.m.weight.permute(2, 1, 0), self.m.bias, 1)", "f7,2,5", init="torch.nn.Conv1d(5, 6, 3)", script=False)
+case("conv_tbc", "torch.conv_tbc(x, self.m.weight.permute(2, 1, 0), self.m.bias, 0)", "f6,3,4", init="torch.nn.Conv1d(4, 2, 2)", script=False)
+# creation without data: torch.empty's values are unspecified, so the cases write them before reading
+case("empty", "torch.empty(2, 3).fill_(2.0) + x", "f2,3")
+case("empty", "torch.empty(x.size(0), 3).fill_(1.5) * x", "f4,3")
+# sampling: torch's and onnxruntime's generators differ, so the cases compare what holds for any
+# sample (range, and the mean or spread of a few hundred draws within 5-8 standard errors; a sampler
+# that returns zeros or a constant fails)
+case("rand", "a = x.abs() + 0.5\nz = torch.rand(500) * a\ntorch.stack([(z >= 0).all(), (z <= a).all(), (z.mean() / a - 0.5).abs() < 0.08, z.std() > 0.1 * a])", "s")
+case("rand", "z = torch.rand(20, 30, dtype=torch.float64)\ntorch.stack([(z >= 0).all(), (z < 1).all(), (z.mean() - 0.5).abs() < 0.08]) & (x > -100)", "f")
+case("rand_like", "z = torch.rand_like(x)\ntorch.stack([(z >= 0).all(), (z < 1).all(), (z.mean() - 0.5).abs() < 0.08, (z - z.mean()).abs().mean() > 0.15])", "f20,30")
+case("randn", "a = x.abs() + 0.5\nz = torch.randn(1000) * a\ntorch.stack([(z.mean() / a).abs() < 0.15, (z.std() / a - 1).abs() < 0.15])", "s")
+case("randn_like", "z = torch.randn_like(x)\ntorch.stack([z.mean().abs() < 0.15, (z.std() - 1).abs() < 0.15])", "f30,40")
+case("normal", "z = (torch.normal(x, 0.5) - x) / 0.5\ntorch.stack([z.mean().abs() < 0.15, (z.std() - 1).abs() < 0.15])", "f30,40")
+case("bernoulli", "p = x.abs()\nb = torch.bernoulli(p)\ntorch.stack([((b == 0) | (b == 1)).all(), (b.mean() - p.mean()).abs() < 0.08, (b * (p == 0)).sum() == 0])", "u30,40")
+case("bernoulli", "b = torch.bernoulli(x, 0.3)\ntorch.stack([((b == 0) | (b == 1)).all(), (b.mean() - 0.3).abs() < 0.08])", "f30,40")
+case("multinomial", "q = x * (x > 1.0)\ni = torch.multinomial(q, 1)\ntorch.stack([(i >= 0).all(), (i < 5).all(), (q.gather(1, i) > 0).all()])", "p6,5")
+case("multinomial", "i = torch.multinomial(x, 2000, True)\nf = torch.nn.functional.one_hot(i, 4).float().mean(1)\n(f - x / x.sum(1, keepdim=True)).abs().max() < 0.06", "p3,4")
+# quantization (QuantizeLinear / DequantizeLinear; torch and ONNX both round half to even)
+case("quantize_per_tensor", "torch.quantize_per_tensor(x, 0.1, 10, torch.quint8).dequantize()", "f2,3,4", script=False)
+case("quantize_per_tensor", "torch.quantize_per_tensor(x, 0.05, 0, torch.qint8).dequantize()", "f3,4", script=False)
+case("dequantize", "torch.dequantize(torch.quantize_per_tensor(x, 0.02, 3, torch.qint8))", "f2,3,4", script=False)
+case("fake_quantize_per_tensor_affine", "torch.fake_quantize_per_tensor_affine(x, 0.1, 10, 0, 255)", "f2,3,4")
+case("fake_quantize_per_tensor_affine", "torch.fake_quantize_per_tensor_affine(x, 0.05, 0, -128, 127)", "f3,4")
+case("fake_quantize_per_channel_affine", "torch.fake_quantize_per_channel_affine(x, torch.tensor([0.1, 0.2, 0.05]), torch.tensor([0, 10, 3], dtype=torch.int32), 1, 0, 255)", "f2,3,4", script=False)
+case("fake_quantize_per_channel_affine", "torch.fake_quantize_per_channel_affine(x, torch.tensor([0.02, 0.05]), torch.tensor([0, -3], dtype=torch.int32), 0, -128, 127)", "f2,5", script=False)
+# embedding with max_norm: the rows read are renormalised in place first
+case("embedding_renorm", "torch.nn.functional.embedding(x, self.m.weight.clone(), max_norm=1.0)", "i2,3:0:10", init="torch.nn.Embedding(10, 4)")
+case("embedding_renorm", "torch.nn.functional.embedding(x, self.m.weight.clone(), max_norm=1.5, norm_type=1.0)", "i5:0:6", init="torch.nn.Embedding(6, 3)")

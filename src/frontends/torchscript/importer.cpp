@@ -953,6 +953,22 @@ class Importer {
       args[0]->items.push_back(args[1]);
       return args[0];
     }
+    // l.insert(i, v), l.pop(i = -1), del l[i]: Python's index rules (insert clamps, pop and del check)
+    if (base == "aten::insert" && args.size() == 3 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": inserting a list or an object into a list");
+      if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? std::max<int64_t>(args[1]->i + n, 0) : std::min(args[1]->i, n);
+      args[0]->items.insert(args[0]->items.begin() + k, args[2]);
+      return make_none();
+    }
+    if ((base == "aten::pop" || base == "aten::Delete") && (args.size() == 1 || args.size() == 2) && args[0]->k == Val::K::List &&
+        (args.size() == 1 || args[1]->k == Val::K::Int)) {
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), i = args.size() == 2 ? args[1]->i : -1, k = i < 0 ? i + n : i;
+      if (k < 0 || k >= n) throw Error(where_ + ": list index " + std::to_string(i) + " out of range");
+      VRef v = args[0]->items[static_cast<size_t>(k)];
+      args[0]->items.erase(args[0]->items.begin() + k);
+      return base == "aten::pop" ? v : make_none();
+    }
     if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
     // list + list (aten::add.t, as scripted code calls it: torch.add(a, b))
     if (base == "aten::add" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::List) {

@@ -399,6 +399,74 @@ std::unordered_map<std::string, Rule> make_rules() {
   for (const char* n : {"aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d", "aten::upsample_linear1d",
                         "aten::upsample_bilinear2d", "aten::upsample_trilinear3d", "aten::upsample_bicubic2d"})
     r[n] = upsample(SIZE_MAX - 1);
+  // sampling (graph ops: RandomUniform/RandomNormal...); the *_like ones and bernoulli keep the input's type and shape
+  for (const char* n : {"aten::rand_like", "aten::randn_like", "aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli_.float",
+                        "aten::normal.Tensor_float", "aten::fake_quantize_per_tensor_affine",
+                        "aten::fake_quantize_per_channel_affine", "aten::embedding_renorm", "aten::embedding_renorm_"})
+    r[n] = same;
+  auto sampled = [](size_t dtype_arg) {
+    return [=](const Args& a, const std::string& where) -> std::optional<Outs> {
+      if (a.empty() || !a[0] || (a[0]->k != Val::K::List && a[0]->k != Val::K::Tuple)) return std::nullopt;
+      std::vector<int64_t> s;
+      for (const auto& x : a[0]->items) {
+        if (x->k != Val::K::Int || x->i < 0) return std::nullopt;
+        s.push_back(x->i);
+      }
+      DType t = !is_none(a, dtype_arg) && a[dtype_arg]->k == Val::K::Int ? dtype_from_scalar_type(a[dtype_arg]->i, where) : DType::Float32;
+      return one(t, s);
+    };
+  };
+  r["aten::rand"] = sampled(1);
+  r["aten::randn"] = sampled(1);
+  r["aten::rand.generator"] = sampled(2);
+  r["aten::randn.generator"] = sampled(2);
+  r["aten::multinomial"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.empty() || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    s.back() = a[1]->i;
+    return one(DType::Int64, s);
+  };
+  // conv_tbc(input [T, B, C], weight [K, C, O], bias [O], pad) -> [T + 2 pad - K + 1, B, O]
+  r["aten::conv_tbc"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* w = tensor(a, 1);
+    if (!x || !w || x->shape.size() != 3 || w->shape.size() != 3 || is_none(a, 3) || a[3]->k != Val::K::Int) return std::nullopt;
+    return one(x->dtype, {x->shape[0] + 2 * a[3]->i - w->shape[0] + 1, x->shape[1], w->shape[2]});
+  };
+  // quantize_per_tensor: the quantized tensor is typed by its storage (quint8 -> uint8, qint8 -> int8, qint32 -> int32)
+  r["aten::quantize_per_tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 3) || a[3]->k != Val::K::Int) return std::nullopt;
+    int64_t c = a[3]->i;
+    DType t = c == 13 ? DType::UInt8 : c == 12 ? DType::Int8 : c == 14 ? DType::Int32 : DType::Undefined;
+    if (t == DType::Undefined) return std::nullopt;
+    return one(t, x->shape);
+  };
+  r["aten::dequantize.self"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Float32, x->shape);
+  };
+  // the _cast_* ops libtorch 1.13 has
+  for (auto [n, t] : std::vector<std::pair<const char*, DType>>{{"aten::_cast_Byte", DType::UInt8}, {"aten::_cast_Char", DType::Int8},
+                                                                {"aten::_cast_Short", DType::Int16}, {"aten::_cast_Int", DType::Int32},
+                                                                {"aten::_cast_Long", DType::Int64}, {"aten::_cast_Half", DType::Float16},
+                                                                {"aten::_cast_Float", DType::Float32}, {"aten::_cast_Double", DType::Float64}})
+    r[n] = [t = t](const Args& a, const std::string&) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x) return std::nullopt;
+      return one(t, x->shape);
+    };
+  // x.item() of a one-element tensor computed in the graph: a 0-d tensor of its type (torch.onnx.export does the same)
+  r["aten::item"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    int64_t n = 1;
+    for (int64_t d : x->shape) n *= d;
+    if (n != 1) return std::nullopt;
+    return one(x->dtype, {});
+  };
   return r;
 }
 

@@ -913,6 +913,9 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     return std::nullopt;
   }
   if (b == "aten::dim") return std::vector<VRef>{make_int(static_cast<int64_t>(tensor_arg(a, 0, where).shape.size()))};
+  // what a symbolic tensor's element type says (scripted code asks; no graph op); nothing here is pinned memory
+  if (b == "aten::is_floating_point") return std::vector<VRef>{make_bool(is_float_type(tensor_arg(a, 0, where).dtype))};
+  if (b == "aten::is_pinned") return std::vector<VRef>{make_bool(false)};
   if (b == "aten::numel") return std::vector<VRef>{make_int(numel(tensor_arg(a, 0, where).shape))};
 
   // new_zeros / zeros_like read only their first argument's type and shape.
