@@ -934,6 +934,11 @@ class Importer {
       bool same = a.k == Val::K::None || b.k == Val::K::None ? a.k == b.k : args[0] == args[1];
       return make_bool(base == "aten::__is__" ? same : !same);
     }
+    // detach / alias / contiguous of a known tensor are that tensor (the same storage: a later
+    // in-place write through one is seen through the other, as embedding's max_norm relies on)
+    if ((base == "aten::detach" || base == "aten::alias" || base == "aten::contiguous") && !args.empty() && args.size() <= 2 &&
+        args[0]->is_tensor() && args[0]->known)
+      return args[0];
     if (base == "aten::len" && args.size() == 1) {
       const Val& a = *args[0];
       if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
@@ -1245,7 +1250,10 @@ class Importer {
     if (in_place && !args.empty() && args[0]->is_tensor() && results.size() == 1) {
       // The op wrote its first argument: every later use of that tensor reads the op's output.
       Val& self = *args[0];
-      if (self.known) throw Unsupported(where_ + ": " + s.type + " writes a parameter or a folded tensor");
+      // A known tensor written with graph values (embedding's max_norm renormalises the weight's
+      // rows that the indices read): from here on it is the op's output; the op read the value
+      // before the write as its input.
+      if (self.known) self.known = nullptr;
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;
       self.shape = results[0]->shape;
