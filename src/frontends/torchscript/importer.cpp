@@ -1062,6 +1062,23 @@ class Importer {
       if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
     }
     if (!best.op) {
+      // A traced graph passes sizes as 0-d tensors (prim::NumToTensor) where the schema takes a
+      // number (torch.arange(x.size(1)) traced): known ones are read as their number.
+      std::vector<VRef> nums = args;
+      bool changed = false;
+      for (auto& v : nums)
+        if (v->is_tensor() && v->known && v->shape_known && v->shape.empty()) {
+          double d = elements(*v).at(0);
+          v = is_float_type(v->dtype) ? make_float(d) : v->dtype == ir::DType::Bool ? make_bool(d != 0) : make_int(to_int64(d, where_));
+          changed = true;
+        }
+      if (changed)
+        for (const schema::OpSchema* s : it->second) {
+          Match m = match(*s, nums, kwargs);
+          if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
+        }
+    }
+    if (!best.op) {
       std::string got;
       for (const auto& a : args) got += (got.empty() ? "" : ", ") + describe(*a);
       for (const auto& [n, a] : kwargs) got += (got.empty() ? "" : ", ") + n + "=" + describe(*a);

@@ -467,6 +467,63 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (n != 1) return std::nullopt;
     return one(x->dtype, {});
   };
+  // eval-mode native_dropout: the input and a mask
+  r["aten::native_dropout"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return Outs{OutInfo{x->dtype, x->shape, true, true}, OutInfo{DType::Bool, x->shape, true, true}};
+  };
+  r["aten::bucketize.Tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(flag(a, 2) ? DType::Int32 : DType::Int64, x->shape);
+  };
+  r["aten::linalg_matrix_norm"] = reduce(2, 3, 4, false, std::nullopt);
+  r["aten::linalg_matrix_norm.str_ord"] = reduce(2, 3, 4, false, std::nullopt);
+  r["aten::_weight_norm"] = same;
+  r["aten::kl_div"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* t = tensor(a, 1);
+    if (!x || !t || is_none(a, 2) || a[2]->k != Val::K::Int) return std::nullopt;
+    if (a[2]->i == 0) return one(x->dtype, broadcast(x->shape, t->shape, where));
+    return one(x->dtype, {});
+  };
+  // as_strided(x, size, stride, offset): a tensor of the given size
+  r["aten::as_strided"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::List) return std::nullopt;
+    std::vector<int64_t> s;
+    for (const auto& v : a[1]->items) {
+      if (v->k != Val::K::Int) return std::nullopt;
+      s.push_back(v->i);
+    }
+    return one(x->dtype, s);
+  };
+  // im2col (F.unfold): [N, C, H, W] -> [N, C kh kw, L]
+  r["aten::im2col"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || (x->shape.size() != 4 && x->shape.size() != 3)) return std::nullopt;
+    std::vector<int64_t> v[4];
+    for (size_t k = 0; k < 4; ++k) {
+      if (is_none(a, k + 1) || a[k + 1]->k != Val::K::List || a[k + 1]->items.size() != 2) return std::nullopt;
+      for (const auto& e : a[k + 1]->items) {
+        if (e->k != Val::K::Int) return std::nullopt;
+        v[k].push_back(e->i);
+      }
+    }
+    size_t r = x->shape.size();
+    int64_t l = 1;
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t n = (x->shape[r - 2 + i] + 2 * v[2][i] - v[1][i] * (v[0][i] - 1) - 1) / v[3][i] + 1;
+      if (n <= 0) return std::nullopt;
+      l *= n;
+    }
+    std::vector<int64_t> s;
+    if (r == 4) s.push_back(x->shape[0]);
+    s.push_back(x->shape[r - 3] * v[0][0] * v[0][1]);
+    s.push_back(l);
+    return one(x->dtype, s);
+  };
   return r;
 }
 
