@@ -966,6 +966,14 @@ class Importer {
       args[0]->items.insert(args[0]->items.begin() + k, args[2]);
       return make_none();
     }
+    // l[i] = v (scripted code: aten::_set_item.t)
+    if (base == "aten::_set_item" && args.size() == 3 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": storing a list or an object in a list");
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? args[1]->i + n : args[1]->i;
+      if (k < 0 || k >= n) throw Error(where_ + ": list index " + std::to_string(args[1]->i) + " out of range");
+      args[0]->items[static_cast<size_t>(k)] = args[2];
+      return args[0];
+    }
     if ((base == "aten::pop" || base == "aten::Delete") && (args.size() == 1 || args.size() == 2) && args[0]->k == Val::K::List &&
         (args.size() == 1 || args[1]->k == Val::K::Int)) {
       int64_t n = static_cast<int64_t>(args[0]->items.size()), i = args.size() == 2 ? args[1]->i : -1, k = i < 0 ? i + n : i;
