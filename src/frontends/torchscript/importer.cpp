@@ -1103,8 +1103,19 @@ class Importer {
     if (!unknown) {
       if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
       if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
-      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); }))
+      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
+        // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
+        std::string b = type.substr(0, type.find('.'));
+        static const std::set<std::string> disjoint{"aten::chunk", "aten::unsafe_chunk", "aten::split", "aten::unsafe_split",
+                                                    "aten::split_with_sizes", "aten::unsafe_split_with_sizes", "aten::tensor_split", "aten::unbind"};
+        if (disjoint.count(b) && ((*d)->k == Val::K::List || (*d)->k == Val::K::Tuple))
+          for (auto& p : (*d)->items)
+            if (p->is_tensor() && p->alias && !p->piece) {
+              p->piece = std::make_shared<Alias>();
+              p->piece_version = 0;
+            }
         return *d;
+      }
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }
@@ -1191,7 +1202,7 @@ class Importer {
   }
 
   PortId port_of(Val& v) {
-    if (v.alias && v.version != v.alias->version)
+    if (v.alias && (v.version != v.alias->version || (v.piece ? v.piece_version != v.piece->version : v.seen_piece_writes != v.alias->piece_writes)))
       throw Unsupported(where_ + ": a tensor read after an in-place op wrote a tensor it shares memory with (a view)");
     if (v.port) return v.port;
     if (!v.known) throw Error(where_ + ": internal: a tensor with no graph value");
@@ -1264,6 +1275,9 @@ class Importer {
       if (view && args[0]->alias) {
         v->alias = args[0]->alias;
         v->version = v->alias->version;
+        v->seen_piece_writes = v->alias->piece_writes;
+        v->piece = args[0]->piece;
+        v->piece_version = args[0]->piece_version;
       } else {
         v->alias = std::make_shared<Alias>();
       }
@@ -1284,7 +1298,13 @@ class Importer {
       self.shape = results[0]->shape;
       self.shape_known = results[0]->shape_known;
       if (!self.alias) self.alias = std::make_shared<Alias>();
-      self.version = ++self.alias->version;
+      if (self.piece) {
+        self.piece_version = ++self.piece->version;
+        ++self.alias->piece_writes;
+      } else {
+        self.version = ++self.alias->version;
+        self.seen_piece_writes = self.alias->piece_writes;
+      }
       return args[0];
     }
     return pack(results);

@@ -467,6 +467,31 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (n != 1) return std::nullopt;
     return one(x->dtype, {});
   };
+  // lstm_cell(input, [h, c], w_ih, w_hh, b_ih, b_hh) -> h', c' (the shapes of h and c)
+  r["aten::lstm_cell"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    if (a.size() < 2 || !a[1] || a[1]->k != Val::K::List || a[1]->items.size() != 2) return std::nullopt;
+    const Val& h = *a[1]->items[0];
+    const Val& c = *a[1]->items[1];
+    if (!h.is_tensor() || !h.shape_known || !c.is_tensor() || !c.shape_known) return std::nullopt;
+    return Outs{OutInfo{h.dtype, h.shape, true, true}, OutInfo{c.dtype, c.shape, true, true}};
+  };
+  // embedding_bag(weight, indices, offsets, ..., include_last_offset at 7) -> [bags, D], offset2bag, bag_size, max_indices
+  r["aten::embedding_bag"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* w = tensor(a, 0);
+    const Val* i = tensor(a, 1);
+    const Val* o = tensor(a, 2);
+    if (!w || !i || !o || w->shape.size() != 2 || i->shape.size() != 1 || o->shape.size() != 1) return std::nullopt;
+    int64_t b = o->shape[0] - (flag(a, 7) ? 1 : 0);
+    return Outs{OutInfo{w->dtype, {b, w->shape[1]}, true, true}, OutInfo{DType::Int64, i->shape, true, true},
+                OutInfo{DType::Int64, {b}, true, true}, OutInfo{DType::Int64, {b}, true, true}};
+  };
+  // grid_sampler(input [N, C, H, W], grid [N, Ho, Wo, 2]) -> [N, C, Ho, Wo]
+  r["aten::grid_sampler"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* g = tensor(a, 1);
+    if (!x || !g || x->shape.size() != 4 || g->shape.size() != 4) return std::nullopt;
+    return one(x->dtype, {x->shape[0], x->shape[1], g->shape[1], g->shape[2]});
+  };
   // eval-mode native_dropout: the input and a mask
   r["aten::native_dropout"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
     const Val* x = tensor(a, 0);
