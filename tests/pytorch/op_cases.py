@@ -654,3 +654,9 @@ case("grid_sampler", "torch.nn.functional.grid_sample(x, y, align_corners=True)"
 case("grid_sampler", "torch.nn.functional.grid_sample(x, y, mode='nearest', align_corners=False)", "f1,2,4,5 u1,3,3,2")
 case("grid_sampler", "torch.nn.functional.grid_sample(x, y, padding_mode='border', align_corners=False)", "f1,2,4,4 f1,5,3,2")
 case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.3, mode='nearest', padding_mode='border', align_corners=True)", "f1,3,5,5 u1,4,4,2")
+# packed sequences: pack_padded_sequence -> recurrent layer -> pad_packed_sequence (ONNX's sequence_lens);
+# the longest sequence fills the input (torch pads to the longest, ONNX to the input's length)
+for op in ("_pack_padded_sequence", "_pad_packed_sequence"):
+    case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2]))\ntorch.nn.utils.rnn.pad_packed_sequence(self.m(p)[0])[0]", "f4,2,3", init="torch.nn.LSTM(3, 5)", script=False)
+    case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.cat([torch.tensor([4]), y]), enforce_sorted=False)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o)[0], h[1]", "f4,3,3 i2:1:5", init="torch.nn.LSTM(3, 4)", script=False)
+    case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3]), batch_first=True)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o, batch_first=True)[0], h", "f2,5,3", init="torch.nn.GRU(3, 4, bidirectional=True, batch_first=True)", script=False)

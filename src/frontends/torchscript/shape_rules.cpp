@@ -492,6 +492,22 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (!x || !g || x->shape.size() != 4 || g->shape.size() != 4) return std::nullopt;
     return one(x->dtype, {x->shape[0], x->shape[1], g->shape[1], g->shape[2]});
   };
+  // _pack_padded_sequence(input, lengths, batch_first): the packed data's length is the sum of the
+  // lengths (run time: untyped); batch_sizes has one entry per step of the longest sequence, which
+  // is taken to be the input's length, as torch.onnx.export's LSTM with sequence_lens assumes
+  r["aten::_pack_padded_sequence"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() < 2) return std::nullopt;
+    OutInfo data;
+    data.shape_known = false;
+    return Outs{data, OutInfo{DType::Int64, {x->shape[flag(a, 2) ? 1 : 0]}, true, true}};
+  };
+  // to(dtype=, layout=, device=, ...) (traced torch.nn.utils.rnn code)
+  r["aten::to.dtype_layout"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(!is_none(a, 1) && a[1]->k == Val::K::Int ? dtype_from_scalar_type(a[1]->i, where) : x->dtype, x->shape);
+  };
   // eval-mode native_dropout: the input and a mask
   r["aten::native_dropout"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
     const Val* x = tensor(a, 0);
