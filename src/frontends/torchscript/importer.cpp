@@ -1101,7 +1101,24 @@ class Importer {
     }
     std::optional<std::vector<OutInfo>> outs;
     if (!unknown) {
-      if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = evaluate(type, best.args, where_ + ": " + type)) {
+        // A folded view shares the memory of the known tensor it reads: an in-place write to it
+        // cannot be made (the known tensor would keep its old values), so it stays refused.
+        static const std::set<std::string> view_ops{
+            "aten::slice", "aten::select", "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::unsqueeze",
+            "aten::squeeze", "aten::expand", "aten::flatten", "aten::narrow", "aten::t", "aten::view_as", "aten::expand_as",
+            "aten::reshape_as", "aten::unflatten", "aten::diagonal", "aten::as_strided", "aten::unfold", "aten::split",
+            "aten::chunk", "aten::unbind", "aten::movedim", "aten::swapaxes", "aten::swapdims", "aten::split_with_sizes",
+            "aten::unsafe_split", "aten::unsafe_chunk", "aten::tensor_split", "aten::squeeze_", "aten::unsqueeze_", "aten::index_select"};
+        if (view_ops.count(type.substr(0, type.find('.'))))
+          for (auto& v : *r) {
+            if (v->is_tensor()) v->folded_view = true;
+            if (v->k == Val::K::List || v->k == Val::K::Tuple)
+              for (auto& e : v->items)
+                if (e->is_tensor()) e->folded_view = true;
+          }
+        return pack(*r);
+      }
       if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
       if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
         // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
@@ -1292,6 +1309,8 @@ class Importer {
       // A known tensor written with graph values (embedding's max_norm renormalises the weight's
       // rows that the indices read): from here on it is the op's output; the op read the value
       // before the write as its input.
+      if (self.known && self.folded_view)
+        throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
       if (self.known) self.known = nullptr;
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;

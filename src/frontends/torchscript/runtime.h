@@ -85,6 +85,7 @@ struct Val {
   std::shared_ptr<Alias> piece;
   int64_t piece_version = 0;
   int64_t seen_piece_writes = 0;  // not a piece: the alias's piece_writes when this was last valid
+  bool folded_view = false;  // a known tensor a view op (select, slice, view, ...) folded: it shares memory with another known tensor
   std::string name;  // a name for the graph value (an attribute path for parameters)
 
   bool is_tensor() const { return k == K::Tensor; }
