@@ -117,6 +117,42 @@ def rules():
       dst:
         graph: |
 {body(kind, lambda k: f"p{k}", "at(shape(p1), 1)", layers, dirs)}''')
+    # packed sequences (pack_padded_sequence -> lstm/gru/rnn .data -> pad_packed_sequence): the same
+    # layer with ONNX's sequence_lens (its outputs past a sequence's length are 0, as torch pads)
+    for kind in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+        outs = ("[result0, {name: result1, ref: hn}, {name: result2, ref: cn}]" if kind == "lstm"
+                else "[result0, {name: result1, ref: hn}]")
+        for dirs in (1, 2):
+            n = 4 * dirs
+            name = f"{kind}_packed{'_bi' if dirs == 2 else ''}"
+            hx_op = "{id: hx, type: prim::ListConstruct, input_ports: [{name: elements.0, ref: h0}, {name: elements.1, ref: c0}]}"
+            plist = ("{id: pl, type: prim::ListConstruct, input_ports: [" + ", ".join(f"{{name: elements.{k}, ref: p{k}}}" for k in range(n)) +
+                     f", {{name: elements.{n}, ref: px, optional: true}}]}}")
+            consts = (f"{{name: has_biases, const: true}}, {{name: num_layers, const: 1}}, {{name: dropout, const: \"{{dr}}\"}}, "
+                      f"{{name: train, const: \"{{tr}}\"}}, {{name: bidirectional, const: {'true' if dirs == 2 else 'false'}}}")
+            hxport = "hx" if kind == "lstm" else "{name: hx, ref: h0}"
+            pre = f"\n          - {hx_op}" if kind == "lstm" else ""
+            hxedge = "\n          - {output_port: {op: hx, port: output}, input_port: {op: l, port: hx}}" if kind == "lstm" else ""
+            b = body(kind, lambda k: f"p{k}", "at(shape(p1), 1)", 1, dirs).replace(", _, hi0", ", sl, hi0")
+            b = "          sl = Cast(ln) {to: 6}\n" + b.replace("          y = Transpose(x1)", "          y = Transpose(x1)")
+            b += "\n          lo = Identity(ln)"
+            out.append(f'''    - rule_name: {name}   # pack_padded_sequence -> {kind} (1 layer, {'both directions' if dirs == 2 else 'one direction'}) -> pad_packed_sequence: sequence_lens
+      src:
+        ops:
+          - {{id: pk, type: aten::_pack_padded_sequence, input_ports: [{{name: input, ref: x}}, {{name: lengths, ref: ln}}, {{name: batch_first, const: "{{bf}}"}}]}}{pre}
+          - {plist}
+          - {{id: l, type: aten::{kind}.data, input_ports: [data, batch_sizes, {hxport}, params, {consts}], output_ports: {outs}}}
+          - {{id: pd, type: aten::_pad_packed_sequence, input_ports: [data, batch_sizes, {{name: batch_first, const: "{{bf2}}"}}, {{name: padding_value, const: "{{pv}}"}}, {{name: total_length, const: "{{tl}}"}}], output_ports: [{{name: result0, ref: y}}, {{name: result1, ref: lo}}]}}
+        edges:
+          - {{output_port: {{op: pk, port: result0}}, input_port: {{op: l, port: data}}}}
+          - {{output_port: {{op: pk, port: result1}}, input_port: {{op: l, port: batch_sizes}}}}
+          - {{output_port: {{op: pk, port: result1}}, input_port: {{op: pd, port: batch_sizes}}}}
+          - {{output_port: {{op: l, port: result0}}, input_port: {{op: pd, port: data}}}}{hxedge}
+          - {{output_port: {{op: pl, port: output}}, input_port: {{op: l, port: params}}}}
+      when: "not connected(px) and (not tr or dr == 0) and dtype(x) == 'float32' and rank(x) == 3 and all_known(shape(x)) and bf == bf2 and float(pv) == 0.0 and tl == at(shape(x), if(bf, 1, 0)) and has(shape(p1))"
+      dst:
+        graph: |
+{{b}}'''.replace("{b}", b, 1))
     return out
 
 
@@ -130,7 +166,7 @@ table:
   src: amanda/pytorch/1.13
   dst: amanda/onnx/13
   carry_attrs: false
-  only_for: [aten::lstm.input, aten::gru.input, aten::rnn_tanh.input, aten::rnn_relu.input]
+  only_for: [aten::lstm.input, aten::gru.input, aten::rnn_tanh.input, aten::rnn_relu.input, aten::_pack_padded_sequence, aten::lstm.data, aten::gru.data, aten::rnn_tanh.data, aten::rnn_relu.data, aten::_pad_packed_sequence]
   constant: {src: {type: prim::Constant, attr: value, port: output}, dst: {type: Constant, attr: value, port: output}}
   rules:
 """

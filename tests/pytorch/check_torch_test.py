@@ -14,7 +14,11 @@ Cases, each module made here with random weights and saved with torch.jit.save:
 4. a deliberately broken rule (aten::relu mapped to Sigmoid through --tables, at a higher
    priority): the check fails with exit 1, names the differing output, and writes nothing;
 5. a check input of the wrong element type (float64 where the module takes float32) is refused,
-   naming the input, exit 1, nothing written.
+   naming the input, exit 1, nothing written;
+6. an in-place write into a view of a folded tensor (`z = arange(6).reshape(2, 3); z[0].add_(x[0])`)
+   is refused by the libtorch-free reader, naming the write (the write would not reach the folded
+   tensor: converting would give a model that silently drops it), nothing written; a known tensor
+   written as a whole (embedding's max_norm on a copy of the weight) still converts.
 
   check_torch_test.py AMANDA
 """
@@ -153,6 +157,20 @@ def main():
                         "--check-input", "x=" + os.path.join(d, "wrong.npy")])
         if rc != 1 or "'x'" not in text or os.path.exists(os.path.join(d, "x.onnx")):
             failures.append(f"a wrongly typed input was not refused: exit {rc}\n{text}")
+        # 6. an in-place write into a view of a folded tensor: refused, not silently dropped
+        class WriteIntoFoldedView(torch.nn.Module):
+            def forward(self, x):
+                z = torch.arange(6.0).reshape(2, 3)
+                z[0].add_(x[0])
+                return z + 1.0
+        p6 = os.path.join(d, "view_write.pt")
+        torch.jit.save(torch.jit.trace(WriteIntoFoldedView(), torch.randn(2, 3), check_trace=False), p6)
+        o6 = os.path.join(d, "view_write.onnx")
+        rc, text = run([amanda, "convert", p6, "--reader", "script", "--input-shape", "2,3", "-o", o6])
+        if rc == 0 or "writes a view of a folded tensor" not in text or os.path.exists(o6):
+            failures.append(f"a write into a view of a folded tensor was not refused: exit {rc}\n{text}")
+        else:
+            print("write into a folded view: refused")
     for f in failures:
         print("FAIL:", f)
     print("ok" if not failures else f"{len(failures)} failure(s)")

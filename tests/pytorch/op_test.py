@@ -80,7 +80,8 @@ def module_source(cases):
         lines += [f"class M{i}(torch.nn.Module):", "    def __init__(self):", "        super().__init__()"]
         if c["init"]:
             lines.append(f"        self.m = {c['init']}")
-        lines += [f"    def forward(self, {args}):", f"        return {c['expr']}", ""]
+        body = c["expr"].split("\n")  # statements, then the returned expression
+        lines += [f"    def forward(self, {args}):"] + [f"        {l}" for l in body[:-1]] + [f"        return {body[-1]}", ""]
     return "\n".join(lines)
 
 

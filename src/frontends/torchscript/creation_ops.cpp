@@ -164,6 +164,42 @@ std::unordered_map<std::string, Rule> make_rules() {
     }
     return one(make_known(t, shape, std::move(v)));
   };
+  // torch.empty: the values are unspecified, and zeros are as good as any (as empty_like's)
+  r["aten::empty.memory_format"] = r["aten::zeros"];
+  r["aten::empty"] = r["aten::zeros"];
+  // torch._dim_arange(like, dim) = arange(like.size(dim)): only the shape is read
+  r["aten::_dim_arange"] = [](const Args& a, const std::string& w) -> Result {
+    const Val* x = typed(a, 0);
+    auto d = num(a, 1);
+    if (!x || !d) return std::nullopt;
+    int64_t r = static_cast<int64_t>(x->shape.size()), k = static_cast<int64_t>(*d);
+    if (k < -r || k >= r) throw Error(w + ": dimension " + std::to_string(k) + " out of range");
+    int64_t n = x->shape[static_cast<size_t>(k < 0 ? k + r : k)];
+    std::vector<double> v;
+    for (int64_t i = 0; i < n; ++i) v.push_back(static_cast<double>(i));
+    return one(make_known(DType::Int64, {n}, std::move(v)));
+  };
+  // torch.hann_window(N, periodic=True): 0.5 - 0.5 cos(2 pi k / M), M = N (periodic) or N - 1
+  auto hann = [](const Args& a, const std::string& w, bool periodic, size_t dtype_arg) -> Result {
+    auto n = num(a, 0);
+    if (!n || *n < 0 || *n > double(int64_t(1) << 24)) return std::nullopt;
+    int64_t len = static_cast<int64_t>(*n);
+    DType t = dtype_or(a, dtype_arg, DType::Float32, w);
+    std::vector<double> v;
+    if (len == 1) v.push_back(1.0);
+    else {
+      double m = static_cast<double>(periodic ? len : len - 1);
+      for (int64_t k = 0; k < len; ++k) v.push_back(0.5 - 0.5 * std::cos(2.0 * M_PI * static_cast<double>(k) / m));
+    }
+    if (t == DType::Float32)
+      for (double& x : v) x = static_cast<double>(static_cast<float>(x));
+    return one(make_known(t, {len}, std::move(v)));
+  };
+  r["aten::hann_window"] = [hann](const Args& a, const std::string& w) -> Result { return hann(a, w, true, 1); };
+  r["aten::hann_window.periodic"] = [hann](const Args& a, const std::string& w) -> Result {
+    if (none(a, 1) || a[1]->k != Val::K::Bool) return std::nullopt;
+    return hann(a, w, a[1]->b, 2);
+  };
   r["aten::tensor"] = tensor;
   r["aten::tensor.float"] = tensor;
   r["aten::tensor.int"] = tensor;

@@ -149,6 +149,45 @@ std::unordered_map<std::string, Rule> make_rules() {
     }
     return make_list(out);
   };
+  // meshgrid (indexing 'ij' or 'xy'): each 1-D (or 0-d) input viewed along its axis and expanded to the grid
+  auto meshgrid = [](const Args& a, const CallOp& call, bool xy) -> std::optional<VRef> {
+    if (a.empty() || !a[0] || a[0]->k != Val::K::List || a[0]->items.empty()) return std::nullopt;
+    std::vector<int64_t> sizes;
+    for (const auto& t : a[0]->items) {
+      if (!t->is_tensor() || !t->shape_known || t->shape.size() > 1) return std::nullopt;
+      sizes.push_back(t->shape.empty() ? 1 : t->shape[0]);
+    }
+    size_t n = sizes.size();
+    std::vector<size_t> axis(n);
+    for (size_t i = 0; i < n; ++i) axis[i] = i;
+    if (xy && n >= 2) std::swap(axis[0], axis[1]);
+    std::vector<int64_t> grid(n);
+    for (size_t i = 0; i < n; ++i) grid[axis[i]] = sizes[i];
+    std::vector<VRef> out;
+    for (size_t i = 0; i < n; ++i) {
+      std::vector<VRef> view, full;
+      for (size_t k = 0; k < n; ++k) {
+        view.push_back(make_int(k == axis[i] ? sizes[i] : 1));
+        full.push_back(make_int(grid[k]));
+      }
+      out.push_back(call("aten::expand", {call("aten::reshape", {a[0]->items[i], make_list(view)}), make_list(full)}));
+    }
+    return make_list(out);
+  };
+  r["aten::meshgrid"] = [meshgrid](const Args& a, const CallOp& call) { return meshgrid(a, call, false); };
+  r["aten::meshgrid.indexing"] = [meshgrid](const Args& a, const CallOp& call) -> std::optional<VRef> {
+    if (a.size() < 2 || !a[1] || a[1]->k != Val::K::Str || (a[1]->s != "ij" && a[1]->s != "xy")) return std::nullopt;
+    return meshgrid(a, call, a[1]->s == "xy");
+  };
+  // nonzero(x, as_tuple=True): the columns of nonzero(x)
+  r["aten::nonzero_numpy"] = [](const Args& a, const CallOp& call) -> std::optional<VRef> {
+    const Val* x = typed(a, 0);
+    if (!x) return std::nullopt;
+    VRef nz = call("aten::nonzero", {a[0]});
+    std::vector<VRef> out;
+    for (size_t k = 0; k < std::max<size_t>(x->shape.size(), 1); ++k) out.push_back(call("aten::select", {nz, make_int(1), make_int(static_cast<int64_t>(k))}));
+    return make_list(out);
+  };
   return r;
 }
 

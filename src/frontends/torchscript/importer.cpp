@@ -934,6 +934,11 @@ class Importer {
       bool same = a.k == Val::K::None || b.k == Val::K::None ? a.k == b.k : args[0] == args[1];
       return make_bool(base == "aten::__is__" ? same : !same);
     }
+    // detach / alias / contiguous of a known tensor are that tensor (the same storage: a later
+    // in-place write through one is seen through the other, as embedding's max_norm relies on)
+    if ((base == "aten::detach" || base == "aten::alias" || base == "aten::contiguous") && !args.empty() && args.size() <= 2 &&
+        args[0]->is_tensor() && args[0]->known)
+      return args[0];
     if (base == "aten::len" && args.size() == 1) {
       const Val& a = *args[0];
       if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
@@ -952,6 +957,30 @@ class Importer {
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
       args[0]->items.push_back(args[1]);
       return args[0];
+    }
+    // l.insert(i, v), l.pop(i = -1), del l[i]: Python's index rules (insert clamps, pop and del check)
+    if (base == "aten::insert" && args.size() == 3 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": inserting a list or an object into a list");
+      if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? std::max<int64_t>(args[1]->i + n, 0) : std::min(args[1]->i, n);
+      args[0]->items.insert(args[0]->items.begin() + k, args[2]);
+      return make_none();
+    }
+    // l[i] = v (scripted code: aten::_set_item.t)
+    if (base == "aten::_set_item" && args.size() == 3 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": storing a list or an object in a list");
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? args[1]->i + n : args[1]->i;
+      if (k < 0 || k >= n) throw Error(where_ + ": list index " + std::to_string(args[1]->i) + " out of range");
+      args[0]->items[static_cast<size_t>(k)] = args[2];
+      return args[0];
+    }
+    if ((base == "aten::pop" || base == "aten::Delete") && (args.size() == 1 || args.size() == 2) && args[0]->k == Val::K::List &&
+        (args.size() == 1 || args[1]->k == Val::K::Int)) {
+      int64_t n = static_cast<int64_t>(args[0]->items.size()), i = args.size() == 2 ? args[1]->i : -1, k = i < 0 ? i + n : i;
+      if (k < 0 || k >= n) throw Error(where_ + ": list index " + std::to_string(i) + " out of range");
+      VRef v = args[0]->items[static_cast<size_t>(k)];
+      args[0]->items.erase(args[0]->items.begin() + k);
+      return base == "aten::pop" ? v : make_none();
     }
     if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
     // list + list (aten::add.t, as scripted code calls it: torch.add(a, b))
@@ -1041,6 +1070,23 @@ class Importer {
       if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
     }
     if (!best.op) {
+      // A traced graph passes sizes as 0-d tensors (prim::NumToTensor) where the schema takes a
+      // number (torch.arange(x.size(1)) traced): known ones are read as their number.
+      std::vector<VRef> nums = args;
+      bool changed = false;
+      for (auto& v : nums)
+        if (v->is_tensor() && v->known && v->shape_known && v->shape.empty()) {
+          double d = elements(*v).at(0);
+          v = is_float_type(v->dtype) ? make_float(d) : v->dtype == ir::DType::Bool ? make_bool(d != 0) : make_int(to_int64(d, where_));
+          changed = true;
+        }
+      if (changed)
+        for (const schema::OpSchema* s : it->second) {
+          Match m = match(*s, nums, kwargs);
+          if (m.op && (!best.op || m.score > best.score)) best = std::move(m);
+        }
+    }
+    if (!best.op) {
       std::string got;
       for (const auto& a : args) got += (got.empty() ? "" : ", ") + describe(*a);
       for (const auto& [n, a] : kwargs) got += (got.empty() ? "" : ", ") + n + "=" + describe(*a);
@@ -1055,10 +1101,38 @@ class Importer {
     }
     std::optional<std::vector<OutInfo>> outs;
     if (!unknown) {
-      if (auto r = evaluate(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = evaluate(type, best.args, where_ + ": " + type)) {
+        // A folded view shares the memory of the known tensor it reads: an in-place write to it
+        // cannot be made (the known tensor would keep its old values), so it stays refused.
+        static const std::set<std::string> view_ops{
+            "aten::slice", "aten::select", "aten::view", "aten::reshape", "aten::permute", "aten::transpose", "aten::unsqueeze",
+            "aten::squeeze", "aten::expand", "aten::flatten", "aten::narrow", "aten::t", "aten::view_as", "aten::expand_as",
+            "aten::reshape_as", "aten::unflatten", "aten::diagonal", "aten::as_strided", "aten::unfold", "aten::split",
+            "aten::chunk", "aten::unbind", "aten::movedim", "aten::swapaxes", "aten::swapdims", "aten::split_with_sizes",
+            "aten::unsafe_split", "aten::unsafe_chunk", "aten::tensor_split", "aten::squeeze_", "aten::unsqueeze_", "aten::index_select"};
+        if (view_ops.count(type.substr(0, type.find('.'))))
+          for (auto& v : *r) {
+            if (v->is_tensor()) v->folded_view = true;
+            if (v->k == Val::K::List || v->k == Val::K::Tuple)
+              for (auto& e : v->items)
+                if (e->is_tensor()) e->folded_view = true;
+          }
+        return pack(*r);
+      }
       if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
-      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); }))
+      if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
+        // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
+        std::string b = type.substr(0, type.find('.'));
+        static const std::set<std::string> disjoint{"aten::chunk", "aten::unsafe_chunk", "aten::split", "aten::unsafe_split",
+                                                    "aten::split_with_sizes", "aten::unsafe_split_with_sizes", "aten::tensor_split", "aten::unbind"};
+        if (disjoint.count(b) && ((*d)->k == Val::K::List || (*d)->k == Val::K::Tuple))
+          for (auto& p : (*d)->items)
+            if (p->is_tensor() && p->alias && !p->piece) {
+              p->piece = std::make_shared<Alias>();
+              p->piece_version = 0;
+            }
         return *d;
+      }
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }
@@ -1145,7 +1219,7 @@ class Importer {
   }
 
   PortId port_of(Val& v) {
-    if (v.alias && v.version != v.alias->version)
+    if (v.alias && (v.version != v.alias->version || (v.piece ? v.piece_version != v.piece->version : v.seen_piece_writes != v.alias->piece_writes)))
       throw Unsupported(where_ + ": a tensor read after an in-place op wrote a tensor it shares memory with (a view)");
     if (v.port) return v.port;
     if (!v.known) throw Error(where_ + ": internal: a tensor with no graph value");
@@ -1218,6 +1292,9 @@ class Importer {
       if (view && args[0]->alias) {
         v->alias = args[0]->alias;
         v->version = v->alias->version;
+        v->seen_piece_writes = v->alias->piece_writes;
+        v->piece = args[0]->piece;
+        v->piece_version = args[0]->piece_version;
       } else {
         v->alias = std::make_shared<Alias>();
       }
@@ -1229,13 +1306,24 @@ class Importer {
     if (in_place && !args.empty() && args[0]->is_tensor() && results.size() == 1) {
       // The op wrote its first argument: every later use of that tensor reads the op's output.
       Val& self = *args[0];
-      if (self.known) throw Unsupported(where_ + ": " + s.type + " writes a parameter or a folded tensor");
+      // A known tensor written with graph values (embedding's max_norm renormalises the weight's
+      // rows that the indices read): from here on it is the op's output; the op read the value
+      // before the write as its input.
+      if (self.known && self.folded_view)
+        throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
+      if (self.known) self.known = nullptr;
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;
       self.shape = results[0]->shape;
       self.shape_known = results[0]->shape_known;
       if (!self.alias) self.alias = std::make_shared<Alias>();
-      self.version = ++self.alias->version;
+      if (self.piece) {
+        self.piece_version = ++self.piece->version;
+        ++self.alias->piece_writes;
+      } else {
+        self.version = ++self.alias->version;
+        self.seen_piece_writes = self.alias->piece_writes;
+      }
       return args[0];
     }
     return pack(results);

@@ -57,6 +57,7 @@ struct Val;
 // them bumps its version, and a tensor whose version is behind it was overwritten under it.
 struct Alias {
   int64_t version = 0;
+  int64_t piece_writes = 0;  // in-place writes through one of its disjoint pieces (below)
 };
 using VRef = std::shared_ptr<Val>;
 
@@ -79,6 +80,12 @@ struct Val {
   ir::PortId port;
   std::shared_ptr<Alias> alias;  // symbolic tensors: the memory it shares with its views
   int64_t version = 0;
+  // A disjoint piece of its alias (chunk / split / unbind): a write to one piece leaves the other
+  // pieces valid (an LSTM cell's gates written in place one by one), but not the whole.
+  std::shared_ptr<Alias> piece;
+  int64_t piece_version = 0;
+  int64_t seen_piece_writes = 0;  // not a piece: the alias's piece_writes when this was last valid
+  bool folded_view = false;  // a known tensor a view op (select, slice, view, ...) folded: it shares memory with another known tensor
   std::string name;  // a name for the graph value (an attribute path for parameters)
 
   bool is_tensor() const { return k == K::Tensor; }

@@ -399,6 +399,172 @@ std::unordered_map<std::string, Rule> make_rules() {
   for (const char* n : {"aten::upsample_nearest1d", "aten::upsample_nearest2d", "aten::upsample_nearest3d", "aten::upsample_linear1d",
                         "aten::upsample_bilinear2d", "aten::upsample_trilinear3d", "aten::upsample_bicubic2d"})
     r[n] = upsample(SIZE_MAX - 1);
+  // sampling (graph ops: RandomUniform/RandomNormal...); the *_like ones and bernoulli keep the input's type and shape
+  for (const char* n : {"aten::rand_like", "aten::randn_like", "aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli_.float",
+                        "aten::normal.Tensor_float", "aten::fake_quantize_per_tensor_affine",
+                        "aten::fake_quantize_per_channel_affine", "aten::embedding_renorm", "aten::embedding_renorm_"})
+    r[n] = same;
+  auto sampled = [](size_t dtype_arg) {
+    return [=](const Args& a, const std::string& where) -> std::optional<Outs> {
+      if (a.empty() || !a[0] || (a[0]->k != Val::K::List && a[0]->k != Val::K::Tuple)) return std::nullopt;
+      std::vector<int64_t> s;
+      for (const auto& x : a[0]->items) {
+        if (x->k != Val::K::Int || x->i < 0) return std::nullopt;
+        s.push_back(x->i);
+      }
+      DType t = !is_none(a, dtype_arg) && a[dtype_arg]->k == Val::K::Int ? dtype_from_scalar_type(a[dtype_arg]->i, where) : DType::Float32;
+      return one(t, s);
+    };
+  };
+  r["aten::rand"] = sampled(1);
+  r["aten::randn"] = sampled(1);
+  r["aten::rand.generator"] = sampled(2);
+  r["aten::randn.generator"] = sampled(2);
+  r["aten::multinomial"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.empty() || is_none(a, 1) || a[1]->k != Val::K::Int) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    s.back() = a[1]->i;
+    return one(DType::Int64, s);
+  };
+  // conv_tbc(input [T, B, C], weight [K, C, O], bias [O], pad) -> [T + 2 pad - K + 1, B, O]
+  r["aten::conv_tbc"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* w = tensor(a, 1);
+    if (!x || !w || x->shape.size() != 3 || w->shape.size() != 3 || is_none(a, 3) || a[3]->k != Val::K::Int) return std::nullopt;
+    return one(x->dtype, {x->shape[0] + 2 * a[3]->i - w->shape[0] + 1, x->shape[1], w->shape[2]});
+  };
+  // quantize_per_tensor: the quantized tensor is typed by its storage (quint8 -> uint8, qint8 -> int8, qint32 -> int32)
+  r["aten::quantize_per_tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 3) || a[3]->k != Val::K::Int) return std::nullopt;
+    int64_t c = a[3]->i;
+    DType t = c == 13 ? DType::UInt8 : c == 12 ? DType::Int8 : c == 14 ? DType::Int32 : DType::Undefined;
+    if (t == DType::Undefined) return std::nullopt;
+    return one(t, x->shape);
+  };
+  r["aten::dequantize.self"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Float32, x->shape);
+  };
+  // the _cast_* ops libtorch 1.13 has
+  for (auto [n, t] : std::vector<std::pair<const char*, DType>>{{"aten::_cast_Byte", DType::UInt8}, {"aten::_cast_Char", DType::Int8},
+                                                                {"aten::_cast_Short", DType::Int16}, {"aten::_cast_Int", DType::Int32},
+                                                                {"aten::_cast_Long", DType::Int64}, {"aten::_cast_Half", DType::Float16},
+                                                                {"aten::_cast_Float", DType::Float32}, {"aten::_cast_Double", DType::Float64}})
+    r[n] = [t = t](const Args& a, const std::string&) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x) return std::nullopt;
+      return one(t, x->shape);
+    };
+  // x.item() of a one-element tensor computed in the graph: a 0-d tensor of its type (torch.onnx.export does the same)
+  r["aten::item"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    int64_t n = 1;
+    for (int64_t d : x->shape) n *= d;
+    if (n != 1) return std::nullopt;
+    return one(x->dtype, {});
+  };
+  // lstm_cell(input, [h, c], w_ih, w_hh, b_ih, b_hh) -> h', c' (the shapes of h and c)
+  r["aten::lstm_cell"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    if (a.size() < 2 || !a[1] || a[1]->k != Val::K::List || a[1]->items.size() != 2) return std::nullopt;
+    const Val& h = *a[1]->items[0];
+    const Val& c = *a[1]->items[1];
+    if (!h.is_tensor() || !h.shape_known || !c.is_tensor() || !c.shape_known) return std::nullopt;
+    return Outs{OutInfo{h.dtype, h.shape, true, true}, OutInfo{c.dtype, c.shape, true, true}};
+  };
+  // embedding_bag(weight, indices, offsets, ..., include_last_offset at 7) -> [bags, D], offset2bag, bag_size, max_indices
+  r["aten::embedding_bag"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* w = tensor(a, 0);
+    const Val* i = tensor(a, 1);
+    const Val* o = tensor(a, 2);
+    if (!w || !i || !o || w->shape.size() != 2 || i->shape.size() != 1 || o->shape.size() != 1) return std::nullopt;
+    int64_t b = o->shape[0] - (flag(a, 7) ? 1 : 0);
+    return Outs{OutInfo{w->dtype, {b, w->shape[1]}, true, true}, OutInfo{DType::Int64, i->shape, true, true},
+                OutInfo{DType::Int64, {b}, true, true}, OutInfo{DType::Int64, {b}, true, true}};
+  };
+  // grid_sampler(input [N, C, H, W], grid [N, Ho, Wo, 2]) -> [N, C, Ho, Wo]
+  r["aten::grid_sampler"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* g = tensor(a, 1);
+    if (!x || !g || x->shape.size() != 4 || g->shape.size() != 4) return std::nullopt;
+    return one(x->dtype, {x->shape[0], x->shape[1], g->shape[1], g->shape[2]});
+  };
+  // _pack_padded_sequence(input, lengths, batch_first): the packed data's length is the sum of the
+  // lengths (run time: untyped); batch_sizes has one entry per step of the longest sequence, which
+  // is taken to be the input's length, as torch.onnx.export's LSTM with sequence_lens assumes
+  r["aten::_pack_padded_sequence"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() < 2) return std::nullopt;
+    OutInfo data;
+    data.shape_known = false;
+    return Outs{data, OutInfo{DType::Int64, {x->shape[flag(a, 2) ? 1 : 0]}, true, true}};
+  };
+  // to(dtype=, layout=, device=, ...) (traced torch.nn.utils.rnn code)
+  r["aten::to.dtype_layout"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(!is_none(a, 1) && a[1]->k == Val::K::Int ? dtype_from_scalar_type(a[1]->i, where) : x->dtype, x->shape);
+  };
+  // eval-mode native_dropout: the input and a mask
+  r["aten::native_dropout"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return Outs{OutInfo{x->dtype, x->shape, true, true}, OutInfo{DType::Bool, x->shape, true, true}};
+  };
+  r["aten::bucketize.Tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(flag(a, 2) ? DType::Int32 : DType::Int64, x->shape);
+  };
+  r["aten::linalg_matrix_norm"] = reduce(2, 3, 4, false, std::nullopt);
+  r["aten::linalg_matrix_norm.str_ord"] = reduce(2, 3, 4, false, std::nullopt);
+  r["aten::_weight_norm"] = same;
+  r["aten::kl_div"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    const Val* t = tensor(a, 1);
+    if (!x || !t || is_none(a, 2) || a[2]->k != Val::K::Int) return std::nullopt;
+    if (a[2]->i == 0) return one(x->dtype, broadcast(x->shape, t->shape, where));
+    return one(x->dtype, {});
+  };
+  // as_strided(x, size, stride, offset): a tensor of the given size
+  r["aten::as_strided"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 1) || a[1]->k != Val::K::List) return std::nullopt;
+    std::vector<int64_t> s;
+    for (const auto& v : a[1]->items) {
+      if (v->k != Val::K::Int) return std::nullopt;
+      s.push_back(v->i);
+    }
+    return one(x->dtype, s);
+  };
+  // im2col (F.unfold): [N, C, H, W] -> [N, C kh kw, L]
+  r["aten::im2col"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || (x->shape.size() != 4 && x->shape.size() != 3)) return std::nullopt;
+    std::vector<int64_t> v[4];
+    for (size_t k = 0; k < 4; ++k) {
+      if (is_none(a, k + 1) || a[k + 1]->k != Val::K::List || a[k + 1]->items.size() != 2) return std::nullopt;
+      for (const auto& e : a[k + 1]->items) {
+        if (e->k != Val::K::Int) return std::nullopt;
+        v[k].push_back(e->i);
+      }
+    }
+    size_t r = x->shape.size();
+    int64_t l = 1;
+    for (size_t i = 0; i < 2; ++i) {
+      int64_t n = (x->shape[r - 2 + i] + 2 * v[2][i] - v[1][i] * (v[0][i] - 1) - 1) / v[3][i] + 1;
+      if (n <= 0) return std::nullopt;
+      l *= n;
+    }
+    std::vector<int64_t> s;
+    if (r == 4) s.push_back(x->shape[0]);
+    s.push_back(x->shape[r - 3] * v[0][0] * v[0][1]);
+    s.push_back(l);
+    return one(x->dtype, s);
+  };
   return r;
 }
 

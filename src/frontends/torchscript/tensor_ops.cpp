@@ -552,7 +552,17 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
   if (b == "aten::_convolution" || b == "aten::conv2d" || b == "aten::conv1d") {
     const Val& x = tensor_arg(a, 0, where);
     const Val& w = tensor_arg(a, 1, where);
-    if (b == "aten::_convolution" && int_arg(a, 6, where)) throw Unsupported(where + ": transposed convolution has no shape rule yet");
+    if (b == "aten::_convolution" && int_arg(a, 6, where)) {
+      // transposed: (in - 1) * stride - 2 * pad + dilation * (k - 1) + output_padding + 1 per spatial dim; weight [C_in, C_out / groups, k...]
+      std::vector<int64_t> stride = ints_arg(a, 3, where), pad = ints_arg(a, 4, where), dil = ints_arg(a, 5, where), opad = ints_arg(a, 7, where);
+      int64_t groups = int_arg(a, 8, where);
+      if (x.shape.size() < 3 || w.shape.size() != x.shape.size()) bad(where, "convolution of the wrong rank");
+      std::vector<int64_t> out{x.shape[0], w.shape[1] * groups};
+      for (size_t i = 0; i + 2 < x.shape.size(); ++i)
+        out.push_back((x.shape[i + 2] - 1) * pick(stride, i, 1) - 2 * pick(pad, i, 0) + pick(dil, i, 1) * (w.shape[i + 2] - 1) +
+                      pick(opad, i, 0) + 1);
+      return one(x.dtype, out);
+    }
     std::vector<int64_t> stride = ints_arg(a, 3, where), pad = ints_arg(a, 4, where), dil = ints_arg(a, 5, where);
     if (x.shape.size() < 3 || w.shape.size() != x.shape.size()) bad(where, "convolution of the wrong rank");
     std::vector<int64_t> out{x.shape[0], w.shape[0]};
@@ -913,6 +923,9 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     return std::nullopt;
   }
   if (b == "aten::dim") return std::vector<VRef>{make_int(static_cast<int64_t>(tensor_arg(a, 0, where).shape.size()))};
+  // what a symbolic tensor's element type says (scripted code asks; no graph op); nothing here is pinned memory
+  if (b == "aten::is_floating_point") return std::vector<VRef>{make_bool(is_float_type(tensor_arg(a, 0, where).dtype))};
+  if (b == "aten::is_pinned") return std::vector<VRef>{make_bool(false)};
   if (b == "aten::numel") return std::vector<VRef>{make_int(numel(tensor_arg(a, 0, where).shape))};
 
   // new_zeros / zeros_like read only their first argument's type and shape.
