@@ -28,7 +28,9 @@ one chain per op). Each cell says what happens to an op of the source opset:
 How conversions are checked: `tests/mapping/opset_sweep.py` (docs/mapping-tables.md).
 
 Lowerings (rules that write an op the older opset lacks, or a mode or type it lacks, with older
-ops; their conditions are listed below as `c`): GridSample (16 -> 15), Shape start/end (15 -> 14),
+ops; their conditions are listed below as `c`): DFT (the function expander's lowering: a product
+with a matrix of sines and cosines, computed in double; the input's shape known, dft_length absent
+or constant) (17 -> 16), GridSample (16 -> 15), Shape start/end (15 -> 14),
 Trilu, training BatchNormalization, GRU/LSTM/RNN layout = 1, Reshape allowzero, Identity of a
 sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from the outputs
 (13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference, GatherND's batch_dims,
@@ -65,7 +67,9 @@ expressible in principle):
   Compress and Slice with bounds at run time whose output length is not known below 9, Unique below
   11): no single op computes such a size, but Loop (opset 1: a trip count at run time, scan
   outputs) could, one element per iteration;
-- MelWeightMatrix, DFT, STFT, NonMaxSuppression, GridSample's reflection padding and bicubic mode,
+- MelWeightMatrix and STFT (the node tests give their sizes as inputs at run time: the frames,
+  bins and matrices would have to be computed by the graph), DFT with dft_length at run time,
+  NonMaxSuppression, GridSample's reflection padding and bicubic mode,
   Resize's tf_crop_and_resize below 11, GRU/LSTM/RNN `layout` = 1 with initial states, MaxPool's
   dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only);
 - the new lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
