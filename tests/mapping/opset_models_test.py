@@ -59,7 +59,7 @@ def main():
                     failures.append(f"{name} -> {t} -> 13: {r2.stdout.strip()} {r2.stderr.strip()}")
                 for path, opset in [(out, t)] + ([(back, 13)] if r2.returncode == 0 else []):
                     try:
-                        onnx.checker.check_model(path, full_check=True)
+                        onnx.checker.check_model(onnx.load(path), full_check=True)  # a path would be rewritten in place
                         m = onnx.load(path, load_external_data=False)
                         got = [o.version for o in m.opset_import if o.domain in ("", "ai.onnx")]
                         if got != [opset]:
