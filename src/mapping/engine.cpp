@@ -211,6 +211,14 @@ class Applier {
     keys_.emplace(std::string(s), y);
     return y;
   }
+  // A string the table owns (an attribute, port or op type name of a rule; it lives as long as the
+  // table): looked up by its address, which is cheaper than hashing its text for every op.
+  absl::flat_hash_map<const std::string*, Symbol> tkeys_;
+  Symbol tsym(const std::string& s) {
+    auto [it, fresh] = tkeys_.try_emplace(&s, 0);
+    if (fresh) it->second = sym(s);
+    return it->second;
+  }
   // Op names are (mostly) all different: straight to the graph's symbol table.
   Symbol name_sym(std::string_view s) { return g_.sym(s); }
 
@@ -515,7 +523,7 @@ class Applier {
         if (auto p = b.port(ps.ref)) return *p;
       return locate(op, in ? PortDir::In : PortDir::Out, ps, b);
     }
-    return g_.find_port(op, dir, sym(name));
+    return g_.find_port(op, dir, tsym(name));
   }
 
   using PortList = absl::InlinedVector<PortId, 6>;
@@ -537,7 +545,7 @@ class Applier {
   }
 
   const Value* attr_or_default(OpId op, const schema::OpSchema* s, const std::string& name) {
-    if (const Value* v = g_.attr(op, sym(name))) return v;
+    if (const Value* v = g_.attr(op, tsym(name))) return v;
     if (s)
       if (const schema::AttrSchema* a = s->attr(name)) return a->type.default_value();
     return nullptr;
@@ -590,7 +598,7 @@ class Applier {
     }
     const ConstantSpec& c = t_.reverse_constant;
     if (g_.type_str(op) != c.type) return std::nullopt;
-    const Value* v = g_.attr(op, sym(c.attr));
+    const Value* v = g_.attr(op, tsym(c.attr));
     if (!v) return std::nullopt;
     *producer = op;
     return *v;
@@ -629,7 +637,7 @@ class Applier {
         if (producer) m.const_producers.push_back(producer);
       }
       if (!ps.attrs.empty() &&
-          !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, sym(n)); }, m, why, std::string(side) + " " + label + ": "))
+          !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, tsym(n)); }, m, why, std::string(side) + " " + label + ": "))
         return false;
     }
     return true;
@@ -815,9 +823,9 @@ class Applier {
   OpId make_constant(OpId scope, const std::string& base, const Value& v) {
     const ConstantSpec& c = t_.constant;
     if (!v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
-    OpId op = rw_->create_op(sym(c.type), unique_op_name(scope, base));
-    rw_->set_attr(op, sym(c.attr), v);
-    rw_->add_port(op, PortDir::Out, sym(c.port));
+    OpId op = rw_->create_op(tsym(c.type), unique_op_name(scope, base));
+    rw_->set_attr(op, tsym(c.attr), v);
+    rw_->add_port(op, PortDir::Out, tsym(c.port));
     return op;
   }
 
@@ -886,7 +894,7 @@ class Applier {
   // values start.) A null Value: erase the key.
   std::vector<std::pair<Symbol, Value>> attr_values_;
   void eval_attrs(const OpSpec& os, const Bindings& b) {
-    for (const AttrSpec& a : os.attrs) attr_values_.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
+    for (const AttrSpec& a : os.attrs) attr_values_.emplace_back(tsym(a.name), a.expr ? a.expr->eval(b) : Value());
   }
 
   // A reused op keeps its `@` attributes, and, when the table carries attributes, the ones the
@@ -1031,13 +1039,13 @@ class Applier {
       bool reused = d == cr.primary && reuse;
       if (reused) {
         op = reuse;
-        rw_->set_op_type(op, sym(os.type));
+        rw_->set_op_type(op, tsym(os.type));
         if (!names[d].empty()) rw_->set_name(op, unique_op_name(scope, names[d]));
       } else {
         std::string nm = !names[d].empty() ? names[d]
                          : d == cr.primary && keep_name ? std::string(g_.str(keep_name))
                                                         : base + "/" + os.type;
-        op = rw_->create_op(sym(os.type), unique_op_name(scope, nm), false);
+        op = rw_->create_op(tsym(os.type), unique_op_name(scope, nm), false);
         if (d == cr.primary && keep_generated && names[d].empty()) rw_->set_name(op, g_.name(op), true);
       }
       made[d] = op;
