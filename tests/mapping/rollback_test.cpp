@@ -248,6 +248,69 @@ TEST(MappingRollback, AFusionThatThrowsLeavesTheGraphByteIdentical) {
   }
 }
 
+// A one-op rule changes the op it matched in place (type, name, attributes, its ports rebuilt, an
+// attribute the dst schema lacks dropped, a constant made): all of it is undone.
+TEST(MappingRollback, AnOpChangedInPlaceComesBackAsItWas) {
+  auto reg = onnx_registry();
+  auto t = table_of(R"(
+    - rule_name: retranspose
+      src: {type: Transpose, name: {ref: n}, attrs: {perm: {ref: p}}}
+      dst:
+        type: Transpose
+        name: "{n}_r"
+        attrs: {perm: "{permute(p, [2, 1, 0])}"}
+        input_ports: [data]
+        output_ports: [transposed]
+    - rule_name: unsqueeze_axes
+      src: {type: Relu, input_ports: [{name: X, ref: x}], output_ports: [{name: Y, ref: y}]}
+      dst:
+        type: Unsqueeze
+        input_ports: [{name: data, ref: x}, {name: axes, const: "{tensor([0], 'int64')}"}]
+        output_ports: [{name: expanded, ref: y}]
+)", false, *reg);
+  Diagnostics d;
+  auto doc = text::parse(R"(graph:
+  namespace: amanda/onnx/13
+  name: g
+  input_ports: [{name: x}]
+  output_ports: [{name: y}]
+  ops:
+    - {type: Transpose, name: t1, attrs: {perm: [1, 0, 2], stale: 3, '@note': kept}, input_ports: [{name: data, attrs: {'@shape': [1, 2, 3]}}], output_ports: [transposed]}
+    - {type: Relu, name: r1, input_ports: [X], output_ports: [Y]}
+  edges:
+    - {output_port: {op: g, port: x}, input_ports: {op: t1, port: data}}
+    - {output_port: {op: t1, port: transposed}, input_ports: {op: r1, port: X}, attrs: {note: e}}
+    - {output_port: {op: r1, port: Y}, input_ports: {op: g, port: y}}
+)", text::Format::Yaml, "g.yaml", d);
+  ASSERT_FALSE(d.has_errors()) << d.str();
+  std::string before = yaml(doc);
+  CompiledTable ct(*t, *reg);
+  // First the rules go through (so that the test sees they change the graph), then on a fresh copy
+  // every rewrite fails after its changes.
+  {
+    Diagnostics d2;
+    auto copy = text::parse(before, text::Format::Yaml, "g.yaml", d2);
+    Report ok;
+    ct.apply(copy.graph, {}, ok);
+    EXPECT_TRUE(ok.ok()) << ok.text();
+    EXPECT_EQ(ok.mapped, 2u) << ok.text();
+    EXPECT_NE(yaml(copy), before);
+    EXPECT_NE(yaml(copy).find("t1_r"), std::string::npos) << yaml(copy);
+    EXPECT_EQ(yaml(copy).find("stale"), std::string::npos) << yaml(copy);
+  }
+  ConvertOptions o;
+  o.on_rewrite = [](ir::OpId, const std::string&) { throw std::runtime_error("late failure"); };
+  Counter heard;
+  o.listener = &heard;
+  Report rep;
+  ct.apply(doc.graph, o, rep);
+  ASSERT_EQ(rep.errors.size(), 2u) << rep.text();
+  EXPECT_NE(rep.errors[0].find("t1: rule 'retranspose'"), std::string::npos) << rep.errors[0];
+  EXPECT_NE(rep.errors[1].find("r1: rule 'unsqueeze_axes'"), std::string::npos) << rep.errors[1];
+  EXPECT_EQ(heard.rollbacks, 2u);
+  EXPECT_EQ(yaml(doc), before);
+}
+
 // ---------------------------------------------------------------- fixed point
 
 // Two fusion rules that enable each other: sinking a Transpose below a Relu brings two Transposes
