@@ -163,6 +163,12 @@ OpId Graph::first_child(OpId scope) const {
   return c;
 }
 
+OpId Graph::prev_sibling(OpId op) const {
+  OpId c = ops_[op.value].prev;
+  while (c && (ops_[c.value].flags & kGraphNode)) c = ops_[c.value].prev;
+  return c;
+}
+
 OpId Graph::next_sibling(OpId op) const {
   OpId c = ops_[op.value].next;
   while (c && (ops_[c.value].flags & kGraphNode)) c = ops_[c.value].next;
@@ -349,6 +355,28 @@ void Graph::erase_port(PortId port) {
   // The block keeps its capacity; push_slot only relies on it being at least list_capacity(size).
 }
 
+void Graph::revive_port(PortId port, uint32_t index) {
+  if (port.value == 0 || port.value >= ports_.size() || (ports_[port.value].meta & kPortAlive))
+    throw Error("revive_port: the port id is not an erased port");
+  PortData& pd = ports_[port.value];
+  OpData& d = ops_[pd.op.value];
+  if (!(d.flags & kAlive)) throw Error("revive_port: its op is gone");
+  pd.meta |= kPortAlive;
+  if (pd.meta & kPortControl) {
+    ((pd.meta & kPortOut) ? d.ctrl_out : d.ctrl_in) = port;
+    return;
+  }
+  PortList& l = (pd.meta & kPortOut) ? d.out : d.in;
+  if (index > l.size) throw Error("revive_port: index out of range");
+  push_slot(l, port);
+  for (uint32_t j = l.size - 1; j > index; --j) slots_[l.off + j] = slots_[l.off + j - 1];
+  slots_[l.off + index] = port;
+  for (uint32_t j = index; j < l.size; ++j) {
+    PortId q = slots_[l.off + j];
+    ports_[q.value].meta = (ports_[q.value].meta & ((1u << kPortIndexShift) - 1)) | (j << kPortIndexShift);
+  }
+}
+
 PortId Graph::find_port(OpId op, PortDir dir, Symbol name) const {
   if (name == control_sym_) return find_control(op, dir);
   for (PortId p : ports(op, dir))
@@ -392,6 +420,14 @@ EdgeId Graph::revive_edge(EdgeId id, PortId src, PortId dst) {
     throw Error("revive_edge: the edge id is not an erased edge");
   edges_[id.value] = EdgeData{};
   return link_edge(id, src, dst);
+}
+
+AttrList Graph::exchange_attr_list(OpId op, AttrList l) {
+  uint32_t& idx = ops_[op.value].attrs;
+  AttrList old;
+  if (idx) old = std::move(attrs_[idx]);
+  put_list(idx, std::move(l));
+  return old;
 }
 
 void Graph::set_attr_list(OpId op, AttrList l) { put_list(ops_[op.value].attrs, std::move(l)); }

@@ -10,13 +10,27 @@ namespace amanda::ir {
 
 // One undo step; the journal is undone last-first.
 struct Rewriter::Undo {
-  enum Kind : uint8_t { Created, PortAdded, Connected, Disconnected, Resourced, Attrs, PortType, ErasePending } kind;
-  OpId op;
+  enum Kind : uint8_t {
+    Created, PortAdded, Connected, Disconnected, Resourced, Attrs, PortAttrs, AttrSet, AttrAdded, PortType, OpType, Renamed,
+    Moved, PortErased, ErasePending, AttrErased
+  } kind;
+  OpId op, op2;  // Moved: op2 was the next sibling
   PortId port, src, dst;
   EdgeId edge;
-  AttrList attrs;
   TypeId type;
+  Symbol key = 0;      // AttrSet, AttrAdded, AttrErased: the key; OpType: the old type; Renamed: the old name
+  uint32_t index = 0;  // PortErased: the port's index; AttrErased: the attribute's; Renamed: the old "generated" flag
+  uint32_t slot = 0;   // Attrs, PortAttrs, PortErased, Disconnected: into lists_; AttrSet, AttrErased: into values_
+  explicit Undo(Kind k) : kind(k) {}
 };
+
+uint32_t Rewriter::keep_list(const AttrList& l) {
+  if (l.empty()) return kNoSlot;
+  lists_.push_back(l);
+  return static_cast<uint32_t>(lists_.size() - 1);
+}
+
+AttrList Rewriter::take_list(uint32_t slot) { return slot == kNoSlot ? AttrList() : std::move(lists_[slot]); }
 
 Rewriter::Rewriter(Graph& g, RewriteListener* listener)
     : g_(g), listener_(listener), scope_(g.root()), journal_(new std::vector<Undo>) {}
@@ -45,28 +59,127 @@ OpId Rewriter::create_op(std::string_view type, std::string_view name, std::init
                          std::initializer_list<std::string_view> outputs) {
   OpId op = g_.create_op(scope_, type, name, inputs, outputs);
   if (before_) g_.move_before(op, before_);
-  record({Undo::Created, op, {}, {}, {}, {}, {}, {}});
+  Undo u(Undo::Created);
+  u.op = op;
+  record(std::move(u));
   if (listener_) listener_->op_created(op);
   return op;
 }
 
-PortId Rewriter::add_input(OpId op, std::string_view name) {
-  PortId p = g_.add_input(op, g_.sym(name));
-  record({Undo::PortAdded, op, p, {}, {}, {}, {}, {}});
+OpId Rewriter::create_op(Symbol type, Symbol name, bool generate_name) {
+  OpId op = g_.create_op(scope_, type, name, generate_name);
+  if (before_) g_.move_before(op, before_);
+  if (!marks_.empty()) {
+    Undo u(Undo::Created);
+    u.op = op;
+    journal_->push_back(std::move(u));
+  }
+  if (listener_) listener_->op_created(op);
+  return op;
+}
+
+void Rewriter::set_op_type(OpId op, Symbol type) {
+  if (!fresh(op)) {
+    Undo u(Undo::OpType);
+    u.op = op;
+    u.key = g_.type(op);
+    journal_->push_back(std::move(u));
+  }
+  g_.set_type(op, type);
+  if (listener_) listener_->op_modified(op);
+}
+
+void Rewriter::set_name(OpId op, Symbol name, bool generated) {
+  if (!fresh(op)) {
+    Undo u(Undo::Renamed);
+    u.op = op;
+    u.key = g_.name(op);
+    u.index = g_.name_generated(op);
+    journal_->push_back(std::move(u));
+  }
+  g_.set_name(op, name);
+  if (generated) g_.set_name_generated(op, true);
+  if (listener_) listener_->op_modified(op);
+}
+
+void Rewriter::move_before(OpId op, OpId before) {
+  if (op == before || g_.next_sibling(op) == before) return;
+  if (before && g_.parent(before) != g_.parent(op)) throw Error("Rewriter: move_before across scopes");
+  if (!fresh(op)) {
+    Undo u(Undo::Moved);
+    u.op = op;
+    u.op2 = g_.next_sibling(op);
+    journal_->push_back(std::move(u));
+  }
+  g_.move_before(op, before);
+  if (listener_) listener_->op_modified(op);
+}
+
+PortId Rewriter::add_port(OpId op, PortDir dir, Symbol name) {
+  PortId p = g_.add_port(op, dir, name);
+  if (!fresh(op)) {
+    Undo u(Undo::PortAdded);
+    u.op = op;
+    u.port = p;
+    journal_->push_back(std::move(u));
+  }
   if (listener_) listener_->op_modified(op);
   return p;
 }
 
-PortId Rewriter::add_output(OpId op, std::string_view name) {
-  PortId p = g_.add_output(op, g_.sym(name));
-  record({Undo::PortAdded, op, p, {}, {}, {}, {}, {}});
+PortId Rewriter::control_in(OpId op) {
+  if (PortId p = g_.find_control(op, PortDir::In)) return p;
+  PortId p = g_.control_in(op);
+  if (!fresh(op)) {
+    Undo u(Undo::PortAdded);
+    u.op = op;
+    u.port = p;
+    journal_->push_back(std::move(u));
+  }
   if (listener_) listener_->op_modified(op);
   return p;
+}
+
+PortId Rewriter::control_out(OpId op) {
+  if (PortId p = g_.find_control(op, PortDir::Out)) return p;
+  PortId p = g_.control_out(op);
+  if (!fresh(op)) {
+    Undo u(Undo::PortAdded);
+    u.op = op;
+    u.port = p;
+    journal_->push_back(std::move(u));
+  }
+  if (listener_) listener_->op_modified(op);
+  return p;
+}
+
+void Rewriter::erase_port(PortId p) {
+  if (!g_.valid(p)) throw Error("Rewriter: erase of a port that is not there");
+  while (EdgeId e = g_.first_in_edge(p)) disconnect(e);
+  while (EdgeId e = g_.first_out_edge(p)) disconnect(e);
+  OpId op = g_.port_op(p);
+  if (!fresh(p)) {
+    Undo u(Undo::PortErased);
+    u.op = op;
+    u.port = p;
+    u.index = g_.is_control(p) ? 0 : g_.port_index(p);
+    u.slot = keep_list(g_.attrs(p));
+    journal_->push_back(std::move(u));
+  }
+  g_.erase_port(p);
+  if (listener_) listener_->op_modified(op);
 }
 
 EdgeId Rewriter::connect(PortId src, PortId dst) {
   EdgeId e = g_.connect(src, dst);
-  record({Undo::Connected, {}, {}, src, dst, e, {}, {}});
+  // An edge of a port made in this transaction goes with the port on a rollback.
+  if (!fresh(src) && !fresh(dst)) {
+    Undo u(Undo::Connected);
+    u.src = src;
+    u.dst = dst;
+    u.edge = e;
+    journal_->push_back(std::move(u));
+  }
   if (listener_) {
     listener_->edge_added(e);
     listener_->op_modified(g_.port_op(dst));
@@ -77,7 +190,15 @@ EdgeId Rewriter::connect(PortId src, PortId dst) {
 void Rewriter::disconnect(EdgeId e) {
   if (!g_.valid(e)) throw Error("Rewriter: disconnect of an invalid edge");
   PortId s = g_.edge_src(e), d = g_.edge_dst(e);
-  record({Undo::Disconnected, {}, {}, s, d, e, g_.attrs(e), {}});
+  // (An edge made in this transaction need not come back.)
+  if (!marks_.empty() && e.value < marks_.back().edges) {
+    Undo u(Undo::Disconnected);
+    u.src = s;
+    u.dst = d;
+    u.edge = e;
+    u.slot = keep_list(g_.attrs(e));
+    journal_->push_back(std::move(u));
+  }
   g_.disconnect(e);
   if (listener_) {
     listener_->edge_removed(s, d);
@@ -96,7 +217,11 @@ void Rewriter::replace_all_uses(PortId from, PortId to) {
     g_.disconnect(e);
     g_.revive_edge(e, to, d);
     g_.set_attr_list(e, a);
-    record({Undo::Resourced, {}, {}, from, d, e, {}, {}});
+    Undo u(Undo::Resourced);
+    u.src = from;
+    u.dst = d;
+    u.edge = e;
+    record(std::move(u));
   }
   if (listener_) {
     listener_->uses_replaced(from, to);
@@ -126,69 +251,203 @@ void Rewriter::erase_op(OpId op) {
       if (g_.port_op(g_.edge_dst(e)) != op)
         throw Error("Rewriter: " + g_.path(op) + " cannot be erased: " + g_.path(p) + " is still used by " + g_.path(g_.edge_dst(e)));
   if (listener_) listener_->op_erased(op);
-  if (marks_.empty()) {
+  if (marks_.empty() || fresh(op)) {  // (made in this transaction: a rollback has nothing to bring back)
+    if (!marks_.empty())
+      for (PortId p : g_.inputs(op))
+        while (EdgeId e = g_.first_in_edge(p)) disconnect(e);
     g_.erase_op(op);
     return;
   }
   // Inside a transaction the op stays (a rollback must find it as it was) but lets go of its
-  // inputs, so that what fed it may be erased too; the commit erases it.
+  // inputs, so that what fed it may be erased too, and of its name, so that a new op may take it;
+  // the commit erases it.
   for (PortId p : g_.inputs(op))
     while (EdgeId e = g_.first_in_edge(p)) disconnect(e);
+  if (PortId c = g_.find_control(op, PortDir::In))
+    while (EdgeId e = g_.first_in_edge(c)) disconnect(e);
+  if (PortId c = g_.find_control(op, PortDir::Out))
+    while (EdgeId e = g_.first_out_edge(c)) disconnect(e);
+  if (g_.name(op)) {
+    Undo u(Undo::Renamed);
+    u.op = op;
+    u.key = g_.name(op);
+    u.index = g_.name_generated(op);
+    journal_->push_back(std::move(u));
+    g_.set_name(op, 0);
+  }
   pending_erase_.push_back(op);
-  record({Undo::ErasePending, op, {}, {}, {}, {}, {}, {}});
+  Undo u(Undo::ErasePending);
+  u.op = op;
+  journal_->push_back(std::move(u));
 }
 
-void Rewriter::touch_attrs(OpId op) { record({Undo::Attrs, op, {}, {}, {}, {}, g_.attrs(op), {}}); }
+static bool holds_graphs(const Value& v) {
+  return v.is_graph() || (v.is_list() && !v.as_list().empty() && v.as_list()[0].is_graph());
+}
 
-void Rewriter::set_attr(OpId op, std::string_view key, Value v) {
-  Symbol k = g_.sym(key);
-  if (const Value* old = g_.attr(op, k); old && (old->is_graph() || (old->is_list() && !old->as_list().empty() && old->as_list()[0].is_graph())) && !marks_.empty())
-    throw Error("Rewriter: " + g_.path(op) + ": a graph-valued attribute cannot be replaced inside a transaction");
-  touch_attrs(op);
-  g_.set_attr(op, k, std::move(v));
+void Rewriter::set_attr(OpId op, Symbol key, Value v) {
+  if (!fresh(op)) {
+    if (AttrList* l = g_.mutable_attrs(op))
+      for (auto& [k, slot] : *l)
+        if (k == key) {
+          if (holds_graphs(slot)) {
+            // The attribute graphs it held stay until the commit (a rollback needs them).
+            AttrList copy = *l;
+            for (auto& e : copy)
+              if (e.first == key) e.second = std::move(v);
+            set_attr_list(op, std::move(copy));
+            return;
+          }
+          Undo u(Undo::AttrSet);
+          u.op = op;
+          u.key = key;
+          u.slot = static_cast<uint32_t>(values_.size());
+          values_.push_back(std::move(slot));  // (the old value moves to the journal: no copy)
+          slot = std::move(v);
+          journal_->push_back(u);
+          if (listener_) listener_->op_modified(op);
+          return;
+        }
+    Undo u(Undo::AttrAdded);
+    u.op = op;
+    u.key = key;
+    journal_->push_back(u);
+  }
+  g_.set_attr(op, key, std::move(v));
   if (listener_) listener_->op_modified(op);
 }
 
 void Rewriter::erase_attr(OpId op, std::string_view key) {
   Symbol k = g_.symbols().find(key);
-  if (k == SymbolTable::kNone || !g_.attr(op, k)) return;
-  if (const Value* old = g_.attr(op, k); (old->is_graph() || old->is_list()) && !marks_.empty()) {
-    bool graphs = old->is_graph() || (!old->as_list().empty() && old->as_list()[0].is_graph());
-    if (graphs) throw Error("Rewriter: " + g_.path(op) + ": a graph-valued attribute cannot be erased inside a transaction");
+  if (k == SymbolTable::kNone) return;
+  erase_attr(op, k);
+}
+
+void Rewriter::erase_attr(OpId op, Symbol k) {
+  const Value* old = g_.attr(op, k);
+  if (!old) return;
+  if (!fresh(op)) {
+    if (holds_graphs(*old)) {
+      AttrList copy;
+      for (const auto& e : g_.attrs(op))
+        if (e.first != k) copy.push_back(e);
+      set_attr_list(op, std::move(copy));
+      return;
+    }
+    AttrList& l = *g_.mutable_attrs(op);
+    size_t i = 0;
+    while (l[i].first != k) ++i;
+    Undo u(Undo::AttrErased);
+    u.op = op;
+    u.key = k;
+    u.index = static_cast<uint32_t>(i);
+    u.slot = static_cast<uint32_t>(values_.size());
+    values_.push_back(std::move(l[i].second));
+    l.erase(l.begin() + static_cast<std::ptrdiff_t>(i));
+    journal_->push_back(u);
+    if (listener_) listener_->op_modified(op);
+    return;
   }
-  touch_attrs(op);
   g_.erase_attr(op, k);
   if (listener_) listener_->op_modified(op);
 }
 
+void Rewriter::set_attr_list(OpId op, AttrList l) {
+  bool graphs = false;
+  for (const auto& e : g_.attrs(op)) graphs = graphs || holds_graphs(e.second);
+  // Attribute graphs the new list no longer holds go at the commit (at once outside a transaction).
+  if (graphs) graph_owners_.push_back(op);
+  if (!fresh(op)) {
+    Undo u(Undo::Attrs);
+    u.op = op;
+    u.slot = static_cast<uint32_t>(lists_.size());
+    lists_.push_back(g_.exchange_attr_list(op, std::move(l)));
+    journal_->push_back(u);
+  } else {
+    g_.set_attr_list(op, std::move(l));
+  }
+  if (listener_) listener_->op_modified(op);
+  if (graphs) finish();  // (does nothing inside a transaction)
+}
+
+void Rewriter::set_attr(PortId p, Symbol key, Value v) {
+  if (!fresh(p)) {
+    Undo u(Undo::PortAttrs);
+    u.port = p;
+    u.slot = keep_list(g_.attrs(p));
+    journal_->push_back(std::move(u));
+  }
+  g_.set_attr(p, key, std::move(v));
+  if (listener_) listener_->op_modified(g_.port_op(p));
+}
+
+void Rewriter::set_attr_list(PortId p, AttrList l) {
+  if (!fresh(p)) {
+    Undo u(Undo::PortAttrs);
+    u.port = p;
+    u.slot = keep_list(g_.attrs(p));
+    journal_->push_back(std::move(u));
+  }
+  g_.set_attr_list(p, std::move(l));
+  if (listener_) listener_->op_modified(g_.port_op(p));
+}
+
 void Rewriter::set_port_type(PortId p, TypeId t) {
-  record({Undo::PortType, {}, p, {}, {}, {}, {}, g_.port_type(p)});
+  if (!fresh(p)) {
+    Undo u(Undo::PortType);
+    u.port = p;
+    u.type = g_.port_type(p);
+    journal_->push_back(std::move(u));
+  }
   g_.set_port_type(p, t);
   if (listener_) listener_->op_modified(g_.port_op(p));
 }
 
-void Rewriter::begin() { marks_.push_back(journal_->size()); }
+void Rewriter::begin() {
+  marks_.push_back({journal_->size(), static_cast<uint32_t>(g_.id_bound()), static_cast<uint32_t>(g_.port_id_bound()),
+                    static_cast<uint32_t>(g_.edge_id_bound()), static_cast<uint32_t>(lists_.size()),
+                    static_cast<uint32_t>(values_.size())});
+}
 
 void Rewriter::commit() {
   if (marks_.empty()) throw Error("Rewriter: commit without begin");
   marks_.pop_back();
   if (marks_.empty()) {
     journal_->clear();
+    if (!lists_.empty()) lists_.clear();
+    if (!values_.empty()) values_.clear();
     finish();
   }
 }
 
 void Rewriter::finish() {
   if (!marks_.empty()) return;
-  std::vector<OpId> ops;
-  ops.swap(pending_erase_);
-  for (OpId op : ops)
+  if (!graph_owners_.empty()) {
+    std::vector<OpId> owners;
+    owners.swap(graph_owners_);
+    for (OpId op : owners) {
+      if (!g_.valid(op)) continue;
+      std::vector<OpId> held;
+      for (const auto& e : g_.attrs(op)) {
+        if (e.second.is_graph()) held.push_back(e.second.as_graph());
+        if (e.second.is_list())
+          for (const Value& x : e.second.as_list())
+            if (x.is_graph()) held.push_back(x.as_graph());
+      }
+      for (OpId ag : g_.attr_graphs(op))
+        if (std::find(held.begin(), held.end(), ag) == held.end()) g_.erase_op(ag);
+    }
+  }
+  if (pending_erase_.empty()) return;
+  for (OpId op : pending_erase_)  // (keeps its capacity for the next transaction)
     if (g_.valid(op)) g_.erase_op(op);
+  pending_erase_.clear();
 }
 
 void Rewriter::rollback() {
   if (marks_.empty()) throw Error("Rewriter: rollback without begin");
-  size_t mark = marks_.back();
+  Mark mk = marks_.back();
+  size_t mark = mk.journal;
   marks_.pop_back();
   auto& j = *journal_;
   while (j.size() > mark) {
@@ -206,7 +465,7 @@ void Rewriter::rollback() {
         break;
       case Undo::Disconnected:
         g_.revive_edge(u.edge, u.src, u.dst);
-        g_.set_attr_list(u.edge, std::move(u.attrs));
+        if (u.slot != kNoSlot) g_.set_attr_list(u.edge, take_list(u.slot));
         break;
       case Undo::Resourced: {
         AttrList a = g_.attrs(u.edge);
@@ -215,14 +474,35 @@ void Rewriter::rollback() {
         g_.set_attr_list(u.edge, std::move(a));
         break;
       }
-      case Undo::Attrs: g_.set_attr_list(u.op, std::move(u.attrs)); break;
+      case Undo::Attrs: g_.set_attr_list(u.op, std::move(lists_[u.slot])); break;
+      case Undo::PortAttrs: g_.set_attr_list(u.port, take_list(u.slot)); break;
+      case Undo::AttrSet: g_.set_attr(u.op, u.key, std::move(values_[u.slot])); break;
+      case Undo::AttrErased:
+        if (AttrList* l = g_.mutable_attrs(u.op))
+          l->insert(l->begin() + std::min<std::ptrdiff_t>(u.index, static_cast<std::ptrdiff_t>(l->size())), {u.key, std::move(values_[u.slot])});
+        else
+          g_.set_attr(u.op, u.key, std::move(values_[u.slot]));
+        break;
+      case Undo::AttrAdded: g_.erase_attr(u.op, u.key); break;
       case Undo::PortType: g_.set_port_type(u.port, u.type); break;
+      case Undo::OpType: g_.set_type(u.op, u.key); break;
+      case Undo::Renamed:
+        g_.set_name(u.op, u.key);
+        g_.set_name_generated(u.op, u.index != 0);
+        break;
+      case Undo::Moved: g_.move_before(u.op, u.op2); break;
+      case Undo::PortErased:
+        g_.revive_port(u.port, u.index);
+        g_.set_attr_list(u.port, take_list(u.slot));
+        break;
       case Undo::ErasePending:
         if (auto it = std::find(pending_erase_.begin(), pending_erase_.end(), u.op); it != pending_erase_.end())
           pending_erase_.erase(it);
         break;
     }
   }
+  lists_.erase(lists_.begin() + mk.lists, lists_.end());
+  values_.erase(values_.begin() + mk.values, values_.end());
   if (listener_) listener_->rolled_back();
 }
 
@@ -321,14 +601,18 @@ GreedyResult apply_patterns_greedily(Graph& g, OpId scope, const std::vector<Pat
       rw.set_insertion_point(scope, op);
       rw.begin();
       bool ok = false;
+      std::string error;
       try {
         ok = p->rewrite(op, rw);
       } catch (const std::exception& e) {
-        res.errors.push_back(p->name + " on " + g.path(op) + ": " + e.what());
+        error = e.what();
+        if (error.empty()) error = "(an exception without a message)";
         ok = false;
       }
       if (!ok) {
         rw.rollback();
+        // (named after the rollback: an op erased inside the transaction has its name back)
+        if (!error.empty()) res.errors.push_back(p->name + " on " + g.path(op) + ": " + error);
         continue;
       }
       std::vector<OpId> again = std::move(touched.ops);

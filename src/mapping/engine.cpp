@@ -162,7 +162,8 @@ struct Match {
 class Applier {
  public:
   Applier(ir::Graph& g, const CompiledTable::Impl& impl, const ConvertOptions& o, Report& rep)
-      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep), progress_("converting " + impl.table.name(), g.op_count()) {
+      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep), progress_("converting " + impl.table.name(), g.op_count()),
+        own_rw_(g, o.listener), rw_(&own_rw_) {
     for (const auto& [type, list] : impl.by_type) dispatch_[g.sym(type)] = &list;
     src_sym_ = g.sym(t_.src);
     dst_sym_ = g.sym(t_.dst);
@@ -173,7 +174,8 @@ class Applier {
     claimed_.assign(g_.id_bound(), 0);
     if (const Value* imp = g_.attr(g_.root(), g_.sym("imports")); imp && imp->is_map())
       for (const auto& e : imp->as_map()) foreign_prefixes_.push_back(e.key + "::");
-    scope(g_.root());
+    if (t_.fixed_point) fixed_scope(g_.root());
+    else scope(g_.root());
     for (const auto& [r, n] : hits_) rep_.by_rule[r->name] += n;
     for (auto& [k, c] : unmapped_) rep_.unmapped.push_back(std::move(c));
     for (auto& [k, c] : unsupported_) rep_.unsupported.push_back(std::move(c));
@@ -186,6 +188,9 @@ class Applier {
   const ConvertOptions& o_;
   Report& rep_;
   Progress progress_;  // a progress line for a big graph (see support/progress.h)
+  // Every change goes through a rewriter: the engine's own, or the greedy driver's (fixed_point).
+  ir::Rewriter own_rw_;
+  ir::Rewriter* rw_;
   absl::flat_hash_map<Symbol, const std::vector<Candidate>*> dispatch_;
   std::vector<uint8_t> claimed_;
   std::vector<uint32_t> pos_;
@@ -206,6 +211,14 @@ class Applier {
     keys_.emplace(std::string(s), y);
     return y;
   }
+  // A string the table owns (an attribute, port or op type name of a rule; it lives as long as the
+  // table): looked up by its address, which is cheaper than hashing its text for every op.
+  absl::flat_hash_map<const std::string*, Symbol> tkeys_;
+  Symbol tsym(const std::string& s) {
+    auto [it, fresh] = tkeys_.try_emplace(&s, 0);
+    if (fresh) it->second = sym(s);
+    return it->second;
+  }
   // Op names are (mostly) all different: straight to the graph's symbol table.
   Symbol name_sym(std::string_view s) { return g_.sym(s); }
 
@@ -222,7 +235,7 @@ class Applier {
   // ---------------------------------------------------------------- traversal
 
   void scope(OpId s) {
-    if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) g_.set_graph_namespace(s, dst_sym_);
+    if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) rw_->set_graph_namespace(s, dst_sym_);
     ir::TopoResult topo = g_.topo_order(s);
     std::vector<OpId> order = topo.ok() ? std::move(topo.order) : g_.children(s);
     if (o_.expand && expand_missing(s, order)) {
@@ -271,7 +284,7 @@ class Applier {
       }
     }
     for (Match& m : matches) rewrite(m, s);
-    for (auto& [op, st] : drops_) drop_extensions(g_, op, *st);
+    for (auto& [op, st] : drops_) drop_extensions(*rw_, op, *st);
     drops_.clear();
     for (OpId c : pending_consts) {
       if (!g_.valid(c)) continue;
@@ -279,7 +292,7 @@ class Applier {
       for (PortId o : g_.outputs(c))
         if (g_.first_out_edge(o)) used = true;
       if (used) count(unmapped_, c, "", "");
-      else g_.erase_op(c);
+      else rw_->erase_op(c);
     }
     // Nested graphs: attribute graphs and bodies of the ops now in this scope.
     std::vector<OpId> nested;
@@ -510,7 +523,7 @@ class Applier {
         if (auto p = b.port(ps.ref)) return *p;
       return locate(op, in ? PortDir::In : PortDir::Out, ps, b);
     }
-    return g_.find_port(op, dir, sym(name));
+    return g_.find_port(op, dir, tsym(name));
   }
 
   using PortList = absl::InlinedVector<PortId, 6>;
@@ -532,7 +545,7 @@ class Applier {
   }
 
   const Value* attr_or_default(OpId op, const schema::OpSchema* s, const std::string& name) {
-    if (const Value* v = g_.attr(op, sym(name))) return v;
+    if (const Value* v = g_.attr(op, tsym(name))) return v;
     if (s)
       if (const schema::AttrSchema* a = s->attr(name)) return a->type.default_value();
     return nullptr;
@@ -585,7 +598,7 @@ class Applier {
     }
     const ConstantSpec& c = t_.reverse_constant;
     if (g_.type_str(op) != c.type) return std::nullopt;
-    const Value* v = g_.attr(op, sym(c.attr));
+    const Value* v = g_.attr(op, tsym(c.attr));
     if (!v) return std::nullopt;
     *producer = op;
     return *v;
@@ -624,7 +637,7 @@ class Applier {
         if (producer) m.const_producers.push_back(producer);
       }
       if (!ps.attrs.empty() &&
-          !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, sym(n)); }, m, why, std::string(side) + " " + label + ": "))
+          !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, tsym(n)); }, m, why, std::string(side) + " " + label + ": "))
         return false;
     }
     return true;
@@ -810,9 +823,9 @@ class Applier {
   OpId make_constant(OpId scope, const std::string& base, const Value& v) {
     const ConstantSpec& c = t_.constant;
     if (!v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
-    OpId op = g_.create_op(scope, sym(c.type), unique_op_name(scope, base));
-    g_.set_attr(op, sym(c.attr), v);
-    g_.add_output(op, sym(c.port));
+    OpId op = rw_->create_op(tsym(c.type), unique_op_name(scope, base));
+    rw_->set_attr(op, tsym(c.attr), v);
+    rw_->add_port(op, PortDir::Out, tsym(c.port));
     return op;
   }
 
@@ -820,28 +833,28 @@ class Applier {
     if (p.rebuild_in) {
       // trailing ports with nothing to connect are left out (ONNX's omitted optional inputs)
       while (!p.ins.empty() && p.ins.back().droppable && !p.ins.back().producer && !p.ins.back().constant) p.ins.pop_back();
-      for (PortId old : data_ports(op, PortDir::In)) g_.erase_port(old);
+      for (PortId old : data_ports(op, PortDir::In)) rw_->erase_port(old);
       for (InLink& l : p.ins) {
-        PortId np = g_.add_input(op, l.name);
-        for (const auto& e : l.attrs) g_.set_attr(np, e.first, e.second);
+        PortId np = rw_->add_port(op, PortDir::In, l.name);
+        if (!l.attrs.empty()) rw_->set_attr_list(np, std::move(l.attrs));
         if (l.constant) {
+          rw_->set_insertion_point(scope, op);
           OpId c = make_constant(scope, base + "_" + std::string(g_.str(l.name)), *l.constant);
-          g_.move_before(c, op);
-          g_.connect(g_.outputs(c).back(), np);
+          rw_->connect(g_.outputs(c).back(), np);
         } else if (l.producer) {
-          g_.connect(l.producer, np);
+          rw_->connect(l.producer, np);
         }
       }
       // move the new data ports before captures (@ ports) and control ports: rebuild order
       reorder_inputs(op);
     }
     if (p.rebuild_out) {
-      for (PortId old : data_ports(op, PortDir::Out)) g_.erase_port(old);
+      for (PortId old : data_ports(op, PortDir::Out)) rw_->erase_port(old);
       for (OutLink& l : p.outs) {
-        PortId np = g_.add_output(op, l.name);
-        for (const auto& e : l.attrs) g_.set_attr(np, e.first, e.second);
-        if (l.type) g_.set_port_type(np, l.type);
-        for (PortId c : l.consumers) g_.connect(np, c);
+        PortId np = rw_->add_port(op, PortDir::Out, l.name);
+        if (!l.attrs.empty()) rw_->set_attr_list(np, std::move(l.attrs));
+        if (l.type) rw_->set_port_type(np, l.type);
+        for (PortId c : l.consumers) rw_->connect(np, c);
       }
     }
   }
@@ -864,12 +877,14 @@ class Applier {
       if (!g_.is_control(ins[i]) && !g_.port_name_str(ins[i]).starts_with("@")) ok = false;
     if (ok) return;
     for (PortId sp : specials) {
-      PortId np = g_.add_input(op, g_.port_name(sp));
+      PortId np = rw_->add_port(op, PortDir::In, g_.port_name(sp));
       ir::AttrList copy = g_.attrs(sp);
-      for (const auto& e : copy) g_.set_attr(np, e.first, e.second);
-      if (PortId src = g_.producer(sp)) g_.connect(src, np);
-      for (EdgeId x = g_.first_out_edge(sp); x; x = g_.next_out_edge(x)) g_.connect(np, g_.edge_dst(x));
-      g_.erase_port(sp);
+      if (!copy.empty()) rw_->set_attr_list(np, std::move(copy));
+      if (PortId src = g_.producer(sp)) rw_->connect(src, np);
+      std::vector<PortId> dsts;
+      for (EdgeId x = g_.first_out_edge(sp); x; x = g_.next_out_edge(x)) dsts.push_back(g_.edge_dst(x));
+      for (PortId d : dsts) rw_->connect(np, d);
+      rw_->erase_port(sp);
     }
   }
 
@@ -879,21 +894,25 @@ class Applier {
   // values start.) A null Value: erase the key.
   std::vector<std::pair<Symbol, Value>> attr_values_;
   void eval_attrs(const OpSpec& os, const Bindings& b) {
-    for (const AttrSpec& a : os.attrs) attr_values_.emplace_back(sym(a.name), a.expr ? a.expr->eval(b) : Value());
+    for (const AttrSpec& a : os.attrs) attr_values_.emplace_back(tsym(a.name), a.expr ? a.expr->eval(b) : Value());
   }
 
-  void set_attrs(OpId op, const OpSpec& os, const schema::OpSchema* s, std::span<std::pair<Symbol, Value>> values, bool carried) {
-    if (carried && s) {
-      std::vector<Symbol> drop;
-      for (const auto& e : g_.attrs(op)) {
-        std::string_view k = g_.str(e.first);
-        if (!k.starts_with("@") && !s->attr(k)) drop.push_back(e.first);
-      }
-      for (Symbol k : drop) g_.erase_attr(op, k);
+  // A reused op keeps its `@` attributes, and, when the table carries attributes, the ones the
+  // dst schema has; then the mapper's values are set.
+  void set_attrs(OpId op, const schema::OpSchema* s, std::span<std::pair<Symbol, Value>> values, bool reused, bool carried) {
+    if (reused) {
+      auto dropped = [&](Symbol key) {
+        std::string_view k = g_.str(key);
+        return !k.starts_with("@") && (!carried || (s && !s->attr(k)));
+      };
+      absl::InlinedVector<Symbol, 4> drop;
+      for (const auto& e : g_.attrs(op))
+        if (dropped(e.first)) drop.push_back(e.first);
+      for (Symbol k : drop) rw_->erase_attr(op, k);
     }
     for (auto& [k, v] : values) {
-      if (v.is_null()) g_.erase_attr(op, k);
-      else g_.set_attr(op, k, std::move(v));
+      if (v.is_null()) rw_->erase_attr(op, k);
+      else rw_->set_attr(op, k, std::move(v));
     }
   }
 
@@ -904,32 +923,38 @@ class Applier {
       for (OpId op : m.ops) count(unsupported_, op, r.name, *r.unsupported);
       return;
     }
+    // One transaction per rule application: whatever it throws, the match is as it was.
+    absl::InlinedVector<OpId, 2> made;
+    rw_->begin();
     try {
-      absl::InlinedVector<OpId, 2> made = rewrite_match(m, scope);
-      rep_.mapped += m.ops.size();
-      ++hits_[&r];
-      // A rule's result must take the model's element types too (a rule that keeps Pow must not
-      // keep an integer base below opset 12): checked like the ops no rule touches.
-      if (same_family_ && !r.types_unchecked)
-        for (size_t d = 0; d < made.size(); ++d)
-          if (cr.dst_schema[d] && g_.valid(made[d])) {
-            std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);
-            if (!bad.empty()) count(unsupported_, made[d], r.name, bad);
-          }
-    } catch (const EvalError& e) {
+      made = rewrite_match(m, scope);
+      rw_->commit();
+    } catch (const std::exception& e) {
+      rw_->rollback();  // (first: the op is named in the report by its restored name)
       rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
-    } catch (const Error& e) {
-      rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): {}", g_.path(m.ops[0]), r.name, r.loc.str(), e.what()));
+      return;
+    } catch (...) {
+      rw_->rollback();
+      rep_.errors.push_back(fmt::format("{}: rule '{}' ({}): an exception without a message", g_.path(m.ops[0]), r.name, r.loc.str()));
+      return;
     }
+    rep_.mapped += m.ops.size();
+    ++hits_[&r];
+    // A rule's result must take the model's element types too (a rule that keeps Pow must not
+    // keep an integer base below opset 12): checked like the ops no rule touches.
+    if (same_family_ && !r.types_unchecked)
+      for (size_t d = 0; d < made.size(); ++d)
+        if (cr.dst_schema[d] && g_.valid(made[d])) {
+          std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);
+          if (!bad.empty()) count(unsupported_, made[d], r.name, bad);
+        }
   }
 
   absl::InlinedVector<OpId, 2> rewrite_match(Match& m, OpId scope) {
     const CRule& cr = *m.rule;
     const Rule& r = *cr.rule;
     bool single = r.src.ops.size() == 1;
-    OpId last = m.ops[0];
-    for (OpId op : m.ops)
-      if (pos_[op.value] > pos_[last.value]) last = op;
+    OpId last = last_in_body(m);
     std::string base(g_.name_str(single ? m.ops[0] : last));
     // Boundary of a several-op match (for implicit wiring and control edges).
     std::vector<PortId> bin, bout, ctrl_in, ctrl_out;
@@ -996,50 +1021,54 @@ class Applier {
     OpId reuse = single ? m.ops[0] : OpId();
     Symbol keep_name = single ? 0 : g_.name(last);
     bool keep_generated = single ? false : g_.name_generated(last);
-    if (!single)
-      for (OpId op : m.ops) g_.erase_op(op);
+    if (!single) {
+      // The matched ops go (erased only once nothing uses them: their uses are let go first; an
+      // erased op gives up its name at once, so the op that takes over may take it).
+      for (OpId op : m.ops) {
+        for (PortId p : g_.outputs(op))
+          while (EdgeId x = g_.first_out_edge(p)) rw_->disconnect(x);
+        if (PortId c = g_.find_control(op, PortDir::Out))
+          while (EdgeId x = g_.first_out_edge(c)) rw_->disconnect(x);
+      }
+      for (OpId op : m.ops) rw_->erase_op(op);
+    }
+    rw_->set_insertion_point(scope);
     for (size_t d = 0; d < n; ++d) {
       const OpSpec& os = r.dst.ops[d];
       OpId op;
-      bool carried = false;
-      if (d == cr.primary && reuse) {
+      bool reused = d == cr.primary && reuse;
+      if (reused) {
         op = reuse;
-        g_.set_type(op, sym(os.type));
-        if (!names[d].empty()) g_.set_name(op, unique_op_name(scope, names[d]));
-        carried = t_.carry_attrs;
-        if (!carried) {
-          std::vector<Symbol> all;
-          for (const auto& e : g_.attrs(op))
-            if (!g_.str(e.first).starts_with("@")) all.push_back(e.first);
-          for (Symbol k : all) g_.erase_attr(op, k);
-        }
+        rw_->set_op_type(op, tsym(os.type));
+        if (!names[d].empty()) rw_->set_name(op, unique_op_name(scope, names[d]));
       } else {
         std::string nm = !names[d].empty() ? names[d]
                          : d == cr.primary && keep_name ? std::string(g_.str(keep_name))
                                                         : base + "/" + os.type;
-        op = g_.create_op(scope, sym(os.type), unique_op_name(scope, nm), false);
-        if (d == cr.primary && keep_generated && names[d].empty()) g_.set_name_generated(op, true);
+        op = rw_->create_op(tsym(os.type), unique_op_name(scope, nm), false);
+        if (d == cr.primary && keep_generated && names[d].empty()) rw_->set_name(op, g_.name(op), true);
       }
       made[d] = op;
-      set_attrs(op, os, cr.dst_schema[d], std::span(attr_values_.data() + attr_at[d], attr_at[d + 1] - attr_at[d]), carried);
+      set_attrs(op, cr.dst_schema[d], std::span(attr_values_.data() + attr_at[d], attr_at[d + 1] - attr_at[d]), reused,
+                t_.carry_attrs);
     }
     if (o_.on_rewrite)
       for (size_t d = 0; d < n; ++d)
         o_.on_rewrite(made[d], fmt::format("rule '{}' of {} -> {} ({})", r.name, t_.src, t_.dst, r.loc.str()));
     // Order: dst ops in declaration order where the last matched op was.
-    for (size_t d = 0; d < n; ++d) g_.move_before(made[d], after);
+    for (size_t d = 0; d < n; ++d) rw_->move_before(made[d], after);
     for (size_t d = 0; d < n; ++d) build_ports(made[d], plans[d], scope, std::string(g_.name_str(made[d])));
     // Edges between dst ops.
     for (const EdgeSpec& e : r.dst.edges) {
       PortId out = dst_port(made[e.src_op], r.dst.ops[e.src_op], PortDir::Out, e.src_port, m.b);
       PortId in = dst_port(made[e.dst_op], r.dst.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
-      for (EdgeId x = g_.first_in_edge(in); x; x = g_.first_in_edge(in)) g_.disconnect(x);
-      g_.connect(out, in);
+      for (EdgeId x = g_.first_in_edge(in); x; x = g_.first_in_edge(in)) rw_->disconnect(x);
+      rw_->connect(out, in);
     }
     if (!single && n) {
       OpId p = made[cr.primary];
-      for (PortId c : ctrl_in) g_.connect(c, g_.control_in(p));
-      for (PortId c : ctrl_out) g_.connect(g_.control_out(p), c);
+      for (PortId c : ctrl_in) rw_->connect(c, rw_->control_in(p));
+      for (PortId c : ctrl_out) rw_->connect(rw_->control_out(p), c);
     }
     // Constants the matcher read that nothing uses any more.
     for (OpId c : m.const_producers) {
@@ -1047,9 +1076,115 @@ class Applier {
       bool used = false;
       for (PortId o : g_.outputs(c))
         if (g_.first_out_edge(o)) used = true;
-      if (!used) g_.erase_op(c);
+      if (!used) rw_->erase_op(c);
     }
     return made;
+  }
+
+  // The matched op that comes last in its body: by the positions of the one pass; in fixed-point
+  // mode (ops come and go) by walking the siblings out from the first one.
+  OpId last_in_body(const Match& m) {
+    OpId last = m.ops[0];
+    if (!fixed_) {
+      for (OpId op : m.ops)
+        if (pos_[op.value] > pos_[last.value]) last = op;
+      return last;
+    }
+    for (OpId op : m.ops) {
+      if (op == last) continue;
+      // Is op after last? Walk both ways from last, one step each, until op is found.
+      OpId fwd = g_.next_sibling(last), back = g_.prev_sibling(last);
+      while (fwd || back) {
+        if (fwd == op) {
+          last = op;
+          break;
+        }
+        if (back == op) break;
+        if (fwd) fwd = g_.next_sibling(fwd);
+        if (back) back = g_.prev_sibling(back);
+      }
+    }
+    return last;
+  }
+
+  // ---------------------------------------------------------------- fixed point
+
+  // A fixed_point table: its rules, as patterns of the greedy driver (ir::apply_patterns_greedily),
+  // rewrite the scope until none matches. Each rule is tried at each of its src op types (the
+  // candidates' order of the one-pass mode: bigger patterns, then priority, then declaration).
+  bool fixed_ = false;
+  std::vector<uint8_t> matched_;  // ops a rule took (the report's "unchanged" count)
+  void fixed_scope(OpId s) {
+    fixed_ = true;
+    std::vector<OpId> initial;
+    for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c))
+      if (!g_.is_graph(c)) initial.push_back(c);
+    rep_.ops += initial.size();
+    std::vector<ir::Pattern> pats;
+    std::vector<std::string> types;
+    for (const auto& [type, list] : impl_.by_type) types.push_back(type);
+    std::sort(types.begin(), types.end());  // (deterministic order of the pattern list)
+    for (const std::string& type : types) {
+      const std::vector<Candidate>& list = impl_.by_type.at(type);
+      for (size_t i = 0; i < list.size(); ++i) {
+        Candidate c = list[i];
+        ir::Pattern p;
+        p.name = fmt::format("rule '{}' ({})", c.rule->rule->name, c.rule->rule->loc.str());
+        p.root = type;
+        p.benefit = static_cast<int>(list.size() - i);
+        p.rewrite = [this, c, s](OpId op, ir::Rewriter& rw) { return apply_candidate(c, op, s, rw); };
+        pats.push_back(std::move(p));
+      }
+    }
+    size_t cap = o_.max_rewrites ? o_.max_rewrites : 10 * initial.size() + 1000;
+    ir::GreedyResult res = ir::apply_patterns_greedily(g_, s, pats, cap, o_.listener);
+    for (const std::string& e : res.errors) rep_.errors.push_back(e);
+    if (!res.converged)
+      rep_.errors.push_back(fmt::format("{}: table {} did not reach a fixed point: {} rewrites (the cap), the rules keep rewriting each other's results",
+                                        s == g_.root() ? std::string("the graph") : g_.path(s), t_.name(), cap));
+    for (OpId c : initial)
+      if (g_.valid(c) && !(c.value < matched_.size() && matched_[c.value])) ++rep_.passed;
+    std::vector<OpId> nested;
+    for (OpId c = g_.first_child(s); c; c = g_.next_sibling(c)) {
+      for (OpId a : g_.attr_graphs(c)) nested.push_back(a);
+      if (!g_.is_graph(c) && g_.first_child(c)) nested.push_back(c);
+    }
+    for (OpId n : nested) fixed_scope(n);
+    fix_order(s);
+  }
+
+  bool apply_candidate(const Candidate& c, OpId op, OpId s, ir::Rewriter& rw) {
+    struct Use {  // the driver's rewriter (its transaction, its listener) for this rewrite
+      ir::Rewriter*& slot;
+      ir::Rewriter* saved;
+      ~Use() { slot = saved; }
+    } use{rw_, rw_};
+    rw_ = &rw;
+    const Rule& r = *c.rule->rule;
+    Match m;
+    m.rule = c.rule;
+    m.ops.assign(r.src.ops.size(), OpId());
+    m.b.graph = &g_;
+    std::string why;
+    bool ok = false;
+    try {
+      ok = match_op(*c.rule, c.start, op, m, why) && extend(*c.rule, c.rule->plans[c.start], 0, m, why);
+    } catch (const EvalError&) {
+      ok = false;
+    }
+    if (!ok) return false;
+    if (r.unsupported) {
+      for (OpId x : m.ops) count(unsupported_, x, r.name, *r.unsupported);
+      return false;
+    }
+    rewrite_match(m, s);  // (what it throws, the driver rolls back and reports with the rule's name and the op)
+    rep_.mapped += m.ops.size();
+    ++hits_[&r];
+    for (OpId x : m.ops) {
+      if (x.value >= matched_.size()) matched_.resize(g_.id_bound(), 0);
+      matched_[x.value] = 1;
+    }
+    return true;
   }
 
   PortId dst_port(OpId op, const OpSpec& os, PortDir dir, const std::string& name, const Bindings& b) {
@@ -1064,7 +1199,7 @@ class Applier {
       n = ps.name ? ps.name->eval(b).as_string() : "_" + std::to_string(k);
     }
     if (PortId p = g_.find_port(op, dir, sym(n))) return p;
-    return dir == PortDir::In ? g_.add_input(op, sym(n)) : g_.add_output(op, sym(n));
+    return rw_->add_port(op, dir, sym(n));
   }
 
   // Rewrites may leave a consumer before its producer in sibling order: restore a topological
@@ -1087,7 +1222,7 @@ class Applier {
     if (ok) return;
     ir::TopoResult t = g_.topo_order(s);
     if (!t.ok()) return;
-    for (OpId c : t.order) g_.move_before(c, OpId());
+    for (OpId c : t.order) rw_->move_before(c, OpId());
   }
 };
 

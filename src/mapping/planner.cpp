@@ -134,6 +134,8 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
     return;
   }
   Table& have = *s.table;
+  if (have.fixed_point != t->fixed_point)
+    throw ParseError(t->loc, fmt::format("table {}: fixed_point is {} here but {} in {}", t->name(), t->fixed_point, have.fixed_point, have.file));
   // (one rule written for a list of types stands for several rules of the same name: the names
   // are checked against the tables already loaded only)
   size_t before = have.rules.size();

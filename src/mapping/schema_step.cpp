@@ -128,8 +128,9 @@ std::string extension_refusal(const ir::Graph& g, ir::OpId op, const SchemaStep&
   return {};
 }
 
-void drop_extensions(ir::Graph& g, ir::OpId op, const SchemaStep& st) {
-  for (const schema::AttrSchema* a : st.dropped_attrs) g.erase_attr(op, g.sym(a->name));
+void drop_extensions(ir::Rewriter& rw, ir::OpId op, const SchemaStep& st) {
+  ir::Graph& g = rw.graph();
+  for (const schema::AttrSchema* a : st.dropped_attrs) rw.erase_attr(op, g.sym(a->name));
   for (int side = 0; side < 2; ++side) {
     size_t limit = side ? st.max_outputs : st.max_inputs;
     if (limit == SIZE_MAX) continue;
@@ -139,7 +140,7 @@ void drop_extensions(ir::Graph& g, ir::OpId op, const SchemaStep& st) {
       if (g.is_control(p) || g.port_name_str(p).starts_with("@")) continue;
       if (k++ >= limit) extra.push_back(p);
     }
-    for (ir::PortId p : extra) g.erase_port(p);
+    for (ir::PortId p : extra) rw.erase_port(p);
   }
 }
 

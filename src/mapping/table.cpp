@@ -372,6 +372,9 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     else if (k == "reversible") {
       if (!v.scalar.is_bool()) throw ParseError(v.loc, "reversible must be true or false");
       out->reversible = v.scalar.as_bool();
+    } else if (k == "fixed_point") {
+      if (!v.scalar.is_bool()) throw ParseError(v.loc, "fixed_point must be true or false");
+      out->fixed_point = v.scalar.as_bool();
     } else if (k == "carry_attrs") {
       if (!v.scalar.is_bool()) throw ParseError(v.loc, "carry_attrs must be true or false");
       out->carry_attrs = v.scalar.as_bool();
@@ -384,7 +387,7 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
       for (const Tree& x : v.items) out->only_for.push_back(scalar_text(x, "", "only_for"));
     } else if (k == "doc") {
     } else {
-      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, carry_attrs, constant, only_for, doc)");
+      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, fixed_point, carry_attrs, constant, only_for, doc)");
     }
   }
   if (out->src.empty() || out->dst.empty()) throw ParseError(t->loc, "a table needs src and dst namespaces");
@@ -399,6 +402,12 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     for (const Tree& v : variants) out->rules.push_back(rule_of(v, out->rules.size()));
     if (!names.insert(out->rules.back().name).second) throw ParseError(r.loc, "rule '" + out->rules.back().name + "' is declared twice");
   }
+  // A fixed point re-matches the table's results with its src patterns: they must be ops of the
+  // src namespace, so the table maps a namespace to itself (a rewriting or fusion table).
+  if (out->fixed_point && out->src != out->dst)
+    throw ParseError(t->loc, "fixed_point: true needs a table from a namespace to itself (src " + out->src + ", dst " + out->dst +
+                                 "): the rules' results are matched again by the src patterns");
+  if (out->fixed_point && out->reversible) throw ParseError(t->loc, "a fixed_point table cannot be reversible");
   // only_for is a promise the loader relies on (it skips the file for graphs without these
   // types): every rule must match an op of one of them.
   if (!out->only_for.empty()) {

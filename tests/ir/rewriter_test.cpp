@@ -232,5 +232,44 @@ TEST(GreedyDriver, AFailingPatternIsRolledBackAndReported) {
   EXPECT_EQ(yaml(doc), before);
 }
 
+// The changes the mapping engine makes (type, name, moves, ports erased and added, control ports,
+// attributes set, added and erased, port attributes and types, an op erased whose name a new op
+// takes) are all undone, nested transactions included.
+TEST(Rewriter, EveryKindOfChangeIsUndone) {
+  auto doc = chain();
+  Graph& g = doc.graph;
+  std::string before = yaml(doc);
+  OpId a = g.find_op(g.root(), "a"), b = g.find_op(g.root(), "b"), c = g.find_op(g.root(), "c");
+  Rewriter rw(g);
+  rw.begin();
+  rw.set_op_type(a, g.sym("Sigmoid"));
+  rw.set_name(a, g.sym("a2"));
+  rw.set_attr(a, g.sym("k"), Value(int64_t(7)));   // replaced
+  rw.erase_attr(a, g.sym("s"));                     // erased
+  rw.set_attr(a, g.sym("new"), Value(true));        // added
+  rw.move_before(c, a);
+  rw.set_attr(g.inputs(b)[0], g.sym("note"), Value(std::string("p")));
+  rw.set_port_type(g.outputs(b)[0], g.types().unranked(ElemType::Float32));
+  rw.begin();  // nested: undone alone first
+  PortId extra = rw.add_port(b, PortDir::In, g.sym("extra"));
+  rw.connect(g.outputs(a)[0], extra);
+  rw.connect(rw.control_out(a), rw.control_in(c));
+  rw.rollback();
+  EXPECT_EQ(g.inputs(b).size(), 1u);
+  EXPECT_FALSE(g.find_control(a, PortDir::Out));
+  rw.erase_port(g.inputs(c)[0]);                    // with its edge
+  // b goes (it has no use left); a new op takes its name at once.
+  EXPECT_FALSE(g.first_out_edge(g.outputs(b)[0]));  // (went with c's input port)
+  rw.erase_op(b);
+  rw.set_insertion_point(g.root(), c);
+  OpId nb = rw.create_op(g.sym("Neg"), g.sym("b"), false);
+  EXPECT_EQ(g.find_op(g.root(), "b"), nb);
+  EXPECT_NE(yaml(doc), before);
+  rw.rollback();
+  EXPECT_EQ(yaml(doc), before);
+  EXPECT_EQ(g.find_op(g.root(), "b"), b);
+  EXPECT_TRUE(g.valid(b));
+}
+
 }  // namespace
 }  // namespace amanda::ir

@@ -115,6 +115,7 @@ class Graph {
   // Body iteration (child ops in order; attribute graphs are not children).
   OpId first_child(OpId scope) const;
   OpId next_sibling(OpId op) const;
+  OpId prev_sibling(OpId op) const;
   std::vector<OpId> children(OpId scope) const;
   size_t child_count(OpId scope) const;
   OpId find_op(OpId scope, Symbol name) const;  // the first child with that name
@@ -144,6 +145,9 @@ class Graph {
   PortId add_output(OpId op, Symbol name);
   PortId add_port(OpId op, PortDir dir, Symbol name);
   void erase_port(PortId port);  // and its edges; later ports move down one index
+  // Brings back a port erase_port took (its edges are not restored) at data index `index`; later
+  // ports move up one index (the Rewriter's rollback: a port comes back where it was).
+  void revive_port(PortId port, uint32_t index);
   std::span<const PortId> inputs(OpId op) const { return list(ops_[op.value].in); }
   std::span<const PortId> outputs(OpId op) const { return list(ops_[op.value].out); }
   std::span<const PortId> ports(OpId op, PortDir d) const { return d == PortDir::In ? inputs(op) : outputs(op); }
@@ -232,6 +236,10 @@ class Graph {
   void set_attr_list(OpId op, AttrList l);
   void set_attr_list(PortId p, AttrList l);
   void set_attr_list(EdgeId e, AttrList l);
+  // The Rewriter's journal: the op's list in place (nullptr when it has none), and an exchange of
+  // the whole list that hands back the old one (attribute graphs are not touched by either).
+  AttrList* mutable_attrs(OpId op) { return ops_[op.value].attrs ? &attrs_[ops_[op.value].attrs] : nullptr; }
+  AttrList exchange_attr_list(OpId op, AttrList l);
   bool erase_attr(PortId p, Symbol key) { return drop_attr(ports_[p.value].attrs, key); }
   bool erase_attr(EdgeId e, Symbol key) { return drop_attr(edges_[e.value].attrs, key); }
 

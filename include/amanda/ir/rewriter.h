@@ -50,8 +50,25 @@ class Rewriter {
   // ---- changes
   OpId create_op(std::string_view type, std::string_view name = {}, std::initializer_list<std::string_view> inputs = {},
                  std::initializer_list<std::string_view> outputs = {});
-  PortId add_input(OpId op, std::string_view name);
-  PortId add_output(OpId op, std::string_view name);
+  // By symbols (Graph::create_op's rules for the name), at the insertion point.
+  OpId create_op(Symbol type, Symbol name, bool generate_name = true);
+  void set_op_type(OpId op, Symbol type);
+  void set_graph_namespace(OpId graph, Symbol ns) { set_op_type(graph, ns); }  // the same slot
+  void set_name(OpId op, Symbol name, bool generated = false);
+  // Moves op before `before` in its scope (OpId(): to the end).
+  void move_before(OpId op, OpId before);
+  // Erases a port and its edges; a rollback brings it back at its index with its edges (old ids).
+  void erase_port(PortId p);
+  PortId control_in(OpId op);   // created on first use (a change)
+  PortId control_out(OpId op);
+  void set_attr(OpId op, Symbol key, Value v);
+  void erase_attr(OpId op, Symbol key);
+  void set_attr_list(OpId op, AttrList l);  // the whole list, order included
+  void set_attr(PortId p, Symbol key, Value v);
+  void set_attr_list(PortId p, AttrList l);
+  PortId add_input(OpId op, std::string_view name) { return add_port(op, PortDir::In, g_.sym(name)); }
+  PortId add_output(OpId op, std::string_view name) { return add_port(op, PortDir::Out, g_.sym(name)); }
+  PortId add_port(OpId op, PortDir dir, Symbol name);
   EdgeId connect(PortId src, PortId dst);
   void disconnect(EdgeId e);
   // Every use of `from` becomes a use of `to` (MLIR's replaceAllUsesWith).
@@ -60,11 +77,15 @@ class Rewriter {
   void replace_op(OpId op, std::span<const PortId> values);
   // Throws amanda::Error when an output of op still has a use.
   void erase_op(OpId op);
-  void set_attr(OpId op, std::string_view key, Value v);
+  void set_attr(OpId op, std::string_view key, Value v) { set_attr(op, g_.sym(key), std::move(v)); }
   void erase_attr(OpId op, std::string_view key);
   void set_port_type(PortId p, TypeId t);
 
   // ---- transactions (nestable: an inner rollback undoes only its own changes)
+  // A transaction's journal keeps only what a rollback needs: ops, ports and edges created in the
+  // innermost open transaction are not journaled further (undoing their creation removes them), an
+  // attribute change keeps the one old value, and an erased op gives up its name at once (a new op
+  // may take it; a rollback gives it back).
   void begin();
   void commit();
   void rollback();
@@ -73,16 +94,30 @@ class Rewriter {
 
  private:
   struct Undo;
-  void touch_attrs(OpId op);
+  struct Mark {
+    size_t journal;
+    uint32_t ops, ports, edges;  // id bounds when the transaction began
+    uint32_t lists, values;      // sizes of lists_ and values_
+  };
+  static constexpr uint32_t kNoSlot = UINT32_MAX;
+  uint32_t keep_list(const AttrList& l);  // into lists_ (kNoSlot for an empty list)
+  AttrList take_list(uint32_t slot);
   void record(Undo u);
   void finish();  // erase what is pending once no transaction is open
+  // Created in the innermost open transaction (or no transaction open): nothing to journal.
+  bool fresh(OpId op) const { return marks_.empty() || op.value >= marks_.back().ops; }
+  bool fresh(PortId p) const { return marks_.empty() || p.value >= marks_.back().ports; }
 
   Graph& g_;
   RewriteListener* listener_;
   OpId scope_, before_;
   std::vector<Undo>* journal_;
-  std::vector<size_t> marks_;
+  std::vector<Mark> marks_;
   std::vector<OpId> pending_erase_;
+  std::vector<OpId> graph_owners_;  // ops whose attribute list changed while it held graphs
+  // What undo steps keep besides ids (the journal's steps stay small and trivially copyable).
+  std::vector<AttrList> lists_;
+  std::vector<Value> values_;
 };
 
 // ---- greedy driver

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "amanda/ir/graph.h"
+#include "amanda/ir/rewriter.h"
 #include "amanda/mapping/table.h"
 #include "amanda/schema/registry.h"
 
@@ -28,6 +29,12 @@ struct ConvertOptions {
   // Called between two tables of a chain (convert()): the ONNX io layer infers the types and
   // shapes of the ops the last table made, which the next table's conditions read.
   std::function<void(ir::Graph&)> between_steps;
+  // Hears every change the engine makes to the graph (every mutation goes through an
+  // ir::Rewriter); rolled_back() when a rule's rewrite failed and was undone.
+  ir::RewriteListener* listener = nullptr;
+  // fixed_point tables: the most rewrites per scope before the engine gives up and reports that
+  // the rules do not converge (0: 10 per op of the scope, plus 1000).
+  size_t max_rewrites = 0;
 };
 
 struct OpCount {
@@ -61,9 +68,11 @@ class CompiledTable {
 
   const Table& table() const;
   // Converts g (graphs in the table's src namespace) in place. The report says what happened.
-  // A rule whose mapper fails (an expression error) changes nothing of its match: every value
-  // is evaluated before the rewrite starts. Other rules' rewrites stay, so on a failure callers
-  // keep a copy of the graph or discard it.
+  // Every change goes through an ir::Rewriter, one transaction per rule application: a rule whose
+  // mapper fails half-way (an expression error, anything thrown) is rolled back, its match left
+  // byte for byte as it was, and the report names the rule and the op. Other rules' rewrites
+  // stay, so on a failure callers keep a copy of the graph or discard it. A `fixed_point` table
+  // is applied with MLIR's greedy worklist discipline (ir::apply_patterns_greedily).
   void apply(ir::Graph& g, const ConvertOptions& o, Report& report) const;
 
   struct Impl;

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "amanda/ir/graph.h"
+#include "amanda/ir/rewriter.h"
 #include "amanda/schema/schema.h"
 
 namespace amanda::mapping {
@@ -40,8 +41,8 @@ SchemaStep compare_schemas(const schema::OpSchema* src, const schema::OpSchema* 
 // Why the op cannot drop what the target lacks (an attribute not at its default, a connected
 // input or used output the target does not have); empty when it can.
 std::string extension_refusal(const ir::Graph& g, ir::OpId op, const SchemaStep& st, std::string_view dst_ns);
-// Drops those attributes and ports (after extension_refusal said yes).
-void drop_extensions(ir::Graph& g, ir::OpId op, const SchemaStep& st);
+// Drops those attributes and ports (after extension_refusal said yes), through the rewriter.
+void drop_extensions(ir::Rewriter& rw, ir::OpId op, const SchemaStep& st);
 
 // The type of the value at a port as the model says it ("tensor(float)"), or "" when it does not:
 // an input's producer, an output's own value info, else a graph output it feeds.

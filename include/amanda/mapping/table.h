@@ -81,6 +81,9 @@ struct Table {
   std::string file;
   std::vector<Rule> rules;
   bool reversible = false;
+  // `fixed_point: true` (src == dst only): the rules are applied until none matches, each rule
+  // seeing the others' results (MLIR's greedy worklist driver; docs/mapping-tables.md).
+  bool fixed_point = false;
   bool carry_attrs = true;  // single-op rules carry attributes the mapper does not mention (if dst has them)
   ConstantSpec constant, reverse_constant;
   SourceLoc loc;
