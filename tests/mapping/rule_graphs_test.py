@@ -429,6 +429,16 @@ NP_TO_ORT = {np.float32: "float32", np.float64: "float64", np.float16: "float16"
              np.uint64: "uint64", np.bool_: "bool"}
 
 
+def ort_kernel_off(job_result, res):
+    """onnxruntime's output of the original differs from the node test's expected outputs beyond
+    the tolerance while the converted model's matches them."""
+    ref = job_result.get("reference_vs_expected")
+    mine = res.get("vs_expected")
+    if not ref or not mine or "error" in mine:
+        return False
+    return (ref["max_abs_diff"] > TOL or ref["mismatches"]) and mine["max_abs_diff"] <= TOL and not mine["mismatches"]
+
+
 def write_inputs(feeds, prefix):
     spec = {}
     for k, (name, a) in enumerate(feeds.items()):
@@ -615,6 +625,7 @@ def main():
 
         ort = run_ort(jobs, tmp, args.jobs)
         compared, skipped, covered, worst = 0, 0, {}, 0.0
+        via_expected = []
         skipped_graphs = []
         for job in jobs:
             name = graphs[job["id"]][0]
@@ -639,7 +650,13 @@ def main():
                 compared += 1
                 for rule in reports[res["model"]]:
                     covered.setdefault(rule, []).append(where)
-                if res["max_abs_diff"] > TOL or res["mismatches"]:
+                if (res["max_abs_diff"] > TOL or res["mismatches"]) and ort_kernel_off(x, res):
+                    # onnxruntime's own kernel for the original is off from the node test's expected
+                    # outputs (ONNX's reference implementation), which the conversion matches.
+                    via_expected.append(f"{where}: matches the expected outputs ({res['vs_expected']['max_abs_diff']:.3g}); "
+                                        f"onnxruntime's original differs from them by {x['reference_vs_expected']['max_abs_diff']:.3g}")
+                    worst = max(worst, res["vs_expected"]["max_abs_diff"])
+                elif res["max_abs_diff"] > TOL or res["mismatches"]:
                     failures.append(f"{where}: max abs difference {res['max_abs_diff']}, {res['mismatches']} mismatched elements "
                                     f"(rules {sorted(reports[res['model']])})")
                 else:
@@ -659,6 +676,11 @@ def main():
               f"(worst max abs difference {worst:.3g}), {skipped} skipped ({len(skipped_graphs)} originals onnxruntime cannot run); "
               f"rules covered {len(needed) - len(missing)}/{len(needed)} ({total_rules} rules in all, the others identities "
               f"or unsupported:); {elapsed:.0f} s ({t_convert:.0f} s converting)")
+        if via_expected:
+            print(f"{len(via_expected)} of the comparisons against the node tests' expected outputs, where onnxruntime's own "
+                  f"kernel for the original is off:")
+            for v in via_expected:
+                print("  " + v)
         for f in failures:
             print("FAIL:", f)
         return 1 if failures or compared == 0 else 0
