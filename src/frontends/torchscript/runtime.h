@@ -87,6 +87,13 @@ struct Val {
   int64_t seen_piece_writes = 0;  // not a piece: the alias's piece_writes when this was last valid
   bool folded_view = false;  // a known tensor a view op (select, slice, view, ...) folded: it shares memory with another known tensor
   std::string name;  // a name for the graph value (an attribute path for parameters)
+  // Symbolic dimensions (--input-shape N,...): shapes carry a stand-in number for the dimension
+  // (Importer::kSymbolBase + k) so that shape rules run unchanged. An Int computed from one
+  // (x.size(0), then arithmetic) keeps its run-time value in `dyn`, a 0-d int64 graph tensor;
+  // such a 0-d tensor (prim::NumToTensor of it) keeps the stand-in number in `hint`.
+  VRef dyn;
+  bool has_hint = false;
+  int64_t hint = 0;
 
   bool is_tensor() const { return k == K::Tensor; }
   bool is_known_tensor() const { return k == K::Tensor && known; }
