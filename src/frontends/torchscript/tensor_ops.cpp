@@ -1027,9 +1027,9 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     DType t = has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype;
     return r1(make_known(t, x.shape, filled(x.shape, b == "aten::ones_like" ? 1.0 : 0.0)));
   }
-  if (b == "aten::fill_") {
+  if (b == "aten::fill_" || b == "aten::zero_") {  // through a view too: the write reaches the viewed known tensor
     const Val& x = *a[0];
-    double v = cast_to(x.dtype, num_arg(*a[1], where));
+    double v = b == "aten::zero_" ? 0.0 : cast_to(x.dtype, num_arg(*a[1], where));
     std::vector<double>& data = x.known->st->mutable_values();
     for_each(x, [&](int64_t off) { data[static_cast<size_t>(off)] = v; });
     return r1(a[0]);
