@@ -783,7 +783,26 @@ class Importer {
           if (k < 0 || k >= n) throw Error(where_ + ": index " + std::to_string(i->i) + " out of range");
           return o->items[static_cast<size_t>(k)];
         }
+        if (o->k == Val::K::Tuple && !o->keys.empty() && i->k == Val::K::Str) {
+          for (size_t k = 0; k < o->keys.size(); ++k)
+            if (o->keys[k] == i->s) return o->items[k];
+          throw Error(where_ + ": no key '" + i->s + "' in the dict");
+        }
         throw Unsupported(where_ + ": subscript of " + describe(*o));
+      }
+      case Expr::Kind::Dict: {  // string keys only: a Tuple of the values with their keys
+        std::vector<VRef> items;
+        std::vector<std::string> keys;
+        for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
+          VRef key = eval(*e.args[k], fr);
+          if (key->k != Val::K::Str) throw Unsupported(where_ + ": a dict with keys of " + describe(*key));
+          if (std::find(keys.begin(), keys.end(), key->s) != keys.end()) throw Unsupported(where_ + ": a dict display repeating key '" + key->s + "'");
+          keys.push_back(key->s);
+          items.push_back(eval(*e.args[k + 1], fr));
+        }
+        VRef d = make_list(std::move(items), Val::K::Tuple);
+        d->keys = std::move(keys);
+        return d;
       }
       case Expr::Kind::List:
       case Expr::Kind::Tuple: {

@@ -69,6 +69,7 @@ struct Val {
   double f = 0;
   std::string s;  // Str, Device ("cpu"), Path ("torch", "ops.prim", ...)
   std::vector<VRef> items;  // List, Tuple
+  std::vector<std::string> keys;  // a dict with string keys ({"out": x}, segmentation models' outputs): a Tuple of its values, keys[k] naming items[k]
   std::shared_ptr<Obj> obj;
   // Tensor: element type and shape always known; `known` when its elements are, `port` once it
   // is a value of the graph (an op's output, a graph input, or a known tensor made an initializer).
