@@ -652,6 +652,29 @@ std::unordered_map<std::string, Rule> make_rules() {
     }
     return one(t, out);
   };
+  // lstm / gru / rnn over a padded (not packed) batch: output [T, B, D*H] ([B, T, D*H] batch
+  // first), final states as the given ones (lstm: h and c).
+  auto rnn = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    (void)where;
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() != 3 || a.size() < 9) return std::nullopt;
+    std::vector<const Val*> hs;
+    if (a[1]->is_tensor()) hs.push_back(tensor(a, 1));
+    else if (a[1]->k == Val::K::List)
+      for (const auto& h : a[1]->items) hs.push_back(h->is_tensor() && h->shape_known ? h.get() : nullptr);
+    if (hs.empty() || !hs[0] || hs[0]->shape.size() != 3) return std::nullopt;
+    for (const Val* h : hs)
+      if (!h) return std::nullopt;
+    bool bidir = a[7]->k == Val::K::Bool && a[7]->b, batch_first = a[8]->k == Val::K::Bool && a[8]->b;
+    int64_t t = x->shape[batch_first ? 1 : 0], b = x->shape[batch_first ? 0 : 1], h = hs[0]->shape[2] * (bidir ? 2 : 1);
+    Outs o = one(x->dtype, batch_first ? std::vector<int64_t>{b, t, h} : std::vector<int64_t>{t, b, h});
+    for (const Val* hv : hs) o.push_back(OutInfo{hv->dtype, hv->shape, true, true});
+    return o;
+  };
+  r["aten::lstm.input"] = rnn;
+  r["aten::gru.input"] = rnn;
+  r["aten::rnn_tanh.input"] = rnn;
+  r["aten::rnn_relu.input"] = rnn;
   return r;
 }
 
