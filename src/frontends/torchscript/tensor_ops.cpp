@@ -585,14 +585,15 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     }
     return one(x.dtype, out);
   }
-  if (b == "aten::adaptive_avg_pool2d" || b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_avg_pool1d") {
+  if (b == "aten::adaptive_avg_pool2d" || b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_avg_pool1d" ||
+      b == "aten::adaptive_avg_pool3d" || b == "aten::adaptive_max_pool3d" || b == "aten::adaptive_max_pool1d") {
     const Val& x = tensor_arg(a, 0, where);
     std::vector<int64_t> o = ints_arg(a, 1, where);
     if (x.shape.size() < o.size()) bad(where, "adaptive pooling input of too small a rank");
     std::vector<int64_t> out(x.shape.begin(), x.shape.end() - static_cast<long>(o.size()));
     for (size_t i = 0; i < o.size(); ++i) out.push_back(o[i] < 0 ? x.shape[x.shape.size() - o.size() + i] : o[i]);
     std::vector<OutInfo> r = one(x.dtype, out);
-    if (b == "aten::adaptive_max_pool2d") r.push_back(OutInfo{DType::Int64, out, true});
+    if (b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_max_pool3d" || b == "aten::adaptive_max_pool1d") r.push_back(OutInfo{DType::Int64, out, true});
     return r;
   }
   if (b == "aten::linear") {
