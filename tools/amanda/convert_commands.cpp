@@ -1,6 +1,8 @@
 // `amanda convert` (mapping tables chained by the planner) and `amanda table check|list|plan|functions`.
 #include "amanda/core/builder.h"
 #include "amanda/interp/fold.h"
+#include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <iostream>
@@ -74,8 +76,17 @@ int run_convert(const ConvertOpts& o) {
         std::string part = s.substr(start, e - start);
         char* end = nullptr;
         long long v = std::strtoll(part.c_str(), &end, 10);
+        if (!part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
+            std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
+          // a name: a symbolic dimension (an ONNX dim_param)
+          auto at = std::find(io.dim_names.begin(), io.dim_names.end(), part);
+          if (at == io.dim_names.end()) at = io.dim_names.insert(io.dim_names.end(), part);
+          dims.push_back(-1 - (at - io.dim_names.begin()));
+          start = e + 1;
+          continue;
+        }
         if (part.empty() || *end || v < 0) {
-          std::cerr << "amanda: error: --input-shape '" << s << "': dimensions are non-negative integers separated by commas\n";
+          std::cerr << "amanda: error: --input-shape '" << s << "': dimensions are non-negative integers or names (a symbolic dimension) separated by commas\n";
           return kUsage;
         }
         dims.push_back(v);

@@ -232,12 +232,20 @@ class Importer {
       const Param& p = fwd->params[k + 1];
       if (!p.type.empty() && p.type != "Tensor")
         throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
-      for (int64_t d : o_.input_shapes[k])
+      std::vector<int64_t> in_shape = o_.input_shapes[k];
+      for (int64_t& d : in_shape)
+        if (d < 0) {  // a symbolic dimension: its stand-in number
+          size_t idx = static_cast<size_t>(-1 - d);
+          if (idx >= o_.dim_names.size() || idx >= 64) throw Error(zip_.path() + ": --input-shape number " + std::to_string(k + 1) + ": a symbolic dimension without a name");
+          d = kSymbolBase + kSymbolStep * static_cast<int64_t>(idx);
+          symbolic_ = true;
+        }
+      for (int64_t d : in_shape)
         if (d < 0 || d > (int64_t(1) << 40)) throw Error(zip_.path() + ": --input-shape number " + std::to_string(k + 1) + ": size " + std::to_string(d) + " is out of range (0 to 2^40)");
-      numel(o_.input_shapes[k]);  // throws when the element count overflows
+      numel(in_shape);  // throws when the element count overflows
       auto dt = ir::dtype_from_name(o_.dtype_of_input(k));
       if (!dt) throw Error("unknown input element type " + o_.dtype_of_input(k));
-      VRef v = make_symbolic(*dt, o_.input_shapes[k]);
+      VRef v = make_symbolic(*dt, in_shape);
       v->alias = std::make_shared<Alias>();
       PortId port = g_.add_port(root_graph, ir::PortDir::In, g_.sym(unique(p.name)));
       g_.set_attr(port, g_.sym("graph_input"), Value(true));
@@ -283,6 +291,111 @@ class Importer {
   std::string hint_;   // the name the statement being run assigns to
   std::string where_;  // file:line of the statement being run
   int depth_ = 0;
+  // Symbolic dimensions: dimension k of --input-shape's names runs as the number
+  // kSymbolBase + kSymbolStep * k; every size at or above kSymbolFloor is taken to be computed from
+  // one (N, 197*N, N-1, ...): it is written as a dim_param and never folded into a constant.
+  static constexpr int64_t kSymbolBase = 1000003, kSymbolStep = 4099, kSymbolFloor = 500000;
+  bool symbolic_ = false;
+  bool in_symbolic_ = false;
+  bool is_sym(int64_t d) const { return symbolic_ && d >= kSymbolFloor && d < (int64_t(1) << 50); }  // not INT64_MAX (slice to the end)
+  // The dim_param of a size computed from symbolic dimensions.
+  Value dim_value(int64_t d) const {
+    if (!is_sym(d)) return Value(d);
+    for (size_t k = 0; k < o_.dim_names.size(); ++k) {
+      int64_t sv = kSymbolBase + kSymbolStep * static_cast<int64_t>(k);
+      const std::string& n = o_.dim_names[k];
+      if (d == sv) return Value(n);
+      if (d % sv == 0) return Value(std::to_string(d / sv) + "*" + n);
+      if (d > sv - 1000 && d < sv + 1000) return Value(n + (d > sv ? "+" : "-") + std::to_string(d > sv ? d - sv : sv - d));
+    }
+    return Value("sym" + std::to_string(d));
+  }
+  bool has_dyn(const Val& v) const {
+    if (v.k == Val::K::Int) return v.dyn != nullptr;
+    if (v.k == Val::K::List || v.k == Val::K::Tuple)
+      for (const auto& x : v.items)
+        if (has_dyn(*x)) return true;
+    return false;
+  }
+  std::string sym_name_of(int64_t d) const {
+    Value v = dim_value(d);
+    return v.is_string() ? v.as_string() : std::to_string(d);
+  }
+  // A 0-d int64 tensor of an Int (its run-time value when it has one).
+  VRef int_tensor(const Val& v) {
+    if (v.k == Val::K::Int && v.dyn) return v.dyn;
+    if (v.is_tensor()) return std::make_shared<Val>(v);
+    return make_known(DType::Int64, {}, {number_of(v, where_)});
+  }
+  // Ops on sizes computed from symbolic dimensions: they stay graph ops (Shape, Gather, Mul, ...),
+  // as torch.onnx.export with dynamic_axes makes them. nullopt: the ordinary path.
+  std::optional<VRef> symbolic_call(const std::string& base, const std::vector<VRef>& args) {
+    if (base == "aten::size" && !args.empty() && args[0]->is_tensor() && !args[0]->known && args[0]->shape_known) {
+      const Val& x = *args[0];
+      auto dim_of = [&](size_t d) -> VRef {
+        if (!is_sym(x.shape[d])) return make_int(x.shape[d]);
+        in_symbolic_ = true;
+        VRef shp = call_op("aten::_shape_as_tensor", {args[0]}, {});
+        VRef g = call_op("aten::select", {shp, make_int(0), make_int(static_cast<int64_t>(d))}, {});
+        in_symbolic_ = false;
+        g->dtype = DType::Int64, g->shape = {}, g->shape_known = true;
+        g->has_hint = true, g->hint = x.shape[d];
+        set_type(g->port, *g, false);
+        VRef r = make_int(x.shape[d]);
+        r->dyn = g;
+        return r;
+      };
+      if (args.size() == 2 && args[1]->k == Val::K::Int) {
+        int64_t r = static_cast<int64_t>(x.shape.size()), d = args[1]->i < 0 ? args[1]->i + r : args[1]->i;
+        if (d < 0 || d >= r) return std::nullopt;
+        return dim_of(static_cast<size_t>(d));
+      }
+      if (args.size() == 1) {
+        std::vector<VRef> items;
+        for (size_t d = 0; d < x.shape.size(); ++d) items.push_back(dim_of(d));
+        return make_list(std::move(items));
+      }
+      return std::nullopt;
+    }
+    if ((base == "aten::Int" || base == "aten::ScalarImplicit") && args.size() == 1 && args[0]->is_tensor() && args[0]->has_hint) {
+      VRef r = make_int(args[0]->hint);
+      r->dyn = args[0];
+      return r;
+    }
+    static const std::map<std::string, std::string> arith{{"aten::add", "aten::add"}, {"aten::sub", "aten::sub"},
+                                                         {"aten::mul", "aten::mul"}, {"aten::floordiv", "aten::floor_divide"},
+                                                         {"aten::floor_divide", "aten::floor_divide"}, {"aten::__floordiv__", "aten::floor_divide"}};
+    bool dyn = false, hinted = false;
+    for (const auto& a : args) {
+      dyn |= a->k == Val::K::Int && a->dyn;
+      hinted |= a->is_tensor() && a->has_hint;
+    }
+    if (!dyn && !hinted) return std::nullopt;
+    auto it = arith.find(base);
+    if (it != arith.end() && args.size() == 2) {
+      // the stand-in numbers give the result's stand-in; the graph computes the real one
+      std::vector<VRef> nums;
+      for (const auto& a : args) {
+        if (a->k == Val::K::Int || a->k == Val::K::Float) nums.push_back(a);
+        else if (a->is_tensor() && a->has_hint) nums.push_back(make_int(a->hint));
+        else if (a->is_known_tensor() && numel(a->shape) == 1 && !is_float_type(a->dtype)) nums.push_back(make_int(to_int64(elements(*a)[0], where_)));
+        else return std::nullopt;
+      }
+      auto num = scalar_op(it->first == "aten::floor_divide" ? "aten::floordiv" : it->first, nums, where_);
+      if (!num || (*num)->k != Val::K::Int) throw Unsupported(where_ + ": " + base + " of a size computed from a symbolic dimension (" + sym_name_of(nums[0]->i) + ") that is not an integer; give --input-shape a number");
+      in_symbolic_ = true;
+      VRef t = call_op(it->second, {int_tensor(*args[0]), int_tensor(*args[1])}, {});
+      in_symbolic_ = false;
+      t->has_hint = true, t->hint = (*num)->i;
+      if (dyn) {
+        VRef r = make_int((*num)->i);
+        r->dyn = t;
+        return r;
+      }
+      return t;
+    }
+    return std::nullopt;
+  }
 
   // ------------------------------------------------------------ the archive
 
@@ -670,7 +783,26 @@ class Importer {
           if (k < 0 || k >= n) throw Error(where_ + ": index " + std::to_string(i->i) + " out of range");
           return o->items[static_cast<size_t>(k)];
         }
+        if (o->k == Val::K::Tuple && !o->keys.empty() && i->k == Val::K::Str) {
+          for (size_t k = 0; k < o->keys.size(); ++k)
+            if (o->keys[k] == i->s) return o->items[k];
+          throw Error(where_ + ": no key '" + i->s + "' in the dict");
+        }
         throw Unsupported(where_ + ": subscript of " + describe(*o));
+      }
+      case Expr::Kind::Dict: {  // string keys only: a Tuple of the values with their keys
+        std::vector<VRef> items;
+        std::vector<std::string> keys;
+        for (size_t k = 0; k + 1 < e.args.size(); k += 2) {
+          VRef key = eval(*e.args[k], fr);
+          if (key->k != Val::K::Str) throw Unsupported(where_ + ": a dict with keys of " + describe(*key));
+          if (std::find(keys.begin(), keys.end(), key->s) != keys.end()) throw Unsupported(where_ + ": a dict display repeating key '" + key->s + "'");
+          keys.push_back(key->s);
+          items.push_back(eval(*e.args[k + 1], fr));
+        }
+        VRef d = make_list(std::move(items), Val::K::Tuple);
+        d->keys = std::move(keys);
+        return d;
       }
       case Expr::Kind::List:
       case Expr::Kind::Tuple: {
@@ -761,6 +893,10 @@ class Importer {
       return make_list(std::move(items), a->k);
     }
     auto it = number_ops.find(op);
+    if (it != number_ops.end() && symbolic_ && ((a->k == Val::K::Int && a->dyn) || (b->k == Val::K::Int && b->dyn))) {
+      if (auto r = symbolic_call(it->second, {a, b})) return *r;
+      throw Unsupported(where_ + ": operator " + op + " on a size computed from a symbolic dimension; give --input-shape a number for it");
+    }
     if (it != number_ops.end())
       if (auto r = scalar_op(it->second, {a, b}, where_)) return *r;
     throw Unsupported(where_ + ": operator " + op + " on " + describe(*a) + " and " + describe(*b));
@@ -838,6 +974,7 @@ class Importer {
     if (path == "ops.prim.NumToTensor") {
       need(1);
       const Val& a = *args[0];
+      if (a.k == Val::K::Int && a.dyn) return a.dyn;
       if (a.k == Val::K::Int) return make_known(DType::Int64, {}, {static_cast<double>(a.i)});
       if (a.k == Val::K::Float) return make_known(DType::Float64, {}, {a.f});
       if (a.k == Val::K::Bool) return make_known(DType::Bool, {}, {static_cast<double>(a.b)});
@@ -864,6 +1001,12 @@ class Importer {
     }
     if (path == "int" || path == "float" || path == "bool") {
       need(1);
+      if (path == "int" && ((args[0]->is_tensor() && args[0]->has_hint) || (args[0]->k == Val::K::Int && args[0]->dyn))) {
+        if (args[0]->k == Val::K::Int) return args[0];
+        VRef r = make_int(args[0]->hint);
+        r->dyn = args[0];
+        return r;
+      }
       double x = number_of(*args[0], where_);
       if (path == "int") return make_int(to_int64(x, where_));
       if (path == "float") return make_float(x);
@@ -1062,6 +1205,8 @@ class Importer {
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
     if (auto b = builtin(base, args)) return *b;
+    if (symbolic_ && !in_symbolic_)
+      if (auto r = symbolic_call(base, args)) return *r;
     auto it = overloads_.find(base);
     if (it == overloads_.end()) throw Unsupported(where_ + ": " + base + " is not an op of " + ns_.name);
     Match best;
@@ -1099,8 +1244,18 @@ class Importer {
       if (a->k == Val::K::List)
         for (const auto& x : a->items) unknown |= x->is_tensor() && !x->shape_known;
     }
+    // Sizes computed from a symbolic dimension: only ops that take their list as a graph tensor
+    // (reshape, view, expand) may have them, and nothing folds.
+    bool dyn_args = false;
+    for (const auto& a : best.args) dyn_args |= has_dyn(*a);
+    if (dyn_args) {
+      static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand"};
+      std::string b = type.substr(0, type.find('.'));
+      if (!shape_takers.count(b))
+        throw Unsupported(where_ + ": " + type + " takes a size computed from a symbolic dimension as a number (not supported for this op); give --input-shape a number for it");
+    }
     std::optional<std::vector<OutInfo>> outs;
-    if (!unknown) {
+    if (!unknown && !dyn_args) {
       if (auto r = evaluate(type, best.args, where_ + ": " + type)) {
         // A folded view shares the memory of the known tensor it reads: an in-place write to it
         // cannot be made (the known tensor would keep its old values), so it stays refused.
@@ -1133,6 +1288,9 @@ class Importer {
             }
         return *d;
       }
+      outs = infer(type, best.args, where_ + ": " + type);
+      if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
+    } else if (!unknown) {
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
     }
@@ -1214,7 +1372,7 @@ class Importer {
     if (!v.defined || !v.shape_known) return;
     g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(ir::dtype_name(v.dtype))));
     Value::List l;
-    for (int64_t d : v.shape) l.push_back(Value(d));
+    for (int64_t d : v.shape) l.push_back(dim_value(d));
     g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(std::move(l)));
   }
 
@@ -1229,6 +1387,15 @@ class Importer {
     g_.set_attr(p, g_.sym("initializer"), Value(to_ir_tensor(v)));
     v.port = p;
     return p;
+  }
+
+  // A number that stands in for a symbolic dimension must not become a constant.
+  void check_no_symbol(const Val& v, const std::string& op) const {
+    if (!symbolic_) return;
+    if (v.k == Val::K::Int && is_sym(v.i))
+      throw Unsupported(where_ + ": " + op + " takes the size " + sym_name_of(v.i) + " (from a symbolic dimension) as a constant; give --input-shape a number for it");
+    if (v.k == Val::K::List || v.k == Val::K::Tuple)
+      for (const auto& x : v.items) check_no_symbol(*x, op);
   }
 
   PortId constant(const Val& v) {
@@ -1253,6 +1420,21 @@ class Importer {
         g_.connect(port_of(a), in);
         continue;
       }
+      if (a.k == Val::K::List && has_dyn(a)) {
+        // sizes computed from symbolic dimensions: an int64 tensor made in the graph
+        bool expand = s.type.rfind("aten::expand", 0) == 0;
+        std::vector<VRef> parts;
+        in_symbolic_ = true;
+        for (const auto& x : a.items) {
+          if (x->k == Val::K::Int && x->dyn) parts.push_back(call_op("aten::unsqueeze", {x->dyn, make_int(0)}, {}));
+          else if (x->k == Val::K::Int) parts.push_back(make_known(DType::Int64, {1}, {static_cast<double>(expand && x->i == -1 ? 1 : x->i)}));  // Expand keeps a dimension where the shape has 1
+          else throw Unsupported(where_ + ": " + s.type + ": a size list with " + describe(*x));
+        }
+        VRef t = call_op("aten::cat", {make_list(parts), make_int(0)}, {});
+        in_symbolic_ = false;
+        g_.connect(port_of(*t), in);
+        continue;
+      }
       bool tensors = false;
       if (a.k == Val::K::List)
         for (const auto& x : a.items) tensors |= x->is_tensor();
@@ -1270,6 +1452,7 @@ class Importer {
         g_.connect(lo, in);
         continue;
       }
+      check_no_symbol(a, s.type);
       g_.connect(constant(a), in);
     }
     if (s.outputs.size() != outs.size()) throw Error(where_ + ": " + s.type + ": the shape rule gives the wrong number of outputs");

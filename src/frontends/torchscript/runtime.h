@@ -69,6 +69,7 @@ struct Val {
   double f = 0;
   std::string s;  // Str, Device ("cpu"), Path ("torch", "ops.prim", ...)
   std::vector<VRef> items;  // List, Tuple
+  std::vector<std::string> keys;  // a dict with string keys ({"out": x}, segmentation models' outputs): a Tuple of its values, keys[k] naming items[k]
   std::shared_ptr<Obj> obj;
   // Tensor: element type and shape always known; `known` when its elements are, `port` once it
   // is a value of the graph (an op's output, a graph input, or a known tensor made an initializer).
@@ -87,6 +88,13 @@ struct Val {
   int64_t seen_piece_writes = 0;  // not a piece: the alias's piece_writes when this was last valid
   bool folded_view = false;  // a known tensor a view op (select, slice, view, ...) folded: it shares memory with another known tensor
   std::string name;  // a name for the graph value (an attribute path for parameters)
+  // Symbolic dimensions (--input-shape N,...): shapes carry a stand-in number for the dimension
+  // (Importer::kSymbolBase + k) so that shape rules run unchanged. An Int computed from one
+  // (x.size(0), then arithmetic) keeps its run-time value in `dyn`, a 0-d int64 graph tensor;
+  // such a 0-d tensor (prim::NumToTensor of it) keeps the stand-in number in `hint`.
+  VRef dyn;
+  bool has_hint = false;
+  int64_t hint = 0;
 
   bool is_tensor() const { return k == K::Tensor; }
   bool is_known_tensor() const { return k == K::Tensor && known; }

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <map>
 #include <unordered_map>
 
 #include "frontends/torchscript/promotion.h"
@@ -565,6 +566,115 @@ std::unordered_map<std::string, Rule> make_rules() {
     s.push_back(l);
     return one(x->dtype, s);
   };
+  // swapaxes / swapdims: transpose's two dims
+  auto swap = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || a.size() < 3 || a[1]->k != Val::K::Int || a[2]->k != Val::K::Int) return std::nullopt;
+    std::vector<int64_t> s = x->shape;
+    if (s.empty()) return one(x->dtype, s);
+    std::swap(s[static_cast<size_t>(wrap(a[1]->i, s.size(), where))], s[static_cast<size_t>(wrap(a[2]->i, s.size(), where))]);
+    return one(x->dtype, s);
+  };
+  r["aten::swapaxes"] = swap;
+  r["aten::swapdims"] = swap;
+  r["aten::swapaxes_"] = swap;
+  r["aten::swapdims_"] = swap;
+  // einsum: each letter's size from the operands (1 broadcasts), "..." right-aligned and
+  // broadcast; without "->", the letters used once, in alphabetical order, after the ellipsis.
+  r["aten::einsum"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    if (a.size() < 2 || a[0]->k != Val::K::Str || a[1]->k != Val::K::List) return std::nullopt;
+    std::string eq;
+    for (char c : a[0]->s)
+      if (c != ' ') eq += c;
+    size_t arrow = eq.find("->");
+    std::string lhs = eq.substr(0, arrow);
+    std::vector<std::string> terms;
+    size_t st = 0;
+    for (;;) {
+      size_t c = lhs.find(',', st);
+      terms.push_back(lhs.substr(st, c == std::string::npos ? std::string::npos : c - st));
+      if (c == std::string::npos) break;
+      st = c + 1;
+    }
+    const auto& ts = a[1]->items;
+    if (terms.size() != ts.size()) bad(where, "einsum: " + std::to_string(terms.size()) + " operands in the equation, " + std::to_string(ts.size()) + " given");
+    std::map<char, int64_t> size;
+    std::map<char, int> count;
+    std::vector<int64_t> ell;
+    DType t = DType::Undefined;
+    for (size_t k = 0; k < ts.size(); ++k) {
+      const Val& x = *ts[k];
+      if (!x.is_tensor() || !x.shape_known) return std::nullopt;
+      if (t == DType::Undefined) t = x.dtype;
+      std::string term = terms[k];
+      size_t e = term.find("...");
+      size_t letters = term.size() - (e == std::string::npos ? 0 : 3);
+      if (x.shape.size() < letters || (e == std::string::npos && x.shape.size() != letters))
+        bad(where, "einsum: operand " + std::to_string(k) + " has rank " + std::to_string(x.shape.size()) + " for '" + term + "'");
+      size_t ne = x.shape.size() - letters, d = 0;
+      for (size_t i = 0; i < term.size();) {
+        if (term.compare(i, 3, "...") == 0) {
+          std::vector<int64_t> es(x.shape.begin() + static_cast<long>(d), x.shape.begin() + static_cast<long>(d + ne));
+          if (es.size() > ell.size()) ell.insert(ell.begin(), es.size() - ell.size(), 1);
+          for (size_t j = 0; j < es.size(); ++j) {
+            int64_t& o = ell[ell.size() - es.size() + j];
+            if (o == 1) o = es[j];
+          }
+          d += ne;
+          i += 3;
+          continue;
+        }
+        char c = term[i++];
+        int64_t n = x.shape[d++];
+        auto it = size.find(c);
+        if (it == size.end() || it->second == 1) size[c] = n;
+        ++count[c];
+      }
+    }
+    std::vector<int64_t> out;
+    if (arrow != std::string::npos) {
+      std::string rhs = eq.substr(arrow + 2);
+      for (size_t i = 0; i < rhs.size();) {
+        if (rhs.compare(i, 3, "...") == 0) {
+          out.insert(out.end(), ell.begin(), ell.end());
+          i += 3;
+          continue;
+        }
+        auto it = size.find(rhs[i]);
+        if (it == size.end()) bad(where, std::string("einsum: output letter ") + rhs[i] + " is in no operand");
+        out.push_back(it->second);
+        ++i;
+      }
+    } else {
+      out = ell;
+      for (const auto& [c, n] : size)
+        if (count[c] == 1) out.push_back(n);
+    }
+    return one(t, out);
+  };
+  // lstm / gru / rnn over a padded (not packed) batch: output [T, B, D*H] ([B, T, D*H] batch
+  // first), final states as the given ones (lstm: h and c).
+  auto rnn = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    (void)where;
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() != 3 || a.size() < 9) return std::nullopt;
+    std::vector<const Val*> hs;
+    if (a[1]->is_tensor()) hs.push_back(tensor(a, 1));
+    else if (a[1]->k == Val::K::List)
+      for (const auto& h : a[1]->items) hs.push_back(h->is_tensor() && h->shape_known ? h.get() : nullptr);
+    if (hs.empty() || !hs[0] || hs[0]->shape.size() != 3) return std::nullopt;
+    for (const Val* h : hs)
+      if (!h) return std::nullopt;
+    bool bidir = a[7]->k == Val::K::Bool && a[7]->b, batch_first = a[8]->k == Val::K::Bool && a[8]->b;
+    int64_t t = x->shape[batch_first ? 1 : 0], b = x->shape[batch_first ? 0 : 1], h = hs[0]->shape[2] * (bidir ? 2 : 1);
+    Outs o = one(x->dtype, batch_first ? std::vector<int64_t>{b, t, h} : std::vector<int64_t>{t, b, h});
+    for (const Val* hv : hs) o.push_back(OutInfo{hv->dtype, hv->shape, true, true});
+    return o;
+  };
+  r["aten::lstm.input"] = rnn;
+  r["aten::gru.input"] = rnn;
+  r["aten::rnn_tanh.input"] = rnn;
+  r["aten::rnn_relu.input"] = rnn;
   return r;
 }
 

@@ -585,14 +585,15 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     }
     return one(x.dtype, out);
   }
-  if (b == "aten::adaptive_avg_pool2d" || b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_avg_pool1d") {
+  if (b == "aten::adaptive_avg_pool2d" || b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_avg_pool1d" ||
+      b == "aten::adaptive_avg_pool3d" || b == "aten::adaptive_max_pool3d" || b == "aten::adaptive_max_pool1d") {
     const Val& x = tensor_arg(a, 0, where);
     std::vector<int64_t> o = ints_arg(a, 1, where);
     if (x.shape.size() < o.size()) bad(where, "adaptive pooling input of too small a rank");
     std::vector<int64_t> out(x.shape.begin(), x.shape.end() - static_cast<long>(o.size()));
     for (size_t i = 0; i < o.size(); ++i) out.push_back(o[i] < 0 ? x.shape[x.shape.size() - o.size() + i] : o[i]);
     std::vector<OutInfo> r = one(x.dtype, out);
-    if (b == "aten::adaptive_max_pool2d") r.push_back(OutInfo{DType::Int64, out, true});
+    if (b == "aten::adaptive_max_pool2d" || b == "aten::adaptive_max_pool3d" || b == "aten::adaptive_max_pool1d") r.push_back(OutInfo{DType::Int64, out, true});
     return r;
   }
   if (b == "aten::linear") {
@@ -1027,9 +1028,9 @@ std::optional<std::vector<VRef>> evaluate(const std::string& op, const Args& a, 
     DType t = has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype;
     return r1(make_known(t, x.shape, filled(x.shape, b == "aten::ones_like" ? 1.0 : 0.0)));
   }
-  if (b == "aten::fill_") {
+  if (b == "aten::fill_" || b == "aten::zero_") {  // through a view too: the write reaches the viewed known tensor
     const Val& x = *a[0];
-    double v = cast_to(x.dtype, num_arg(*a[1], where));
+    double v = b == "aten::zero_" ? 0.0 : cast_to(x.dtype, num_arg(*a[1], where));
     std::vector<double>& data = x.known->st->mutable_values();
     for_each(x, [&](int64_t off) { data[static_cast<size_t>(off)] = v; });
     return r1(a[0]);

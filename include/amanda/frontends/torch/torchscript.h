@@ -28,6 +28,9 @@ struct ImportOptions {
   // Shapes of forward()'s tensor inputs, in order (a saved module does not keep the traced ones).
   // With them, shapes are propagated through the graph and shape arithmetic folds away.
   std::vector<std::vector<int64_t>> input_shapes;
+  // Symbolic dimensions: an entry -(k+1) in input_shapes is the dimension named dim_names[k]
+  // (`--input-shape N,3,224,224`), kept symbolic and written as an ONNX dim_param.
+  std::vector<std::string> dim_names;
   // Element type of forward()'s tensor inputs (an Amanda dtype name).
   std::string input_dtype = "float32";
   // One element type per tensor input of forward(), in order (overrides input_dtype when given;
