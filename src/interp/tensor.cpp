@@ -1,5 +1,7 @@
 #include "amanda/interp/tensor.h"
 
+#include <sys/mman.h>
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -90,6 +92,12 @@ Tensor Tensor::borrow(std::shared_ptr<const ir::Tensor> t) {
       i = i->second.first.expired() ? copies->erase(i) : std::next(i);
     Tensor c = uninit(r.dtype_, r.shape_);
     std::memcpy(c.data_, t->data, t->size);
+    // The copy is what kernels read from now on: the pages of the original (a mapped model file's,
+    // as a rule) are handed back, so that a model's weights are not resident twice. MADV_PAGEOUT
+    // only reclaims; it never changes what the memory holds (anonymous pages without swap stay).
+    uintptr_t lo = (reinterpret_cast<uintptr_t>(t->data) + 4095) & ~uintptr_t(4095);
+    uintptr_t hi = (reinterpret_cast<uintptr_t>(t->data) + t->size) & ~uintptr_t(4095);
+    if (hi > lo) madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_PAGEOUT);
     c.borrowed_ = true;  // stable, read-only bytes for as long as the model lives
     (*copies)[t.get()] = {t, c};
     return c;
