@@ -1072,7 +1072,8 @@ class Applier {
     }
     // Constants the matcher read that nothing uses any more.
     for (OpId c : m.const_producers) {
-      if (!g_.valid(c) || g_.parent(c) != scope) continue;
+      // (one constant may feed several matched inputs: erased at the first, skipped after)
+      if (!g_.valid(c) || g_.parent(c) != scope || rw_->erased(c)) continue;
       bool used = false;
       for (PortId o : g_.outputs(c))
         if (g_.first_out_edge(o)) used = true;

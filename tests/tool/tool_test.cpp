@@ -393,7 +393,11 @@ TEST(ToolTorch, ABadOrUnsupportedPtFileIsAClearError) {
   EXPECT_EQ(dir.files(), (std::set<std::string>{"bad.pt"}));
   EXPECT_NE(r.err.find("bad.pt: zip: byte "), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("not a zip archive"), std::string::npos) << r.err;
-  Result s = amanda(dir, "convert bad.pt --input-shape 1,x -o out.onnx");
-  EXPECT_EQ(s.code, 2) << s.err;
-  EXPECT_NE(s.err.find("--input-shape '1,x'"), std::string::npos) << s.err;
+  // A name is a symbolic dimension now (--input-shape N,3,224,224); a negative or fractional
+  // size, or an empty one, is a usage error.
+  for (const char* bad : {"1,-3", "1,3.5", "1,,3"}) {
+    Result s = amanda(dir, std::string("convert bad.pt --input-shape ") + bad + " -o out.onnx");
+    EXPECT_EQ(s.code, 2) << bad << ": " << s.err;
+    EXPECT_NE(s.err.find(std::string("--input-shape '") + bad + "'"), std::string::npos) << s.err;
+  }
 }
