@@ -519,6 +519,9 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
       }
     }
     if (tp.has_tensor_type()) add_shape(g, p, *tp.mutable_tensor_type());
+    // No type attribute (a value made inside the graph): the type inference gave its port.
+    if (!tp.has_tensor_type() && g.producer(p) && g.port_type(g.producer(p)))
+      detail::type_to_proto(g, g.port_type(g.producer(p)), tp);
     in_types.push_back(tp);
   }
   for (ir::PortId p : g.outputs(op)) {
