@@ -250,6 +250,10 @@ class Exporter {
   }
 
   std::string value_name(PortId p) const {
+    // A capture port of the body's owner: the name of the value that feeds it (a rewrite may have
+    // given the capture another producer than the value it was read by name from).
+    if (g_.port_dir(p) == ir::PortDir::In && g_.port_name_str(p).starts_with(kCapturePrefix))
+      if (PortId src = g_.producer(p)) return value_name(src);
     if (const Value* v = get(p, "@value"); v && v->is_string()) return v->as_string();
     // An output port made by a rewrite (no ONNX value name yet): name it after its op.
     OpId op = g_.port_op(p);

@@ -25,6 +25,11 @@ namespace amanda::onnx_frontend {
 
 namespace {
 
+// The names of the expanded op's inputs and outputs in the function's model: unlike any a body
+// (SequenceMap's, whose values share the function's scope once inlined) would use.
+const std::string kIn = "__amanda_in", kOut = "__amanda_out";
+
+
 bool data_port(const ir::Graph& g, ir::PortId p) { return !g.is_control(p) && !g.port_name_str(p).starts_with("@"); }
 
 // Renames the values of a body (and of graphs nested in it, which may read outer values) and
@@ -274,7 +279,7 @@ std::string lower_einsum(const ir::Graph& g, ir::OpId op, const std::vector<ir::
     if (!size.count(c)) return std::string("output index '") + c + "' among the inputs'";
   EinsumBuilder b{body};
   std::vector<std::string> val(ins.size());
-  for (size_t k = 0; k < ins.size(); ++k) val[k] = "in" + std::to_string(k);
+  for (size_t k = 0; k < ins.size(); ++k) val[k] = kIn + std::to_string(k);
   auto prod = [&](const std::string& letters) {
     int64_t p = 1;
     for (char c : letters) p *= size[c];
@@ -367,7 +372,7 @@ std::string lower_einsum(const ir::Graph& g, ir::OpId op, const std::vector<ir::
   }
   if (res_letters.size() != out.size()) return "every output index to come from the inputs once";
   std::string fin = b.transpose(res, perm_to(res_letters, out));
-  b.op("Identity", {fin}, "out0");
+  b.op("Identity", {fin}, kOut + "0");
   return {};
 }
 
@@ -422,7 +427,7 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   perm.push_back(a);  // [rest..., C, L]
   for (int64_t d = 0; d < r - 1; ++d)
     if (d != a) rest.push_back(dims[size_t(d)]);
-  std::string x = b.transpose("in0", perm);
+  std::string x = b.transpose(kIn + "0", perm);
   std::vector<int64_t> s1 = rest;
   s1.push_back(1);
   s1.push_back(C * L);
@@ -473,7 +478,7 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   std::vector<int64_t> back;
   for (int64_t p = 0, ri = 0; p < r; ++p) back.push_back(p == a ? r - 1 : p == r - 1 ? r - 2 : ri++);
   std::string out = b.transpose(y, back);
-  b.op("Identity", {out}, "out0");
+  b.op("Identity", {out}, kOut + "0");
   return {};
 }
 
@@ -498,7 +503,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   auto lowering = lowerings().find(type);
   if (!s->HasFunction() && !s->HasContextDependentFunction() && lowering == lowerings().end())
     return "ONNX defines no function body for it";
-  if (g.first_child(op)) return "it has a nested graph";
+  // Attribute graphs (a body) are written into the NodeProto below.
 
   // The op as a NodeProto: inputs in0.., outputs out0.. ("" for an absent optional input).
   onnx::NodeProto node;
@@ -507,7 +512,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   std::vector<onnx::TypeProto> in_types;
   for (ir::PortId p : g.inputs(op)) {
     if (!data_port(g, p)) continue;
-    std::string name = g.producer(p) ? "in" + std::to_string(ins.size()) : "";
+    std::string name = g.producer(p) ? kIn + std::to_string(ins.size()) : "";
     node.add_input(name);
     ins.push_back(p);
     onnx::TypeProto tp;
@@ -526,13 +531,24 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   }
   for (ir::PortId p : g.outputs(op)) {
     if (!data_port(g, p)) continue;
-    node.add_output(g.first_out_edge(p) ? "out" + std::to_string(outs.size()) : "");
+    node.add_output(g.first_out_edge(p) ? kOut + std::to_string(outs.size()) : "");
     outs.push_back(p);
   }
   for (const auto& [k, v] : g.attrs(op)) {
     std::string key(g.str(k));
     if (key.starts_with("@")) continue;
-    if (v.is_graph()) return "attribute '" + key + "' is a graph";
+    if (v.is_graph()) {
+      // A body (SequenceMap's): written as the GraphProto the exporter makes. One that reads values
+      // of the enclosing graph (captures) would name values the function's model does not have.
+      ir::OpId body = v.as_graph();
+      for (ir::PortId p : g.inputs(body))
+        if (g.port_name_str(p).starts_with("@capture.")) return "attribute '" + key + "' is a graph that reads values around it";
+      auto* a = node.add_attribute();
+      a->set_name(key);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      detail::export_graph_proto(g, body, *a->mutable_g());
+      continue;
+    }
     const ir::Value* meta = g.attr(op, g.sym("@attr." + key));
     ir::Value::Map none;
     try {
@@ -554,7 +570,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
     std::string why = lowering->second(g, op, ins, in_types, lowered);
     if (!why.empty()) return "no ONNX function body, and its lowering needs what is missing: " + why;
     for (int k = 0; k < node.input_size(); ++k) fp.add_input(node.input(k).empty() ? "absent" + std::to_string(k) : node.input(k));
-    for (int k = 0; k < node.output_size(); ++k) fp.add_output("out" + std::to_string(k));
+    for (int k = 0; k < node.output_size(); ++k) fp.add_output(kOut + std::to_string(k));
     for (const auto& n : lowered.node()) *fp.add_node() = n;
   } else if (s->HasContextDependentFunction()) {
     onnx::FunctionBodyBuildContextImpl ctx(node, in_types);
@@ -576,9 +592,6 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   while (call.output_size() < fp.output_size()) call.add_output("unused" + std::to_string(call.output_size()));
   // A body holding a graph (Range's Loop) reads outer values from inside it: those captures do not
   // survive the move into the model's graph yet.
-  for (const auto& n : fp.node())
-    for (const auto& a : n.attribute())
-      if (a.has_g() || a.graphs_size()) return "its ONNX function body holds a nested graph (" + n.op_type() + "), which is not inlined";
   onnx::ModelProto m;
   m.set_ir_version(8);
   bool has_default = false;
