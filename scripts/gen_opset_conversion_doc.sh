@@ -30,17 +30,26 @@ How conversions are checked: `tests/mapping/opset_sweep.py` (docs/mapping-tables
 Lowerings (rules that write an op the older opset lacks, or a mode or type it lacks, with older
 ops; their conditions are listed below as `c`): DFT (the function expander's lowering: a product
 with a matrix of sines and cosines, computed in double; the input's shape known, dft_length absent
-or constant) (17 -> 16), GridSample (16 -> 15), Shape start/end (15 -> 14),
+or constant), STFT (frame step, frame length and window read at run time: Range, Gather, Mod,
+Cos, Sin, two products in double) (17 -> 16), GridSample (16 -> 15), Shape start/end (15 -> 14),
 Trilu, training BatchNormalization, GRU/LSTM/RNN layout = 1, Reshape allowzero, Identity of a
 sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from the outputs
 (13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference, GatherND's batch_dims,
 Einsum (the function expander's lowering: one or two operands) (12 -> 11), GatherElements, GatherND,
 ScatterND, CumSum, Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices,
-DepthToSpace CRD, Resize's other coordinate modes and cubic (11 -> 10), ThresholdedRelu,
-QuantizeLinear, DequantizeLinear, integer Mod, IsInf, TopK's K from the output, Slice with bounds at
-run time (Gather, or NonZero when the output's length is not known) and with steps above 1,
-ReverseSequence, MaxPool/AveragePool ceil_mode (10 -> 9),
-Where, EyeLike, ConstantOfShape, OneHot, Upsample with scales at run time (9 -> 8), Expand (8 -> 7);
+DepthToSpace CRD, Resize's other coordinate modes and cubic, Det of 1x1, 2x2 and 3x3 matrices
+(11 -> 10), ThresholdedRelu, QuantizeLinear, DequantizeLinear, integer Mod, IsInf, TopK's K from
+the output, Slice with bounds at run time (Gather, or NonZero when the output's length is not
+known) and with steps above 1, ReverseSequence, MaxPool/AveragePool ceil_mode, MatMulInteger (int32
+MatMul), ConvInteger, QLinearConv (float32 Conv while every sum fits 24 bits: at most 258 products
+per output), QLinearMatMul (onnxruntime's requantization: the int32 product times
+a_scale * b_scale / y_scale in float32, rounded half to even) (10 -> 9), Where, EyeLike,
+ConstantOfShape, OneHot, Upsample with scales at run time, Sinh, Cosh, Asinh, Acosh, Atanh (Exp,
+Log, Sqrt), Erf (Abramowitz and Stegun 7.1.26: an approximation, absolute error below 1.5e-7),
+Sign, IsNaN, Shrink, int32 MatMul through float64 (9 -> 8), Expand (8 -> 7). Ops defined by an
+ONNX function are expanded by it, also when the body holds a graph (SequenceMap's Loop, whose body
+is the op's own graph, written back as a GraphProto for ONNX's builder) and when the body's inputs
+are values made inside the model (the types come from our inference);
 docs/mapping-tables.md describes each.
 
 **Refusals that are impossibilities** (no op of the older opset computes it, whatever the model):
@@ -54,25 +63,21 @@ docs/mapping-tables.md describes each.
 - Where on floating-point values below 9 when the output's shape is not known (arithmetic with a
   0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
 
-**Not lowered yet** (refused with "does not exist before opset N" or the condition, but
-expressible in principle):
+**Not lowered** (refused with the reason, but expressible in principle; each message says "not
+lowered"):
 
-- SequenceMap (17 -> 13..16): its ONNX function body is a Loop over the sequences whose body holds
-  the op's own graph. The expander (`src/frontends/onnx/functions.cpp`) refuses ops with a nested
-  graph: it would have to write the op's body back as a GraphProto for ONNX's builder, and
-  `ir::Graph::replace_subgraph` would have to connect the function's inputs to the values the Loop
-  body captures (today it throws: "input N of the graph feeds ..., which is not an op of its
-  body"). 17 -> 11 and 12 stay impossible even then: that Loop carries sequences (above);
-- an output whose size depends on the data below the opset of the first op that makes one (NonZero,
-  Compress and Slice with bounds at run time whose output length is not known below 9, Unique below
-  11): no single op computes such a size, but Loop (opset 1: a trip count at run time, scan
-  outputs) could, one element per iteration;
-- MelWeightMatrix and STFT (the node tests give their sizes as inputs at run time: the frames,
-  bins and matrices would have to be computed by the graph), DFT with dft_length at run time,
-  NonMaxSuppression, GridSample's reflection padding and bicubic mode,
-  Resize's tf_crop_and_resize below 11, GRU/LSTM/RNN `layout` = 1 with initial states, MaxPool's
-  dilations below 10, Asinh/Acosh/Atanh/Sinh/Cosh (approximately only);
-- the new lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
+- an output whose size depends on the data below the opset of the first op that makes one
+  (NonZero and Compress below 9, Unique below 11, NonMaxSuppression below 10, and what is lowered
+  through NonZero: Range, STFT and Slice with bounds at run time whose output length is not known,
+  below 9): no single op computes such a size, but Loop (opset 1: a trip count at run time) with
+  If and a growing Concat could, one element per iteration;
+- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, Scatter and
+  MaxUnpool below 9 (writes to positions read at run time: a one-hot product could), RoiAlign below
+  10, Scan below 8 (a Loop), GridSample's reflection padding and bicubic mode, Resize's
+  tf_crop_and_resize below 11, DFT with dft_length at run time, Det of matrices larger than 3x3,
+  ConvInteger/QLinearConv with more than 258 products per output, GRU/LSTM/RNN `layout` = 1 with
+  initial states, MaxPool's dilations below 10;
+- the lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
   possible axis, picked with Gather, as for rank 2), or any shape unknown (the Gather indices are a
   constant); Einsum with three or more operands (pairwise contractions), a dimension of 1
   broadcast against another, or unknown dimensions; ScatterND with reduction add or mul below 16
@@ -89,28 +94,22 @@ expressible in principle):
   more, paid only by conversions the first attempt refused).
 
 **Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 2`, Release, issue
-13, session 8, on libonnx-testdata as Debian ships it): 925 node tests, 9,273 conversions: 8,205
-match onnxruntime (30 of them, the DFT ones, the node tests' expected outputs, where onnxruntime's
-own float32 DFT of the original is off by 2.4e-4; or, where onnxruntime cannot run the original,
-the expected outputs), 242 unverified (the inputs are sequences or optionals, the model draws random
-numbers, or neither onnxruntime nor the expected outputs can check it), 0 mismatches (worst
-relative difference 6.7e-07), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 826 refused
-(301 naming a condition, 525 an op the target lacks): **8,447 converted (91.1%)**.
+13, session 9, on libonnx-testdata as Debian ships it): 925 node tests, 9,273 conversions: 8,450
+match onnxruntime (46 of them the node tests' expected outputs, where onnxruntime's own float32
+DFT/STFT of the original is off by up to 1.6e-4; or, where onnxruntime cannot run the original, the
+expected outputs), 266 unverified (the inputs or outputs are sequences or optionals, the model
+draws random numbers, or neither onnxruntime nor the expected outputs can check it), 0 mismatches
+(worst relative difference 2.7e-06), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 557
+refused (381 naming a condition, 176 an op the target lacks): **8,716 converted (94.0%)**; 91.1%
+at the start of session 9 (+170 the `_expanded` SoftmaxCrossEntropyLoss tests, whose inner
+NegativeLogLikelihoodLoss is now expanded with the types our inference gives intermediate values;
++48 SequenceMap to 13..16; +16 STFT; +150 the opset-9 elementwise lowerings, ...).
 
-Earlier figures (92.6% in session 7, 92.9% with DFT) were measured on node models that the tests
-themselves had rewritten: `onnx.checker.check_model(path, full_check=True)` writes ONNX's inferred
-shapes back into the file, and the sweep called it on every original. With those value_info
-entries, 170 more conversions went through: the `_expanded` SoftmaxCrossEntropyLoss tests, whose
-inner NegativeLogLikelihoodLoss is expanded by ONNX's function builder, which declines when it is
-not given its inputs' types (the expander does not yet pass it the types our inference gives
-intermediate values). The tests check a loaded model now and leave the files alone.
-
-The biggest refusals left: NegativeLogLikelihoodLoss inside the `_expanded` tests (170, above),
-SequenceMap (60: its body holds a graph; 20 of them, to opsets 11 and 12, impossible), Loop/If
-carrying sequences or optional sequences to opsets that lack those types (66), NonZero below 9
-(30), ReduceSum with axes at run time (30), Slice with axes at run time (27), NonMaxSuppression
-(27), bfloat16 Casts (36), STFT (20), Unique below 11 (20), ScatterND with reduction add/mul below
-16 (18).
+The biggest refusals left: Loop/If carrying sequences or optional sequences to opsets that lack
+those types (90, impossible), NonZero below 9 (34), ReduceSum with axes at run time below 13 (30),
+Slice with axes at run time below 10 (27), NonMaxSuppression below 10 (27), bfloat16 Casts below
+13 (36, impossible), Unique below 11 (20), StringNormalizer below 10 (18, impossible), GridSample's
+reflection/bicubic (18), optionals below 15 (32, impossible), Dropout in training (30, impossible).
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
 14..17 and back to 13, onnxruntime against the original): **all 64 conversions are written and
