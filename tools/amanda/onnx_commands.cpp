@@ -41,6 +41,25 @@ int run_diff(const std::string& a, const std::string& b) {
 int run_infer(const std::string& in, const std::string& out, bool strict, bool data_prop) {
   Diagnostics diags;
   text::Document doc = read_any(in, diags);
+  std::string ns(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
+  if (ns.starts_with("amanda/pytorch/")) {
+    // The PyTorch namespace: the libtorch-free reader's shape rules over the graph.
+    auto reg = tool_registry();
+    const schema::NamespaceSchema* schema = reg->find(ns);
+    if (!schema) throw Error(in + ": namespace " + ns + " is not known");
+    auto r = torch_frontend::infer_types(doc.graph, *schema);
+    for (const auto& e : r.errors) std::cerr << in << ": " << (strict ? "error: " : "warning: ") << e << '\n';
+    std::cerr << in << ": " << r.ops << " ops, " << r.inferred << " inferred, " << r.no_schema << " without a schema, "
+              << r.no_rule << " without a shape rule, " << r.untyped_inputs << " with inputs of unknown type, "
+              << r.errors.size() << " errors\n";
+    if (strict && (!r.errors.empty() || r.no_rule || r.untyped_inputs || r.no_schema)) return kInvalid;
+    if (out.empty()) {
+      std::cout << text::to_text(doc, text::Format::Yaml);
+      return kOk;
+    }
+    write_any(doc, out, text::format_for_path(out), {});
+    return kOk;
+  }
   onnx_frontend::InferOptions options;
   options.data_propagation = data_prop;
   auto r = onnx_frontend::infer_types(doc.graph, options);
@@ -67,12 +86,13 @@ void register_onnx_commands(CLI::App& app, int& exit_code) {
     };
     auto io = std::make_shared<InferOpts>();
     auto* inf = app.add_subcommand("infer",
-                                   "Infer the element type and shape of every value of an ONNX graph (libonnx's per-op "
-                                   "inference functions, subgraphs included) and write the typed graph (.onnx: as "
-                                   "value_info; YAML/JSON: @type/@shape); without -o, YAML to standard output");
+                                   "Infer the element type and shape of every value and write the typed graph (.onnx: as "
+                                   "value_info; YAML/JSON: @type/@shape); without -o, YAML to standard output. ONNX "
+                                   "graphs: libonnx's per-op inference functions, subgraphs included; PyTorch-namespace "
+                                   "graphs: the libtorch-free reader's shape rules");
     inf->add_option("FILE", io->in, "Input (.onnx, .yaml, .json)")->required();
     inf->add_option("-o,--output", io->out, "Output file (format by extension)");
-    inf->add_flag("--strict", io->strict, "Exit 1 (writing nothing) when an op's inference fails");
+    inf->add_flag("--strict", io->strict, "Exit 1 (writing nothing) when an op's inference fails (PyTorch: or an op stays untyped)");
     inf->add_flag("--no-data-prop", io->no_data_prop,
                   "Do not propagate the values of shape tensors (Shape, Gather, Concat, ...; onnx's data_prop=True) "
                   "into the shapes of Reshape, Expand, ...: what onnx.shape_inference gives by default");

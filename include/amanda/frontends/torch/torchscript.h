@@ -65,6 +65,16 @@ std::vector<ir::Tensor> run_torchscript_isolated(const std::string& path, const 
 // The namespace provider: the namespaces shipped as namespaces/pytorch/<version>.ops (read without
 // libtorch), and the plugin's own namespace when no file has its name. Lists without loading anything.
 std::shared_ptr<schema::Provider> make_torch_namespace_provider();
+
+// Types for a graph in the PyTorch namespace from the libtorch-free reader's shape rules
+// (src/frontends/torchscript/graph_infer.cpp), op after op: every tensor output whose inputs'
+// element types and shapes are known (from port types, type attributes, initializers, constants)
+// gets its type, written as `@type`/`@shape` too. Needs no plugin. Counts what it could not type.
+struct TypeInferResult {
+  size_t ops = 0, inferred = 0, no_schema = 0, no_rule = 0, untyped_inputs = 0;
+  std::vector<std::string> errors;  // a shape rule that refused its arguments (the op's path)
+};
+TypeInferResult infer_types(ir::Graph& g, const schema::NamespaceSchema& ns);
 // Registers PyTorch's conventions (amanda/ir/conventions.h): element type numbering "torch"
 // (c10::ScalarType) and the constant op `prim::Constant`.
 void register_conventions(ir::Conventions& c);
