@@ -146,7 +146,7 @@ using Lowering = std::function<std::string(const ir::Graph&, ir::OpId, const std
 // and transposed to the output. Needs every input dimension known (the reshapes are constants).
 struct EinsumBuilder {
   onnx::GraphProto& body;
-  int counter = 0;
+  int counter = 0;  // names are "einsum_<what><counter>": nested bodies start at another counter
   std::string fresh(const std::string& what) { return "einsum_" + what + std::to_string(counter++); }
   std::string constant_i64(const std::vector<int64_t>& v, bool as_vector = true) {
     std::string out = fresh("c");
@@ -482,12 +482,210 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   return {};
 }
 
+// The indices of the true elements of a flat bool `mask` of `n` elements (an int64 vector grown by
+// a Loop of n iterations, an If each appending its index): what NonZero gives from opset 9 on.
+std::string nonzero_loop(EinsumBuilder& b, const std::string& mask, const std::string& n) {
+  onnx::GraphProto& body = b.body;
+  auto scalar_const = [&](onnx::GraphProto& gp, const std::string& name, int type, double v) {
+    auto* c = gp.add_node();
+    c->set_op_type("Constant");
+    c->add_output(name);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(type);
+    if (type == onnx::TensorProto::BOOL) t->add_int32_data(v != 0);
+    return name;
+  };
+  std::string yes = scalar_const(body, b.fresh("true"), onnx::TensorProto::BOOL, 1);
+  std::string empty = b.fresh("empty");
+  {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(empty);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_dims(0);
+  }
+  // The loop body: (i, cond, acc) -> (cond, acc with i appended when mask[i]).
+  std::string found = b.fresh("found");
+  auto* loop = body.add_node();
+  loop->set_op_type("Loop");
+  loop->add_input(n);
+  loop->add_input(yes);
+  loop->add_input(empty);
+  loop->add_output(found);
+  auto* la = loop->add_attribute();
+  la->set_name("body");
+  la->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& lb = *la->mutable_g();
+  lb.set_name(b.fresh("nonzero_loop"));
+  std::string it = b.fresh("i"), cin = b.fresh("cond_in"), acc = b.fresh("acc"), cout = b.fresh("cond_out"), accout = b.fresh("acc_out");
+  auto value_info = [](onnx::ValueInfoProto* vi, const std::string& name, int type, int rank) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* sh = tt->mutable_shape();
+    for (int k = 0; k < rank; ++k) sh->add_dim();
+    if (rank == 0) tt->mutable_shape();
+  };
+  value_info(lb.add_input(), it, onnx::TensorProto::INT64, 0);
+  value_info(lb.add_input(), cin, onnx::TensorProto::BOOL, 0);
+  value_info(lb.add_input(), acc, onnx::TensorProto::INT64, 1);
+  value_info(lb.add_output(), cout, onnx::TensorProto::BOOL, 0);
+  value_info(lb.add_output(), accout, onnx::TensorProto::INT64, 1);
+  EinsumBuilder lbb{lb, 1000};
+  lbb.op("Identity", {cin}, cout);
+  std::string m = lbb.op("Gather", {mask, it});
+  EinsumBuilder::one_int(*lb.mutable_node(lb.node_size() - 1), "axis", 0);
+  auto* iff = lb.add_node();
+  iff->set_op_type("If");
+  iff->add_input(m);
+  iff->add_output(accout);
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* ba = iff->add_attribute();
+    ba->set_name(branch);
+    ba->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& bg = *ba->mutable_g();
+    bg.set_name(lbb.fresh(branch));
+    std::string o = lbb.fresh("o");
+    value_info(bg.add_output(), o, onnx::TensorProto::INT64, 1);
+    EinsumBuilder bb{bg, 2000 + (branch[0] == 't' ? 0 : 500)};
+    if (branch[0] == 't') {
+      std::string r = bb.reshape(it, {1});
+      bb.op("Concat", {acc, r}, o);
+      EinsumBuilder::one_int(*bg.mutable_node(bg.node_size() - 1), "axis", 0);
+    } else {
+      bb.op("Identity", {acc}, o);
+    }
+  }
+  return found;
+}
+
+// NonZero (new in 9) below 9: no op before it makes a tensor whose length is a count of values,
+// but Loop (opset 1: a trip count at run time) can grow one: over the flattened input, an If per
+// element appends its index (Concat) to a loop-carried int64 vector when the element is not zero
+// (a floating-point x counts as non-zero when x > 0, x < 0 or NaN: not (x > 0 or x < 1); integers
+// compare as float64, exact in sign). The flat indices become coordinates with integer Div and
+// x - (x / d) * d (Mod is new in 10), one row per axis (strides from the input's known shape).
+// One iteration per element: slow on big tensors, exact.
+std::string lower_nonzero(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
+                          const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  if (ins.empty() || !types[0].has_tensor_type() || !types[0].tensor_type().has_shape()) return "the input's shape";
+  int elem = types[0].tensor_type().elem_type();
+  std::vector<int64_t> dims;  // -1: known at run time only (Shape)
+  for (const auto& d : types[0].tensor_type().shape().dim()) dims.push_back(d.has_dim_value() ? d.dim_value() : -1);
+  if (dims.empty()) return "an input of rank 1 or more";
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto scalar_const = [&](onnx::GraphProto& gp, const std::string& name, int type, double v) {
+    auto* n = gp.add_node();
+    n->set_op_type("Constant");
+    n->add_output(name);
+    auto* a = n->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(type);
+    if (type == onnx::TensorProto::BOOL || type == onnx::TensorProto::INT64) t->add_int64_data(int64_t(v));
+    if (type == onnx::TensorProto::BOOL) {
+      t->clear_int64_data();
+      t->add_int32_data(v != 0);
+    }
+    if (type == onnx::TensorProto::DOUBLE) t->add_double_data(v);
+    if (type == onnx::TensorProto::FLOAT) t->add_float_data(float(v));
+    return name;
+  };
+  std::string x = kIn + "0";
+  std::string flat = b.reshape(x, {-1});
+  std::string mask;
+  if (elem == onnx::TensorProto::BOOL) {
+    mask = flat;
+  } else {
+    std::string f = flat;
+    int ct = elem;
+    if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::DOUBLE) {
+      f = b.op("Cast", {flat});
+      EinsumBuilder::one_int(last(), "to", onnx::TensorProto::DOUBLE);
+      ct = onnx::TensorProto::DOUBLE;
+    }
+    std::string zero = scalar_const(body, b.fresh("zero"), ct, 0.0), one = scalar_const(body, b.fresh("one"), ct, 1.0);
+    std::string gt = b.op("Greater", {f, zero}), lt = b.op("Less", {f, zero}), lt1 = b.op("Less", {f, one});
+    std::string nonzero = b.op("Or", {gt, lt});
+    std::string num = b.op("Or", {gt, lt1});
+    std::string nan = b.op("Not", {num});
+    mask = b.op("Or", {nonzero, nan});
+  }
+  std::string found = nonzero_loop(b, mask, b.op("Size", {x}));
+  // Flat indices -> one row of coordinates per axis.
+  std::vector<std::string> rows;
+  // Each axis' size and stride as a 0-D int64: a constant where the shape says it, else from Shape.
+  std::string shape;
+  auto dim = [&](size_t k) {
+    if (dims[k] >= 0) return b.constant_i64({dims[k]}, false);
+    if (shape.empty()) shape = b.op("Shape", {x});
+    std::string d = b.op("Gather", {shape, b.constant_i64({int64_t(k)}, false)});
+    EinsumBuilder::one_int(last(), "axis", 0);
+    return d;
+  };
+  std::vector<std::string> strides(dims.size());
+  std::string stride;
+  int64_t known_stride = 1;
+  for (size_t k = dims.size(); k-- > 0;) {
+    strides[k] = stride.empty() ? b.constant_i64({known_stride}, false) : stride;
+    if (k == 0) break;
+    if (stride.empty() && dims[k] >= 0) {
+      known_stride *= dims[k];
+    } else {
+      if (stride.empty()) stride = b.constant_i64({known_stride}, false);
+      stride = b.op("Mul", {stride, dim(k)});
+    }
+  }
+  for (size_t k = 0; k < dims.size(); ++k) {
+    std::string q = dims.size() == 1 ? found : b.op("Div", {found, strides[k]});
+    if (k > 0) {
+      std::string d = dim(k);
+      std::string qd = b.op("Div", {q, d});
+      std::string back = b.op("Mul", {qd, d});
+      q = b.op("Sub", {q, back});
+    }
+    std::string u = b.op("Unsqueeze", {q});
+    EinsumBuilder::ints(last(), "axes", {0});
+    rows.push_back(u);
+  }
+  std::string out = rows.size() == 1 ? rows[0] : b.op("Concat", rows);
+  if (rows.size() > 1) EinsumBuilder::one_int(last(), "axis", 0);
+  b.op("Identity", {out}, kOut + "0");
+  return {};
+}
+
+// Compress (new in 9) below 9: Gather at the indices of the true conditions (the NonZero loop
+// above), along `axis`, or of the flattened input without one. A condition shorter than the axis
+// selects among its first elements, as Compress does.
+std::string lower_compress(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                           const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
+  if (ins.size() < 2) return "the condition input";
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* axis = g.attr(op, gg.sym("axis"));
+  EinsumBuilder b{body};
+  std::string cond = b.reshape(kIn + "1", {-1});
+  std::string found = nonzero_loop(b, cond, b.op("Size", {cond}));
+  std::string data = kIn + "0";
+  if (!axis || !axis->is_int()) data = b.reshape(data, {-1});
+  b.op("Gather", {data, found}, kOut + "0");
+  EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 1), "axis", axis && axis->is_int() ? axis->as_int() : 0);
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
   // whose lowering a table cannot write: Einsum's equation is a string to parse; DFT's matrix of
   // sines and cosines is computed.
-  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}};
+  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}};
   return m;
 }
 
@@ -625,6 +823,16 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
     onnx::shape_inference::InferShapes(m);
   } catch (const std::exception&) {
   }
+  // ONNX's inference names the sizes it cannot tell "unk__0", "unk__1", ... afresh in every body:
+  // in the model's graph, equal names would say equal sizes (onnxruntime then shares buffers between
+  // values of different lengths). Such a dimension stays unknown.
+  auto forget_generated = [](onnx::ValueInfoProto& vi) {
+    if (!vi.type().has_tensor_type() || !vi.type().tensor_type().has_shape()) return;
+    for (auto& d : *vi.mutable_type()->mutable_tensor_type()->mutable_shape()->mutable_dim())
+      if (d.has_dim_param() && d.dim_param().starts_with("unk__")) d.clear_dim_param();
+  };
+  for (auto& vi : *m.mutable_graph()->mutable_value_info()) forget_generated(vi);
+  for (auto& vi : *m.mutable_graph()->mutable_output()) forget_generated(vi);
   text::Document body;
   try {
     body = import_model(m);
@@ -653,9 +861,16 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   } catch (const std::exception& e) {
     return std::string("the body does not fit: ") + e.what();
   }
+  auto value_key = g.sym("@value");
   for (auto& [consumer, attrs] : keep)
-    if (ir::PortId np = g.producer(consumer))
+    if (ir::PortId np = g.producer(consumer)) {
+      // An output that had no value name (an op a rule made) does not take the body's
+      // placeholder name: two expanded ops would both write "__amanda_out0".
+      bool named = false;
+      for (const auto& e : attrs) named |= e.first == value_key;
+      if (!named) g.erase_attr(np, value_key);
       for (const auto& e : attrs) g.set_attr(np, e.first, e.second);
+    }
   return {};
 }
 
