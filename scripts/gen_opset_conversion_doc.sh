@@ -46,7 +46,11 @@ per output), QLinearMatMul (onnxruntime's requantization: the int32 product time
 a_scale * b_scale / y_scale in float32, rounded half to even) (10 -> 9), Where, EyeLike,
 ConstantOfShape, OneHot, Upsample with scales at run time, Sinh, Cosh, Asinh, Acosh, Atanh (Exp,
 Log, Sqrt), Erf (Abramowitz and Stegun 7.1.26: an approximation, absolute error below 1.5e-7),
-Sign, IsNaN, Shrink, int32 MatMul through float64 (9 -> 8), Expand (8 -> 7). Ops defined by an
+Sign, IsNaN, Shrink, int32 MatMul through float64, Scatter (Equal of every update's flat position
+with every position, the last hit's number by ReduceMax, a Gather from data and updates end to end:
+exact for any value), NonZero and Compress (the function expander's lowerings: a Loop over the
+elements whose If appends each hit's index to a loop-carried vector; integer Div for coordinates)
+(9 -> 8), Expand (8 -> 7). Ops defined by an
 ONNX function are expanded by it, also when the body holds a graph (SequenceMap's Loop, whose body
 is the op's own graph, written back as a GraphProto for ONNX's builder) and when the body's inputs
 are values made inside the model (the types come from our inference);
@@ -66,13 +70,11 @@ docs/mapping-tables.md describes each.
 **Not lowered** (refused with the reason, but expressible in principle; each message says "not
 lowered"):
 
-- an output whose size depends on the data below the opset of the first op that makes one
-  (NonZero and Compress below 9, Unique below 11, NonMaxSuppression below 10, and what is lowered
-  through NonZero: Range, STFT and Slice with bounds at run time whose output length is not known,
-  below 9): no single op computes such a size, but Loop (opset 1: a trip count at run time) with
-  If and a growing Concat could, one element per iteration;
-- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, Scatter and
-  MaxUnpool below 9 (writes to positions read at run time: a one-hot product could), RoiAlign below
+- an output whose size depends on the data (Unique below 11, NonMaxSuppression below 10): the
+  Loop that lowers NonZero below 9 could grow them too, with a sort (Unique) or the suppression's
+  sequential choices (NonMaxSuppression) inside;
+- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, MaxUnpool
+  below 9 (as Scatter's lowering, from its indices), RoiAlign below
   10, Scan below 8 (a Loop), GridSample's reflection padding and bicubic mode, Resize's
   tf_crop_and_resize below 11, DFT with dft_length at run time, Det of matrices larger than 3x3,
   ConvInteger/QLinearConv with more than 258 products per output, GRU/LSTM/RNN `layout` = 1 with
