@@ -48,7 +48,8 @@ ConstantOfShape, OneHot, Upsample with scales at run time, Sinh, Cosh, Asinh, Ac
 Log, Sqrt), Erf (Abramowitz and Stegun 7.1.26: an approximation, absolute error below 1.5e-7),
 Sign, IsNaN, Shrink, int32 MatMul through float64, Scatter (Equal of every update's flat position
 with every position, the last hit's number by ReduceMax, a Gather from data and updates end to end:
-exact for any value), NonZero and Compress (the function expander's lowerings: a Loop over the
+exact for any value), MaxUnpool (the same, from its indices into zeros of the output's shape),
+NonZero and Compress (the function expander's lowerings: a Loop over the
 elements whose If appends each hit's index to a loop-carried vector; integer Div for coordinates)
 (9 -> 8), Expand (8 -> 7). Ops defined by an
 ONNX function are expanded by it, also when the body holds a graph (SequenceMap's Loop, whose body
@@ -73,8 +74,7 @@ lowered"):
 - an output whose size depends on the data (Unique below 11, NonMaxSuppression below 10): the
   Loop that lowers NonZero below 9 could grow them too, with a sort (Unique) or the suppression's
   sequential choices (NonMaxSuppression) inside;
-- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, MaxUnpool
-  below 9 (as Scatter's lowering, from its indices), RoiAlign below
+- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, RoiAlign below
   10, Scan below 8 (a Loop), GridSample's reflection padding and bicubic mode, Resize's
   tf_crop_and_resize below 11, DFT with dft_length at run time, Det of matrices larger than 3x3,
   ConvInteger/QLinearConv with more than 258 products per output, GRU/LSTM/RNN `layout` = 1 with
