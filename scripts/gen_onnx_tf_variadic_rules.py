@@ -29,7 +29,13 @@ table:
   constant: {src: {type: Constant, attr: value, port: output}, dst: {type: Const, attr: value, port: output}}
   only_for: [Concat, Split, Sum, Max, Min, Mean]
   rules:""")
-    for n in range(1, MAX_CONCAT + 1):
+    r.append(f"""    - rule_name: concat_1   # ConcatV2 takes two or more
+      src: {{type: Concat, input_ports: {ports('inputs', 1, 'a')}, output_ports: [{{name: concat_result, ref: y}}]}}
+      when: "not connected(a1)"
+      dst:
+        graph: |
+          y = Identity(a0) {{T: "{{dtype(a0)}}"}}""")
+    for n in range(2, MAX_CONCAT + 1):
         args = ", ".join(f"values.{i}=a{i}" for i in range(n))
         r.append(f"""    - rule_name: concat_{n}
       src: {{type: Concat, attrs: {{axis: {{ref: ax}}}}, input_ports: {ports('inputs', n, 'a')}, output_ports: [{{name: concat_result, ref: y}}]}}
@@ -63,27 +69,16 @@ table:
         graph: |
           y = Identity(a0) {{T: "{{dtype(a0)}}"}}""")
             continue
-        args = ", ".join(f"inputs.{i}=a{i}" for i in range(n))
-        r.append(f"""    - rule_name: sum_{n}
-      src: {{type: Sum, input_ports: {ins}, output_ports: [{{name: sum, ref: y}}]}}
-      when: {when}
-      dst:
-        graph: |
-          y = AddN({args}) {{N: {n}, T: "{{dtype(a0)}}"}}""")
-        r.append(f"""    - rule_name: mean_{n}
-      src: {{type: Mean, input_ports: {ins}, output_ports: [{{name: mean, ref: y}}]}}
-      when: {when}
-      dst:
-        graph: |
-          s = AddN({args}) {{N: {n}, T: "{{dtype(a0)}}"}}
-          y = RealDiv(s, {{tensor({n}.0, dtype(a0))}}) {{T: "{{dtype(a0)}}"}}""")
-        for op, port, tf in (("Max", "max", "Maximum"), ("Min", "min", "Minimum")):
+        # (AddN takes equal shapes only: ONNX's Sum broadcasts, so a chain of AddV2)
+        for op, port, tf in (("Sum", "sum", "AddV2"), ("Mean", "mean", "AddV2"), ("Max", "max", "Maximum"), ("Min", "min", "Minimum")):
             lines = []
             prev = "a0"
             for i in range(1, n):
-                res = "y" if i == n - 1 else f"m{i}"
+                res = "y" if i == n - 1 and op != "Mean" else f"m{i}"
                 lines.append(f'          {res} = {tf}({prev}, a{i}) {{T: "{{dtype(a0)}}"}}')
                 prev = res
+            if op == "Mean":
+                lines.append(f'          y = RealDiv({prev}, {{tensor({n}.0, dtype(a0))}}) {{T: "{{dtype(a0)}}"}}')
             r.append(f"""    - rule_name: {op.lower()}_{n}
       src: {{type: {op}, input_ports: {ins}, output_ports: [{{name: {port}, ref: y}}]}}
       when: {when}
