@@ -24,9 +24,9 @@ F, I64, I32, B = TP.FLOAT, TP.INT64, TP.INT32, TP.BOOL
 CASES = []
 
 
-def case(name, op, inputs, attrs=None, inits=None, outs=1, out_types=None, given=None, expect="match", nodes=None):
+def case(name, op, inputs, attrs=None, inits=None, outs=1, out_types=None, given=None, expect="match", nodes=None, opset=13):
     CASES.append(dict(name=name, op=op, inputs=inputs, attrs=attrs or {}, inits=inits or {}, outs=outs,
-                      out_types=out_types, given=given or {}, expect=expect, nodes=nodes))
+                      out_types=out_types, given=given or {}, expect=expect, nodes=nodes, opset=opset))
 
 
 def x(shape, t=F, name="x"):
@@ -196,6 +196,17 @@ case("constant", None, [x([2, 3])], nodes=lambda: [oh.make_node("Constant", [], 
                                                    oh.make_node("Add", ["x", "c"], ["y0"])])
 
 
+# ---- other opsets: converted to opset 13 first by the ONNX opset tables (the planner chains them)
+case("layer_normalization_opset17", "LayerNormalization", [x([2, 3, 4]), ("s", F, [4]), ("b", F, [4])], {"axis": -1, "epsilon": 1e-5},
+     inits={"s": R(4), "b": R(4)}, opset=17)
+case("hard_swish_opset14", "HardSwish", [x([2, 3, 4])], opset=14)
+case("squeeze_opset11", "Squeeze", [x([2, 1, 3])], {"axes": [1]}, opset=11)
+case("clip_opset9", "Clip", [x([2, 3])], {"min": -0.5, "max": 0.5}, opset=9)
+
+# ---- no rule: refused naming the op
+case("det_no_rule", "Det", [x([2, 3, 3])], expect="refused")
+
+
 def build(c):
     inits = []
     graph_inputs = []
@@ -212,7 +223,7 @@ def build(c):
     nodes = c["nodes"]() if c["nodes"] else [oh.make_node(c["op"], names, outs, **c["attrs"])]
     types = c["out_types"] or [F] * len(outs)
     g = oh.make_graph(nodes, c["name"], graph_inputs, [oh.make_tensor_value_info(o, types[k], None) for k, o in enumerate(outs)], inits)
-    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", 13)], producer_name="onnx2tf_ops_test")
+    m = oh.make_model(g, opset_imports=[oh.make_opsetid("", c["opset"])], producer_name="onnx2tf_ops_test")
     m.ir_version = 8
 
     return m
