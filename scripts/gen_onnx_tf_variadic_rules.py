@@ -8,6 +8,13 @@ import sys
 MAX_CONCAT = 64
 MAX_SPLIT = 32
 MAX_SUM = 8
+MAX_GROUPS = 32
+
+P = "default(p, [0, 0, 0, 0])"
+CONV_ATTRS = ('T: "{dtype(x)}", strides: "{concat([1], default(st, [1, 1]), [1])}", '
+              "padding: \"{if(default(ap, 'NOTSET') == 'NOTSET', 'EXPLICIT', value_map(ap, 'SAME_UPPER', 'SAME', 'VALID', 'VALID'))}\", "
+              f"explicit_paddings: \"{{if(default(ap, 'NOTSET') == 'NOTSET', [0, 0, at({P}, 0), at({P}, 2), at({P}, 1), at({P}, 3), 0, 0], [])}}\", "
+              'dilations: "{concat([1], default(d, [1, 1]), [1])}", data_format: NHWC')
 
 
 def ports(prefix, n, ref, extra_optional=True):
@@ -27,7 +34,7 @@ table:
   dst: amanda/tensorflow/2.2
   carry_attrs: false
   constant: {src: {type: Constant, attr: value, port: output}, dst: {type: Const, attr: value, port: output}}
-  only_for: [Concat, Split, Sum, Max, Min, Mean]
+  only_for: [Concat, Split, Sum, Max, Min, Mean, Conv]
   rules:""")
     r.append(f"""    - rule_name: concat_1   # ConcatV2 takes two or more
       src: {{type: Concat, input_ports: {ports('inputs', 1, 'a')}, output_ports: [{{name: concat_result, ref: y}}]}}
@@ -85,6 +92,32 @@ table:
       dst:
         graph: |
 """ + "\n".join(lines))
+    # grouped convolutions (1 < group < channels): TF.js's conv2d takes no groups, so the input
+    # (NHWC) and the HWIO weights are split into the groups along their channel axes, each group
+    # convolved, the results concatenated
+    for g in range(2, MAX_GROUPS + 1):
+        for bias in (False, True):
+            xs = ", ".join(f"output.{i}:x{i}" for i in range(g))
+            ws = ", ".join(f"output.{i}:w{i}" for i in range(g))
+            lines = ["xt = Transpose(x, {tensor([0, 2, 3, 1], 'int32')}) {T: \"{dtype(x)}\", Tperm: int32}",
+                     "wt = Transpose(w, {tensor([2, 3, 1, 0], 'int32')}) {T: \"{dtype(x)}\", Tperm: int32}",
+                     f"{xs} = Split(split_dim={{tensor(3, 'int32')}}, value=xt) {{num_split: {g}, T: \"{{dtype(x)}}\"}}",
+                     f"{ws} = Split(split_dim={{tensor(3, 'int32')}}, value=wt) {{num_split: {g}, T: \"{{dtype(x)}}\"}}"]
+            for i in range(g):
+                lines.append(f"c{i} = Conv2D(x{i}, w{i}) {{{CONV_ATTRS}}}")
+            cs = ", ".join(f"values.{i}=c{i}" for i in range(g))
+            lines.append(f"cc = ConcatV2({cs}, axis={{tensor(3, 'int32')}}) {{N: {g}, T: \"{{dtype(x)}}\", Tidx: int32}}")
+            last = "cc"
+            if bias:
+                lines.append("cb = BiasAdd(cc, b) {T: \"{dtype(x)}\", data_format: NHWC}")
+                last = "cb"
+            lines.append(f"y = Transpose({last}, {{tensor([0, 3, 1, 2], 'int32')}}) {{T: \"{{dtype(x)}}\", Tperm: int32}}")
+            r.append(f"""    - rule_name: conv_groups_{g}{'_bias' if bias else ''}
+      src: {{type: Conv, attrs: {{auto_pad: {{ref: ap}}, dilations: {{ref: d}}, group: {g}, pads: {{ref: p}}, strides: {{ref: st}}}}, input_ports: [{{name: X, ref: x}}, {{name: W, ref: w}}, {{name: B, ref: b, optional: true}}], output_ports: [{{name: Y, ref: y}}]}}
+      when: "rank(x) == 4 and default(ap, 'NOTSET') != 'SAME_LOWER' and (all(default(st, [1, 1]), 1) or all(default(d, [1, 1]), 1)) and {'' if bias else 'not '}connected(b)"
+      dst:
+        graph: |
+""" + "\n".join("          " + l for l in lines))
     open(out, "w").write("\n".join(r) + "\n")
 
 
