@@ -143,6 +143,7 @@ class Boundary {
     for (PortId p : ins) g_.erase_port(p);
     for (PortId q : outs) g_.erase_port(q);
     fold_weight_layouts();
+    cancel_transposes();
     narrow_types();
     rename();
     for (auto& ph : placeholders_) {
@@ -279,6 +280,115 @@ class Boundary {
         changed = true;
       }
     }
+  }
+
+  // The NHWC <-> NCHW transposes the rules put around each convolution and pool: a Transpose
+  // sinks below an elementwise op it alone feeds (Relu, Sigmoid, a Mul by a scalar, an AddV2 of
+  // two inputs transposed alike, ...), and two transposes that undo each other go away. TF.js then
+  // runs conv -> relu -> conv without leaving NHWC.
+  std::vector<int64_t> perm_of(OpId t) {
+    if (g_.type_str(t) != "Transpose" || g_.inputs(t).size() < 2) return {};
+    const Tensor* p = const_value(g_.producer(g_.input(t, 1)));
+    return p ? ints(*p) : std::vector<int64_t>{};
+  }
+  static bool elementwise(std::string_view t, bool& binary) {
+    static const std::set<std::string_view> unary{"Relu", "Relu6", "Sigmoid", "Tanh", "Elu", "Selu", "Exp", "Log", "Sqrt", "Abs",
+                                                  "Neg", "Erf", "Identity", "Softplus", "Floor", "Ceil", "Round", "Sign",
+                                                  "Reciprocal", "Sin", "Cos", "LeakyRelu", "Square", "Rsqrt", "IsNan", "LogicalNot"};
+    static const std::set<std::string_view> two{"AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow"};
+    binary = two.count(t) > 0;
+    return binary || unary.count(t) > 0;
+  }
+  bool scalar_const(PortId in) {
+    const Tensor* t = const_value(g_.producer(in));
+    return t && t->element_count().value_or(2) == 1 && t->shape.size() <= 1;
+  }
+  void erase_if_unused(OpId op) {
+    if (!g_.valid(op)) return;
+    for (PortId o : g_.outputs(op))
+      if (!g_.is_control(o) && g_.out_degree(o)) return;
+    std::vector<OpId> feeders;
+    for (PortId i : g_.inputs(op))
+      if (PortId src = g_.producer(i)) feeders.push_back(g_.port_op(src));
+    g_.erase_op(op);
+    for (OpId f : feeders)
+      if (f != root_ && g_.type_str(f) == "Const") erase_if_unused(f);
+  }
+  void cancel_transposes() {
+    bool any = false;
+    for (bool changed = true; changed;) {
+      changed = false;
+      for (OpId t : g_.children(root_)) {
+        if (!g_.valid(t)) continue;
+        std::vector<int64_t> p = perm_of(t);
+        if (p.empty()) continue;
+        PortId out = g_.output(t, 0);
+        PortId src = g_.producer(g_.input(t, 0));
+        std::vector<PortId> uses = g_.consumers(out);
+        if (uses.empty() || !src) continue;
+        // (a) every consumer a transpose that undoes this one
+        bool all_inverse = true;
+        for (PortId c : uses) {
+          std::vector<int64_t> q = perm_of(g_.port_op(c));
+          bool inv = q.size() == p.size() && g_.port_index(c) == 0;
+          for (size_t i = 0; inv && i < q.size(); ++i) inv = q[i] >= 0 && size_t(q[i]) < p.size() && p[size_t(q[i])] == int64_t(i);
+          all_inverse = all_inverse && inv;
+        }
+        if (all_inverse) {
+          for (PortId c : uses) {
+            OpId t2 = g_.port_op(c);
+            g_.replace_all_uses(g_.output(t2, 0), src);
+            erase_if_unused(t2);
+          }
+          erase_if_unused(t);
+          changed = any = true;
+          continue;
+        }
+        // (b) sink below the one elementwise op it feeds
+        if (uses.size() != 1) continue;
+        OpId e = g_.port_op(uses[0]);
+        bool binary = false;
+        if (!elementwise(g_.type_str(e), binary) || g_.outputs(e).empty()) continue;
+        std::vector<PortId> ein;
+        for (PortId i : g_.inputs(e))
+          if (!g_.is_control(i)) ein.push_back(i);
+        OpId other_t;
+        if (binary) {
+          if (ein.size() != 2) continue;
+          PortId other = ein[0] == uses[0] ? ein[1] : ein[0];
+          PortId osrc = g_.producer(other);
+          if (!osrc) continue;
+          OpId ot = g_.port_op(osrc);
+          if (ot != t && ot != root_ && perm_of(ot) == p && g_.out_degree(osrc) == 1) other_t = ot;
+          else if (!scalar_const(other)) continue;
+        } else if (ein.size() != 1) {
+          continue;
+        }
+        for (OpId tr : {t, other_t}) {
+          if (!tr) continue;
+          PortId tin = g_.producer(g_.input(tr, 0));
+          for (PortId i : ein)
+            if (g_.producer(i) == g_.output(tr, 0)) {
+              for (ir::EdgeId x : g_.in_edges(i)) g_.disconnect(x);
+              g_.connect(tin, i);
+            }
+        }
+        PortId eout = g_.output(e, 0);
+        for (PortId c : g_.consumers(eout)) {
+          for (ir::EdgeId x : g_.in_edges(c))
+            if (g_.edge_src(x) == eout) g_.disconnect(x);
+          g_.connect(out, c);
+        }
+        for (ir::EdgeId x : g_.in_edges(g_.input(t, 0))) g_.disconnect(x);
+        g_.connect(eout, g_.input(t, 0));
+        if (other_t) erase_if_unused(other_t);
+        changed = any = true;
+      }
+    }
+    if (!any) return;
+    ir::TopoResult order = g_.topo_order(root_);
+    if (order.ok())
+      for (OpId op : order.order) g_.move_before(op, OpId());
   }
 
   void narrow_types() {
