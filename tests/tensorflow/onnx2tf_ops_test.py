@@ -199,6 +199,18 @@ case("resize_nearest", "Resize", [x([1, 2, 4, 5]), ("", F, []), ("sc", F, [4])],
 case("resize_nearest_half_pixel", "Resize", [x([1, 2, 4, 5]), ("", F, []), ("sc", F, [4])], {"mode": "nearest", "nearest_mode": "round_prefer_ceil"}, inits={"sc": np.array([1, 1, 3, 2], np.float32)})
 case("resize_cubic", "Resize", [x([1, 2, 4, 5]), ("", F, []), ("sc", F, [4])], {"mode": "cubic"}, inits={"sc": np.array([1, 1, 2, 2], np.float32)}, expect="refused")
 
+# ---- chains: the NCHW <-> NHWC transposes between ops sink and cancel (the boundary step)
+N = oh.make_node
+case("chain_conv_relu_conv", None, [x([1, 3, 8, 8]), ("w1", F, [4, 3, 3, 3]), ("w2", F, [5, 4, 3, 3])], inits={"w1": W(4, 3), "w2": W(5, 4)},
+     nodes=lambda: [N("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]), N("Relu", ["a"], ["b"]), N("Conv", ["b", "w2"], ["y0"])])
+case("chain_residual", None, [x([1, 4, 6, 6]), ("w1", F, [4, 4, 3, 3]), ("w2", F, [4, 4, 1, 1]), ("s", F, [])],
+     inits={"w1": W(4, 4), "w2": W(4, 4, 1), "s": np.array(0.5, np.float32)},
+     nodes=lambda: [N("Conv", ["x", "w1"], ["a"], pads=[1, 1, 1, 1]), N("Conv", ["x", "w2"], ["b"]), N("Add", ["a", "b"], ["c"]),
+                    N("Mul", ["c", "s"], ["d"]), N("Sigmoid", ["d"], ["e"]), N("MaxPool", ["e"], ["f"], kernel_shape=[2, 2], strides=[2, 2]),
+                    N("Relu", ["f"], ["y0"])])
+case("chain_two_outputs", None, [x([1, 3, 5, 5]), ("w1", F, [2, 3, 1, 1])], inits={"w1": W(2, 3, 1)}, outs=2,
+     nodes=lambda: [N("Conv", ["x", "w1"], ["a"]), N("Relu", ["a"], ["y0"]), N("Tanh", ["a"], ["t"]), N("GlobalAveragePool", ["t"], ["y1"])])
+
 # ---- constants
 case("constant", None, [x([2, 3])], nodes=lambda: [oh.make_node("Constant", [], ["c"], value=nh.from_array(R(2, 3))),
                                                    oh.make_node("Add", ["x", "c"], ["y0"])])

@@ -293,7 +293,7 @@ class Boundary {
   }
   static bool elementwise(std::string_view t, bool& binary) {
     static const std::set<std::string_view> unary{"Relu", "Relu6", "Sigmoid", "Tanh", "Elu", "Selu", "Exp", "Log", "Sqrt", "Abs",
-                                                  "Neg", "Erf", "Identity", "Softplus", "Floor", "Ceil", "Round", "Sign",
+                                                  "Neg", "Erf", "Softplus", "Floor", "Ceil", "Round", "Sign",
                                                   "Reciprocal", "Sin", "Cos", "LeakyRelu", "Square", "Rsqrt", "IsNan", "LogicalNot"};
     static const std::set<std::string_view> two{"AddV2", "Sub", "Mul", "RealDiv", "Maximum", "Minimum", "Pow"};
     binary = two.count(t) > 0;
@@ -348,7 +348,8 @@ class Boundary {
         if (uses.size() != 1) continue;
         OpId e = g_.port_op(uses[0]);
         bool binary = false;
-        if (!elementwise(g_.type_str(e), binary) || g_.outputs(e).empty()) continue;
+        // (not into an op whose output nothing reads: the graph outputs' Identities stay NCHW)
+        if (!elementwise(g_.type_str(e), binary) || g_.outputs(e).empty() || !g_.out_degree(g_.output(e, 0))) continue;
         std::vector<PortId> ein;
         for (PortId i : g_.inputs(e))
           if (!g_.is_control(i)) ein.push_back(i);
