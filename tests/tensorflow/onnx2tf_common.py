@@ -17,8 +17,8 @@ def convert(amanda, onnx_path, out_json, extra=()):
     return r.returncode, r.stdout + r.stderr
 
 
-def make_inputs(model, folder, seed, given=None):
-    """Random inputs for the graph inputs that are not initializers (symbolic dims as 1)."""
+def make_inputs(model, folder, seed, given=None, symbolic=1):
+    """Random inputs for the graph inputs that are not initializers (symbolic dims as `symbolic`)."""
     given = given or {}
     rng = np.random.default_rng(seed)
     inits = {i.name for i in model.graph.initializer}
@@ -27,7 +27,7 @@ def make_inputs(model, folder, seed, given=None):
         if vi.name in inits:
             continue
         t = vi.type.tensor_type
-        shape = [d.dim_value if d.HasField("dim_value") else 1 for d in t.shape.dim]
+        shape = [d.dim_value if d.HasField("dim_value") else symbolic for d in t.shape.dim]
         if vi.name in given:
             a = np.asarray(given[vi.name])
         elif t.elem_type in (1, 11):

@@ -126,6 +126,8 @@ case("slice", "Slice", [x([5, 6]), ("s", I64, [1]), ("e", I64, [1]), ("a", I64, 
 case("slice_two_axes", "Slice", [x([5, 6, 3]), ("s", I64, [2]), ("e", I64, [2]), ("a", I64, [2])], inits={"s": I([1, -2]), "e": I([9223372036854775807, 10]), "a": I([0, 2])})
 case("slice_step", "Slice", [x([7, 6]), ("s", I64, [1]), ("e", I64, [1]), ("a", I64, [1]), ("t", I64, [1])], inits={"s": I([1]), "e": I([7]), "a": I([0]), "t": I([2])})
 case("slice_reverse", "Slice", [x([5, 6]), ("s", I64, [1]), ("e", I64, [1]), ("a", I64, [1]), ("t", I64, [1])], inits={"s": I([-1]), "e": I([-9223372036854775807]), "a": I([1]), "t": I([-1])})
+case("slice_runtime_bounds", "Slice", [x([5, 6]), x([1], I64, "s"), x([1], I64, "e"), ("a", I64, [1])], inits={"a": I([-1])}, given={"s": I([1]), "e": I([-1])})
+case("flatten_symbolic", "Flatten", [x(["N", 3, 4])], {"axis": 1})
 case("slice_no_axes", "Slice", [x([5, 6]), ("s", I64, [2]), ("e", I64, [2])], inits={"s": I([0, 2]), "e": I([3, -1])})
 
 # ---- softmax, reductions
