@@ -17,7 +17,9 @@ namespace amanda::tf_frontend {
 //   (clamped) and float32;
 // - op names TensorFlow and TF.js cannot parse (':' and other characters, a leading '/') are made
 //   valid, and Const ops a rule made get their `dtype` from their value;
-// - a Transpose of a Const (weights in a layout TF wants) is folded into a Const.
+// - a Transpose (or Reshape) of a Const (weights in a layout TF wants) is folded into a Const;
+// - Transposes sink below elementwise ops they alone feed, and pairs that undo each other go away
+//   (the NCHW <-> NHWC wrappers around convolutions and pools).
 // Does nothing when the root has no ports.
 void graph_ports_to_ops(ir::Graph& g);
 
