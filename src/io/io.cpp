@@ -9,6 +9,7 @@
 #include "amanda/frontends/onnx/infer.h"
 #include "amanda/frontends/onnx/model.h"
 #include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frontends/tensorflow/from_graph_ports.h"
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/namespaces.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
@@ -116,6 +117,11 @@ mapping::ConvertOptions default_convert_options() {
   mapping::ConvertOptions co;
   co.expand = onnx_frontend::expand_function;
   co.between_steps = [](ir::Graph& g) { prepare_for_conversion(g); };  // the ops a step made get types
+  co.after_steps = [](ir::Graph& g) {
+    // Into TensorFlow: graph inputs, initializers and outputs become Placeholder, Const and the
+    // TF.js signature (a GraphDef has no graph ports).
+    if (g.type_str(g.root()).starts_with("amanda/tensorflow/")) tf_frontend::graph_ports_to_ops(g);
+  };
   return co;
 }
 

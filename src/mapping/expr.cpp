@@ -784,6 +784,8 @@ const std::map<std::string, Fn, std::less<>>& registry() {
     m["dtype"] = {"dtype(port)", "the element type at a captured port ('float32', ...), or null when unknown", 1, 1, nullptr,
                   nullptr, true};
     m["is_const"] = {"is_const(port)", "the input at a captured port comes from a constant", 1, 1, nullptr, nullptr, true};
+    m["used"] = {"used(port)", "the captured output port has consumers (an optional output the op lacks, or one nothing reads, is not used)", 1, 1,
+                 nullptr, nullptr, true};
     m["connected"] = {"connected(port)", "the captured input port is fed by an edge (an absent optional input is not)", 1, 1, nullptr,
                       nullptr, true};
     return m;
@@ -793,11 +795,12 @@ const std::map<std::string, Fn, std::less<>>& registry() {
 
 Value port_fn(const Expr& e, const Bindings& b) {
   // An optional port the op does not have at all is captured as null: not connected.
-  if (e.name == "connected" && e.args[0]->kind == Expr::Kind::Ref && !b.port(e.args[0]->name))
+  if ((e.name == "connected" || e.name == "used") && e.args[0]->kind == Expr::Kind::Ref && !b.port(e.args[0]->name))
     if (const Value* v = b.get(e.args[0]->name); v && v->is_null()) return Value(false);
   ir::PortId p = port_arg(*e.args[0], b, e.name.c_str());
   const ir::Graph& g = *b.graph;
   if (e.name == "connected") return Value(g.port_dir(p) == ir::PortDir::Out || bool(g.producer(p)));
+  if (e.name == "used") return Value(g.port_dir(p) == ir::PortDir::Out ? g.out_degree(p) > 0 : bool(g.producer(p)));
   if (e.name == "is_const") {
     ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
     if (!src) return Value(false);

@@ -271,6 +271,7 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
     if (!rep.ok() && !o.keep_unmapped) return rep;
   }
   g.set_graph_namespace(g.root(), g.sym(to));
+  if (o.after_steps) o.after_steps(g);
   Diagnostics d;
   schema::ValidationResult v = schema::validate(g, reg, d);
   if (!v.ok() && !o.keep_unmapped) {

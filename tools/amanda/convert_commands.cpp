@@ -10,6 +10,8 @@
 #include <fmt/format.h>
 
 #include "amanda/frontends/onnx/functions.h"
+#include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/tfjs.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/verify.h"
 #include "amanda/mapping/engine.h"
@@ -110,7 +112,20 @@ int run_convert(const ConvertOpts& o) {
       return kInvalid;
     }
   }
-  io::prepare_for_conversion(doc.graph, o.to);
+  std::string to = o.to;
+  if (to.empty() && !o.out.empty() && (tf_frontend::is_tfjs_output_path(o.out) || tf_frontend::is_graphdef_path(o.out)))
+    to = "amanda/tensorflow/2.2";  // a TF.js graph model or a GraphDef
+  io::prepare_for_conversion(doc.graph, to);
+  // Into TensorFlow, values no graph input changes (shapes computed with Shape -> Gather -> Concat,
+  // masks built from Range, ...) are folded into constants first: TF.js runs fewer ops, and rules
+  // read shapes and bounds as constants.
+  for (int round = 0; round < 8 && full_namespace(to).starts_with("amanda/tensorflow/") &&
+                      doc.graph.type_str(doc.graph.root()).starts_with("amanda/onnx/");
+       ++round) {
+    io::prepare_for_conversion(doc.graph, to, true);
+    if (!interp::fold_constants(doc.graph).folded) break;
+  }
+  io::prepare_for_conversion(doc.graph, to);
   // Into the core, computed shapes and bounds must be constants: fold what no input changes, infer
   // again (more shapes are known now, so more Shape ops fold), until nothing more folds.
   for (int round = 0; round < 8 && full_namespace(o.to) == core::kNamespace; ++round) {
@@ -122,7 +137,6 @@ int run_convert(const ConvertOpts& o) {
   co.tags = o.tags;
   co.keep_unmapped = o.keep_unmapped;
   co.explain = o.explain;
-  std::string to = o.to;
   if (to.empty()) {
     // Without --to: the output's format says the family; the nearest namespace of it the tables reach.
     if (!o.out.empty() && !o.out.ends_with(".onnx")) {

@@ -29,6 +29,10 @@ struct ConvertOptions {
   // Called between two tables of a chain (convert()): the ONNX io layer infers the types and
   // shapes of the ops the last table made, which the next table's conditions read.
   std::function<void(ir::Graph&)> between_steps;
+  // Called after the last table, with the root already in the target namespace and before the
+  // result is validated: what a framework's boundary needs that no table can say (graph inputs
+  // that become placeholder ops, io::default_convert_options).
+  std::function<void(ir::Graph&)> after_steps;
   // Hears every change the engine makes to the graph (every mutation goes through an
   // ir::Rewriter); rolled_back() when a rule's rewrite failed and was undone.
   ir::RewriteListener* listener = nullptr;

@@ -536,7 +536,8 @@ class TfjsExporter {
     Value built;
     // A model read from a model.json without a manifest keeps its Const values in the topology;
     // a graph from elsewhere gets one.
-    bool no_manifest = !manifest && meta && meta->is_map();
+    // (A converted graph's metadata has no `modelTopology` place: it was not read from a model.json.)
+    bool no_manifest = !manifest && meta && meta->is_map() && meta->find("modelTopology");
     if (!manifest && !no_manifest) {
       built = default_manifest(gd);
       manifest = &built;
