@@ -15,7 +15,7 @@ A conversion either writes a model (opset_import = the target; onnx.checker full
 it passes on the original) or is refused: exit 1, no file, a JSON report naming each op it cannot
 convert. Anything else (a crash, a rule error, a half-written file) is a failure. Then one Node.js
 process (tests/js/ort_compare.js --jobs) runs each original and its conversions on the same inputs:
-floating-point outputs within 1e-5, integers, bools and strings exactly. When onnxruntime cannot run
+floating-point outputs within 1e-5 relative to max(1, |x|), integers, bools and strings exactly. When onnxruntime cannot run
 the original (a GRU with layout = 1), a node test's conversions are compared with its expected
 outputs (test_data_set_0/output_*.pb, from ONNX's reference implementation), where onnxruntime runs
 them; other such originals are "skipped". A conversion onnxruntime fails on, of an original that
@@ -418,6 +418,65 @@ def hand_graphs():
         if sb:
             feeds["w"] = f32(*sb, seed=8)
         add(name, model(12, [helper.make_node("Einsum", ["x"] + (["w"] if sb else []), ["y"], equation=eq)], ins, [vi("y", so)]), feeds)
+    # 10 -> 9: MatMulInteger with each zero-point combination (a per-row a_zero_point of [M]) and
+    # ConvInteger with each (a per-channel w_zero_point), QLinearConv with a bias.
+    U8, I8 = TensorProto.UINT8, TensorProto.INT8
+    rng = np.random.default_rng(5)
+    a8 = rng.integers(0, 255, size=(3, 4)).astype(np.uint8)
+    b8 = rng.integers(0, 255, size=(4, 2)).astype(np.uint8)
+    for name, zps in [("matmulinteger_a_zp_rows_10", "a"), ("matmulinteger_b_zp_10", "b"), ("matmulinteger_no_zp_10", "")]:
+        ins = ["x", "w", "az" if "a" in zps else "", "bz" if "b" in zps else ""]
+        while ins and ins[-1] == "":
+            ins.pop()
+        inits = [numpy_helper.from_array(b8, "w")]
+        if "a" in zps:
+            inits.append(numpy_helper.from_array(np.array([3, 200, 17], np.uint8), "az"))
+        if "b" in zps:
+            inits.append(numpy_helper.from_array(np.array([128, 5], np.uint8), "bz"))
+        add(name, model(10, [helper.make_node("MatMulInteger", ins, ["y"])], [vi("x", [3, 4], U8)], [vi("y", [3, 2], TensorProto.INT32)], inits),
+            {"x": a8})
+    x8 = rng.integers(0, 255, size=(1, 2, 5, 5)).astype(np.uint8)
+    w8 = rng.integers(0, 255, size=(3, 2, 3, 3)).astype(np.uint8)
+    for name, zps in [("convinteger_both_zp_10", "xw"), ("convinteger_w_zp_10", "w"), ("convinteger_no_zp_10", "")]:
+        ins = ["x", "w", "xz" if "x" in zps else "", "wz" if "w" in zps else ""]
+        while ins and ins[-1] == "":
+            ins.pop()
+        inits = [numpy_helper.from_array(w8, "w")]
+        if "x" in zps:
+            inits.append(numpy_helper.from_array(np.array(100, np.uint8), "xz"))
+        if "w" in zps:
+            inits.append(numpy_helper.from_array(np.array([7, 128, 250], np.uint8), "wz"))
+        add(name, model(10, [helper.make_node("ConvInteger", ins, ["y"], pads=[1, 1, 1, 1])], [vi("x", [1, 2, 5, 5], U8)],
+                        [vi("y", [1, 3, 5, 5], TensorProto.INT32)], inits), {"x": x8})
+    f = lambda v, n: numpy_helper.from_array(np.array(v, np.float32), n)  # noqa: E731
+    u = lambda v, n: numpy_helper.from_array(np.array(v, np.uint8), n)  # noqa: E731
+    add("qlinearconv_bias_10", model(10, [helper.make_node("QLinearConv", ["x", "xs", "xz", "w", "ws", "wz", "ys", "yz", "b"], ["y"], pads=[1, 1, 1, 1])],
+                                     [vi("x", [1, 2, 5, 5], U8)], [vi("y", [1, 3, 5, 5], U8)],
+                                     [f(0.02, "xs"), u(100, "xz"), numpy_helper.from_array(w8, "w"), f([0.01, 0.003, 0.02], "ws"),
+                                      u([7, 128, 250], "wz"), f(0.5, "ys"), u(90, "yz"),
+                                      numpy_helper.from_array(np.array([100, -2000, 31], np.int32), "b")]), {"x": x8})
+    # 11 -> 10: Det of 1x1 and of a batch of 3x3 matrices.
+    add("det_1x1_11", one(11, "Det", ["x"], [2, 1, 1], [2]))
+    add("det_3x3_11", one(11, "Det", ["x"], [2, 3, 3], [2]))
+    # 17 -> 16: STFT with a complex signal (window and length, window only, length only) and a
+    # real one with both.
+    sig_c = f32(1, 32, 2, seed=11)
+    sig_r = f32(2, 32, 1, seed=12)
+    win = numpy_helper.from_array(np.hanning(8).astype(np.float32), "w")
+    st = numpy_helper.from_array(np.array(4, np.int64), "st")
+    fl = numpy_helper.from_array(np.array(8, np.int64), "fl")
+    for name, sig, ins, inits, onesided, bins in [
+            ("stft_complex_window_length_17", sig_c, ["x", "st", "w", "fl"], [st, win, fl], 0, 8),
+            ("stft_complex_window_17", sig_c, ["x", "st", "w"], [st, win], 0, 8),
+            ("stft_complex_length_17", sig_c, ["x", "st", "", "fl"], [st, fl], 0, 8),
+            ("stft_real_window_length_17", sig_r, ["x", "st", "w", "fl"], [st, win, fl], 1, 5)]:
+        add(name, model(17, [helper.make_node("STFT", ins, ["y"], onesided=onesided)], [vi("x", list(sig.shape))],
+                        [vi("y", [sig.shape[0], 7, bins, 2])], inits), {"x": sig})
+    # 9 -> 8: Sign and Shrink on integers (through float64).
+    add("sign_int32_9", model(9, [helper.make_node("Sign", ["x"], ["y"])], [vi("x", [6], TensorProto.INT32)], [vi("y", [6], TensorProto.INT32)]),
+        {"x": np.array([-5, 0, 3, -1, 2147483647, -2147483648], np.int32)})
+    add("shrink_int8_9", model(9, [helper.make_node("Shrink", ["x"], ["y"], lambd=2.0, bias=1.0)], [vi("x", [7], TensorProto.INT8)],
+                               [vi("y", [7], TensorProto.INT8)]), {"x": np.array([-100, -3, -2, 0, 2, 3, 127], np.int8)})
     return g
 
 
@@ -429,6 +488,12 @@ NP_TO_ORT = {np.float32: "float32", np.float64: "float64", np.float16: "float16"
              np.uint64: "uint64", np.bool_: "bool"}
 
 
+def diff(res):
+    """The difference the issue measures: |x - y| / max(1, |x|) (ort_compare.js's max_rel_diff), as
+    tests/mapping/opset_sweep.py compares."""
+    return res.get("max_rel_diff", res["max_abs_diff"])
+
+
 def ort_kernel_off(job_result, res):
     """onnxruntime's output of the original differs from the node test's expected outputs beyond
     the tolerance while the converted model's matches them."""
@@ -436,7 +501,7 @@ def ort_kernel_off(job_result, res):
     mine = res.get("vs_expected")
     if not ref or not mine or "error" in mine:
         return False
-    return (ref["max_abs_diff"] > TOL or ref["mismatches"]) and mine["max_abs_diff"] <= TOL and not mine["mismatches"]
+    return (diff(ref) > TOL or ref["mismatches"]) and diff(mine) <= TOL and not mine["mismatches"]
 
 
 def write_inputs(feeds, prefix):
@@ -650,13 +715,13 @@ def main():
                 compared += 1
                 for rule in reports[res["model"]]:
                     covered.setdefault(rule, []).append(where)
-                if (res["max_abs_diff"] > TOL or res["mismatches"]) and ort_kernel_off(x, res):
+                if (diff(res) > TOL or res["mismatches"]) and ort_kernel_off(x, res):
                     # onnxruntime's own kernel for the original is off from the node test's expected
                     # outputs (ONNX's reference implementation), which the conversion matches.
                     via_expected.append(f"{where}: matches the expected outputs ({res['vs_expected']['max_abs_diff']:.3g}); "
                                         f"onnxruntime's original differs from them by {x['reference_vs_expected']['max_abs_diff']:.3g}")
                     worst = max(worst, res["vs_expected"]["max_abs_diff"])
-                elif res["max_abs_diff"] > TOL or res["mismatches"]:
+                elif diff(res) > TOL or res["mismatches"]:
                     failures.append(f"{where}: max abs difference {res['max_abs_diff']}, {res['mismatches']} mismatched elements "
                                     f"(rules {sorted(reports[res['model']])})")
                 else:
