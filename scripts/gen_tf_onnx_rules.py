@@ -3,7 +3,7 @@
 
 tables/tensorflow/tf_2.2_onnx_13_lists.yaml: ops with a list of N inputs or outputs whose ONNX form
 needs one op per element (Pack: an Unsqueeze per input; Unpack: Split then a Squeeze per output) or
-ports renamed (ConcatV2, Split, SplitV), one rule per N = 1..MAX_N.
+ports renamed (ConcatV2, Split, SplitV, AddN), one rule per N = 1..MAX_N.
 
 tables/tensorflow/tf_2.2_onnx_13_fused.yaml: TF.js's fused ops (_FusedConv2D,
 FusedDepthwiseConv2dNative, _FusedMatMul) with each fused_ops list TF.js runs ([BiasAdd] or
@@ -135,6 +135,9 @@ def list_rules():
         out.append(f"    - rule_name: concat_{n}\n"
                    f"      src: {{type: ConcatV2, attrs: {{N: {n}}}, input_ports: [{ins}, {{name: axis, const: \"{{a}}\"}}], output_ports: [{{name: output, ref: y}}]}}\n"
                    f"      dst: {{graph: \"y = Concat({', '.join(vs)}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
+        out.append(f"    - rule_name: add_n_{n}\n"
+                   f"      src: {{type: AddN, attrs: {{N: {n}}}, input_ports: [{ins.replace('values.', 'inputs.')}], output_ports: [{{name: sum, ref: y}}]}}\n"
+                   f"      dst: {{graph: \"y = Sum({', '.join(vs)})\"}}")
         outs = ", ".join(f"{{name: output.{i}, ref: y{i}}}" for i in range(n))
         parts = ", ".join(f"p{i}" for i in range(n))
         lines = [f"{parts} = Split(x) {{axis: \"{{a}}\"}}"] + [f"y{i} = Squeeze(p{i}, {{tensor([a], 'int64')}})" for i in range(n)]
@@ -149,7 +152,7 @@ def list_rules():
                    f"      src: {{type: SplitV, attrs: {{num_split: {n}}}, input_ports: [{{name: value, ref: x}}, {{name: size_splits, const: \"{{s}}\"}}, {{name: split_dim, const: \"{{a}}\"}}], output_ports: [{outs}]}}\n"
                    f"      when: \"not (-1 in list(s))\"\n"
                    f"      dst: {{graph: \"{ys} = Split(x, {{tensor(list(s), 'int64')}}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
-    out.append(f"    - {{rule_name: lists_other, type: [Pack, ConcatV2, Unpack, Split, SplitV], unsupported: \"more than {MAX_N} "
+    out.append(f"    - {{rule_name: lists_other, type: [Pack, ConcatV2, Unpack, Split, SplitV, AddN], unsupported: \"more than {MAX_N} "
                "values, an axis or split sizes computed at run time, or a size of -1 in SplitV's size_splits\"}")
     return out
 
@@ -158,7 +161,7 @@ LIST_HEADER = HEADER.split("table:")[0].split(". TF.js")[0] + """. TF ops with N
 # opset 13, one rule per N (docs/tensorflow.md, "Conversion to ONNX").
 table:""" + HEADER.split("table:")[1]
 LIST_HEADER = LIST_HEADER.replace(
-    "only_for: [tfjs::_FusedConv2D, tfjs::FusedDepthwiseConv2dNative, tfjs::_FusedMatMul]", "only_for: [Pack, ConcatV2, Unpack, Split, SplitV]")
+    "only_for: [tfjs::_FusedConv2D, tfjs::FusedDepthwiseConv2dNative, tfjs::_FusedMatMul]", "only_for: [Pack, ConcatV2, Unpack, Split, SplitV, AddN]")
 
 if __name__ == "__main__":
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
