@@ -162,7 +162,11 @@ void name_onnx_outputs(ir::Graph& g) {
   for (PortId p : g.outputs(g.root())) {
     if (g.is_control(p)) continue;
     PortId src = g.producer(p);
-    if (!src || g.is_graph(g.port_op(src))) continue;
+    if (!src)
+      throw Error(fmt::format("graph output '{}': the rule that converted its op does not make that output (fetch another "
+                              "tensor with --outputs)",
+                              g.port_name_str(p)));
+    if (g.is_graph(g.port_op(src))) continue;
     g.set_attr(src, g.sym("@value"), Value(std::string(g.port_name_str(p))));
   }
 }

@@ -121,7 +121,7 @@ async function main() {
     const dir = path.dirname(args[0]);
     for (const c of JSON.parse(fs.readFileSync(args[0], 'utf8'))) {
       results.push(await compare(c.name, path.join(dir, c.tfjs), path.join(dir, c.onnx), c.inputs, [1, 2])
-                       .catch(e => ({name: c.name, ok: false, error: String(e.message || e).split('\n')[0]})));
+                       .catch(e => ({name: c.name, ok: false, error: String(e.stack || e).split("\n").slice(0, 3).join(" | ")})));
     }
   } else {
     console.error('usage: tf2onnx_compare.js model MODEL.json MODEL.onnx | cases CASES.json');

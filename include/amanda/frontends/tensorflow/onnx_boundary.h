@@ -28,7 +28,9 @@ namespace amanda::tf_frontend {
 void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& outputs = {});
 
 // After the tables ran: each root output's producer takes the output's name as its ONNX value
-// name (`@value`), so that the node writes the value the graph output names.
+// name (`@value`), so that the node writes the value the graph output names. Throws amanda::Error
+// naming an output that the rules left without a producer (an output of a TF op that its ONNX
+// form does not have: FusedBatchNorm's batch statistics).
 void name_onnx_outputs(ir::Graph& g);
 
 // TensorFlow's conventions for the framework-neutral layers: `Const` makes a constant (so that
