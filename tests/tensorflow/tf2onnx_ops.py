@@ -314,9 +314,13 @@ def cases():
     c = case("NonMaxSuppressionV5", refuse="NonMaxSuppressionV5")
     c.op("y", "NonMaxSuppressionV5", [c.placeholder("b", [5, 4]), c.placeholder("s", [5]), c.const("m", [3], [], "int32"),
                                       c.const("iou", [0.5], []), c.const("st", [0.1], []), c.const("sg", [0.0], [])], T=F)
-    c = case("Conv2DBackpropInput", refuse="Conv2DBackpropInput")
-    c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, 4, 4, 2], [4], "int32"), c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 4, 4, 3])],
-         T=F, padding="SAME", strides=[1, 1, 1, 1])
+    for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
+        c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")
+        c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, size, size, 2], [4], "int32"), c.weights("w", [3, 3, 2, 3]),
+                                          c.placeholder("x", [1, 5, 5, 3])], T=F, padding=pad, strides=[1, st, st, 1],
+             dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("Unique", refuse="Unique")
+    c.op("y", "Unique", [c.placeholder("x", [5])], T=F, out_idx=I)
     return out
 
 
