@@ -186,6 +186,15 @@ def cases():
         c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=1, rng=9)], T=I)
         c = case(op + "_int_negdiv")
         c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=-9, rng=8)], T=I)
+    for op, kw in (("Expm1", {}), ("Log1p", pos), ("IsInf", {})):
+        c = case(op)
+        src = c.placeholder("x", [2, 3, 4], **kw)
+        if op == "IsInf":  # 1 / x with zeros: inf
+            src = c.op("r", "RealDiv", [c.const("one", [1.0], []), c.op("f", "Floor", [src], T=F)], T=F)
+        c.op("y", op, [src], T=F)
+    for r, bias, alpha, beta in ((2, 1.0, 0.5, 0.75), (1, 2.0, 1e-4, 0.5)):
+        c = case(f"LRN_r{r}")
+        c.op("y", "LRN", [c.placeholder("x", [1, 3, 4, 7], low=-2.0, rng=4.0)], T=F, depth_radius=r, bias=bias, alpha=alpha, beta=beta)
     c = case("ZerosLike")  # (plus x: an all-zero output would prove nothing)
     c.op("y", "AddV2", [c.op("z", "ZerosLike", [c.placeholder("x", [2, 3])], T=F), "x"], T=F)
     c = case("IsNan")  # log of negative numbers: NaN
@@ -255,7 +264,12 @@ def cases():
                                       ("masks", [1, 2, 3], [2, 3, 4], [1, 1, 1], 5, 3, 0),
                                       ("neg", [-2, 0, -3], [3, -1, 5], [1, 1, 1], 0, 0, 0),
                                       ("shrink", [1, 0, 2], [2, 4, 3], [1, 1, 1], 2, 2, 5),
-                                      ("shrink_last", [0, -1, 0], [3, 0, 5], [1, 1, 1], 5, 5, 2)):
+                                      ("shrink_last", [0, -1, 0], [3, 0, 5], [1, 1, 1], 5, 5, 2),
+                                      ("reverse", [0, 0, 0], [0, 0, 0], [-1, 1, -2], 7, 7, 0),
+                                      ("negstep", [2, 3, -1], [0, 0, 1], [-1, -2, -1], 0, 0, 0),
+                                      ("negstep_masks", [1, 2, 3], [0, 0, 0], [-1, -1, 2], 2, 5, 0)):
+        # (not a shrunk axis beside negative strides: TF.js 4.22 computes x[2:0:-1, 1, 3:0:-1] as
+        # [[41, 42, 43], [21, 22, 23]] where numpy and TensorFlow give [[48, 47, 46], [28, 27, 26]])
         c = case(f"StridedSlice_{name}")
         c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", b, [3], "int32"), c.const("e", e, [3], "int32"),
                                    c.const("s", s, [3], "int32")], T=F, Index=I, begin_mask=bm, end_mask=em, shrink_axis_mask=sm,
