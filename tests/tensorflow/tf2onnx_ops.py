@@ -186,10 +186,10 @@ def cases():
         c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=1, rng=9)], T=I)
         c = case(op + "_int_negdiv")
         c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=-9, rng=8)], T=I)
-    for op, kw in (("Expm1", {}), ("Log1p", pos), ("IsInf", {})):
+    for op, kw in (("Expm1", {}), ("Log1p", pos), ("IsInf", {}), ("IsFinite", {})):
         c = case(op)
         src = c.placeholder("x", [2, 3, 4], **kw)
-        if op == "IsInf":  # 1 / x with zeros: inf
+        if op in ("IsInf", "IsFinite"):  # 1 / x with zeros: inf
             src = c.op("r", "RealDiv", [c.const("one", [1.0], []), c.op("f", "Floor", [src], T=F)], T=F)
         c.op("y", op, [src], T=F)
     for r, bias, alpha, beta in ((2, 1.0, 0.5, 0.75), (1, 2.0, 1e-4, 0.5)):
