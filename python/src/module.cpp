@@ -109,7 +109,8 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
     py::gil_scoped_release nogil;
     out = in_place ? g.d : std::make_shared<DocHolder>(copy_document(src.doc));
     out->source = src.source;
-    io::prepare_for_conversion(out->g());
+    const std::string from(out->g().type_str(out->g().root()));
+    io::prepare_for_conversion(out->g(), to);
     mapping::ConvertOptions co = io::default_convert_options();
     co.tags = tags;
     co.keep_unmapped = keep_unmapped;
@@ -121,6 +122,7 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
       io::add_default_tables(*own, tables);
     }
     rep = mapping::convert(out->g(), io::full_namespace(to), own ? *own : shared_tables(), *reg, co);
+    if (rep.ok()) io::finish_conversion(out->g(), from);  // (a TensorFlow graph: its outputs' names and types)
   }
   out->report = rep;
   if (!rep.ok() && !keep_unmapped) {

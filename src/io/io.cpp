@@ -12,6 +12,7 @@
 #include "amanda/frontends/tensorflow/from_graph_ports.h"
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/frontends/tensorflow/onnx_boundary.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
 
 namespace amanda::io {
@@ -22,6 +23,7 @@ void install_conventions() {
     ir::Conventions& c = ir::conventions();
     onnx_frontend::register_conventions(c);
     torch_frontend::register_conventions(c);
+    tf_frontend::register_conventions(c);
   });
 }
 
@@ -99,6 +101,9 @@ std::string full_namespace(const std::string& ns) { return ns.starts_with("amand
 
 void prepare_for_conversion(ir::Graph& g, const std::string& to, bool data_propagation) {
   install_conventions();
+  // A TensorFlow graph bound for ONNX gets graph ports from its placeholders and outputs.
+  if (g.type_str(g.root()).starts_with("amanda/tensorflow/") && (to.empty() || full_namespace(to).starts_with("amanda/onnx/")))
+    tf_frontend::make_onnx_boundary(g);
   if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   onnx_frontend::InferOptions o;
   o.write_attrs = false;
@@ -109,6 +114,19 @@ void prepare_for_conversion(ir::Graph& g, const std::string& to, bool data_propa
     onnx_frontend::infer_types(g, o);
   } catch (const std::exception&) {
     // A model libonnx cannot infer converts as before, with the types its file records.
+  }
+}
+
+void finish_conversion(ir::Graph& g, const std::string& from) {
+  install_conventions();
+  if (!from.starts_with("amanda/tensorflow/") || !g.type_str(g.root()).starts_with("amanda/onnx/")) return;
+  // The ops the tables made have no value names or types yet: the graph outputs need both.
+  tf_frontend::name_onnx_outputs(g);
+  onnx_frontend::InferOptions o;
+  o.write_attrs = true;
+  try {
+    onnx_frontend::infer_types(g, o);
+  } catch (const std::exception&) {
   }
 }
 

@@ -37,7 +37,7 @@ struct Checker {
   const schema::OpSchema* op_schema(const std::string& ns, const OpSpec& o, const Rule& r, const char* side) {
     const schema::OpSchema* s = nullptr;
     try {
-      s = reg.resolve(ns, o.type);
+      s = resolve_op(reg, t, ns, o.type);
     } catch (const std::exception& e) {
       error(o.loc, r, e.what());
       return nullptr;
@@ -129,7 +129,7 @@ struct Checker {
       if (r.when) uses(*r.when, captured, r.loc, r);
       if (r.unsupported) continue;
       std::vector<const schema::OpSchema*> ss;
-      for (const OpSpec& o : r.src.ops) ss.push_back(reg.resolve(t.src, o.type));
+      for (const OpSpec& o : r.src.ops) ss.push_back(resolve_op(reg, t, t.src, o.type));
       check_ops(t.dst, r.dst, r, false, captured, &r.src, &ss);
     }
   }

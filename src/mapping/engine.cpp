@@ -93,10 +93,10 @@ CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::v
   auto& rules = impl_->rules;
   // (A big table names the same few op types thousands of times: each resolved once.)
   absl::flat_hash_map<std::string, const schema::OpSchema*> src_schemas, dst_schemas;
-  auto resolve = [&reg](absl::flat_hash_map<std::string, const schema::OpSchema*>& cache, const std::string& ns,
-                        const std::string& type) {
+  auto resolve = [&reg, &t](absl::flat_hash_map<std::string, const schema::OpSchema*>& cache, const std::string& ns,
+                            const std::string& type) {
     auto it = cache.find(type);
-    if (it == cache.end()) it = cache.emplace(type, reg.resolve(ns, type)).first;
+    if (it == cache.end()) it = cache.emplace(type, resolve_op(reg, t, ns, type)).first;
     return it->second;
   };
   for (const Rule& r : t.rules) {

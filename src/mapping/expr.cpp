@@ -646,6 +646,14 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                       }};
     m["min"] = {"min(a, b)", "the smaller", 2, 2, [](const Args& a) { return num(a[1]) < num(a[0]) ? a[1] : a[0]; }};
     m["max"] = {"max(a, b)", "the larger", 2, 2, [](const Args& a) { return num(a[1]) > num(a[0]) ? a[1] : a[0]; }};
+    m["bits"] = {"bits(x, n)", "the n low bits of the integer x, least significant first: bits(6, 4) -> [0, 1, 1, 0] (bit masks)", 2, 2,
+                  [](const Args& a) {
+                    int64_t x = to_int(a[0]), n = to_int(a[1]);
+                    if (n < 0 || n > 64) throw EvalError("bits(): n must be 0..64");
+                    Value::List l;
+                    for (int64_t i = 0; i < n; ++i) l.emplace_back(int64_t((static_cast<uint64_t>(x) >> i) & 1u));
+                    return Value(std::move(l));
+                  }};
     m["abs"] = {"abs(x)", "absolute value", 1, 1, [](const Args& a) {
                   if (a[0].is_int() && a[0].as_int() == std::numeric_limits<int64_t>::min())
                     throw EvalError("abs(): the absolute value of -2^63 is not a 64-bit integer");

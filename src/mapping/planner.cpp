@@ -138,6 +138,11 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
     throw ParseError(t->loc, fmt::format("table {}: fixed_point is {} here but {} in {}", t->name(), t->fixed_point, have.fixed_point, have.file));
   // (one rule written for a list of types stands for several rules of the same name: the names
   // are checked against the tables already loaded only)
+  for (const auto& [k, v] : t->imports) {
+    auto [it, fresh] = have.imports.emplace(k, v);
+    if (!fresh && it->second != v)
+      throw ParseError(t->loc, fmt::format("table {}: import '{}' is {} here but {} in {}", t->name(), k, v, it->second, have.file));
+  }
   size_t before = have.rules.size();
   for (Rule& r : t->rules) {
     for (size_t i = 0; i < before; ++i)

@@ -385,9 +385,12 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     } else if (k == "only_for") {
       if (!v.is_seq() || v.items.empty()) throw ParseError(v.loc, "only_for must be a list of op types");
       for (const Tree& x : v.items) out->only_for.push_back(scalar_text(x, "", "only_for"));
+    } else if (k == "imports") {
+      if (!v.is_map()) throw ParseError(v.loc, "imports must be a map of prefix: namespace");
+      for (const auto& [pk, pv] : v.entries) out->imports[pk] = scalar_text(pv, "", "imports");
     } else if (k == "doc") {
     } else {
-      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, fixed_point, carry_attrs, constant, only_for, doc)");
+      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, fixed_point, carry_attrs, constant, only_for, imports, doc)");
     }
   }
   if (out->src.empty() || out->dst.empty()) throw ParseError(t->loc, "a table needs src and dst namespaces");
@@ -420,6 +423,12 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     }
   }
   return out;
+}
+
+const schema::OpSchema* resolve_op(schema::Registry& reg, const Table& t, const std::string& ns, const std::string& type) {
+  if (size_t c = type.find("::"); c != std::string::npos)
+    if (auto it = t.imports.find(type.substr(0, c)); it != t.imports.end()) return reg.resolve(it->second, type.substr(c + 2));
+  return reg.resolve(ns, type);
 }
 
 std::unique_ptr<Table> read_table(const std::string& path) {

@@ -11,6 +11,7 @@
 
 #include "amanda/frontends/onnx/functions.h"
 #include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/onnx_boundary.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
 #include "amanda/frontends/torch/torchscript.h"
 #include "amanda/ir/verify.h"
@@ -31,6 +32,7 @@ void load_tables(mapping::TableSet& set, const std::vector<std::string>& extra) 
 struct ConvertOpts {
   std::string in, out, to, report = "text", explain, format;
   std::vector<std::string> tables, tags;
+  std::vector<std::string> outputs;  // TensorFlow sources: the tensors that become ONNX graph outputs
   bool keep_unmapped = false, external_data = false, quiet = false;
   std::vector<std::string> input_shapes;
   std::vector<std::string> input_types;
@@ -115,6 +117,9 @@ int run_convert(const ConvertOpts& o) {
   std::string to = o.to;
   if (to.empty() && !o.out.empty() && (tf_frontend::is_tfjs_output_path(o.out) || tf_frontend::is_graphdef_path(o.out)))
     to = "amanda/tensorflow/2.2";  // a TF.js graph model or a GraphDef
+  const std::string source_ns(doc.graph.type_str(doc.graph.root()));
+  if (to.empty() || full_namespace(to).starts_with("amanda/onnx/"))
+    tf_frontend::make_onnx_boundary(doc.graph, o.outputs);  // (a TensorFlow graph: its placeholders and outputs)
   io::prepare_for_conversion(doc.graph, to);
   // Into TensorFlow, values no graph input changes (shapes computed with Shape -> Gather -> Concat,
   // masks built from Range, ...) are folded into constants first: TF.js runs fewer ops, and rules
@@ -172,6 +177,7 @@ int run_convert(const ConvertOpts& o) {
   if (!rep.ok() && !o.keep_unmapped && !torch_frontend::is_torchscript_path(o.in) &&
       full_namespace(to).starts_with("amanda/onnx/") && full_namespace(to) != core::kNamespace) {
     text::Document again = read_any(o.in, diags);
+    tf_frontend::make_onnx_boundary(again.graph, o.outputs);
     io::prepare_for_conversion(again.graph, o.to, true);
     size_t folded = 0;
     for (int round = 0; round < 8; ++round) {
@@ -200,6 +206,7 @@ int run_convert(const ConvertOpts& o) {
       }
     }
   }
+  if (rep.ok()) io::finish_conversion(doc.graph, source_ns);
   if (rep.ok() && full_namespace(to) == core::kNamespace) {
     // The typed core: every op typed by its registry rule, which also refuses what a table got
     // wrong (an implicit broadcast left in, a wrong element type).
@@ -292,6 +299,10 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->add_option("-o,--output", o->out, "Output document (.onnx, .yaml, .json); none: only report");
   c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out); default for a .onnx output: "
                 "the input's ONNX opset, or the first ONNX opset (from 13) the tables reach");
+  c->add_option("--outputs", o->outputs,
+                "TensorFlow input: the tensors that become the ONNX graph's outputs (node or node:k, comma-separated); default: "
+                "the TF.js signature's outputs, else every output of an op nobody reads")
+      ->delimiter(',');
   c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
   c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
   c->add_flag("--keep-unmapped", o->keep_unmapped, "Keep ops no rule maps as they are and write the output anyway");

@@ -64,5 +64,8 @@ std::string full_namespace(const std::string& ns);
 // computed in the graph), since the core table needs every shape.
 void prepare_for_conversion(ir::Graph& g, const std::string& to = {}, bool data_propagation = false);
 mapping::ConvertOptions default_convert_options();
+// After a conversion from namespace `from`: a TensorFlow graph now in ONNX gets its outputs' value
+// names and every value's inferred type and shape (value_info), which ONNX needs on graph outputs.
+void finish_conversion(ir::Graph& g, const std::string& from);
 
 }  // namespace amanda::io

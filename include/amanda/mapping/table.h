@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -90,6 +91,9 @@ struct Table {
   // `only_for: [TYPE, ...]`: every rule matches an op of one of these types, so a conversion of a
   // graph that has none of them need not read the file (TableSet defers it; docs/mapping-tables.md).
   std::vector<std::string> only_for;
+  // `imports: {PREFIX: NAMESPACE}`: a rule's op type `PREFIX::T` is op T of that namespace, as a
+  // graph's root `imports` says for ops of a second vocabulary it mixes in.
+  std::map<std::string, std::string> imports;
   std::string name() const { return src + " -> " + dst; }
 };
 
@@ -106,5 +110,9 @@ std::unique_ptr<Table> reverse_table(const Table& t);
 // attribute; templates use only refs the matcher captured. One diagnostic per problem, each
 // naming the rule, file and line.
 void check_table(const Table& t, schema::Registry& reg, Diagnostics& out);
+
+// The schema of op `type` of namespace `ns` (a table's src or dst), following the table's
+// `imports` for a `PREFIX::T` type. Null when there is none.
+const schema::OpSchema* resolve_op(schema::Registry& reg, const Table& t, const std::string& ns, const std::string& type);
 
 }  // namespace amanda::mapping

@@ -1,0 +1,40 @@
+// A TensorFlow graph (GraphDef or TF.js graph model) has no graph ports: its Placeholder ops are
+// the inputs, and the outputs are whatever the caller fetches. ONNX wants both on the graph. This
+// turns a graph in amanda/tensorflow/... into one with root ports, before the tables
+// tables/tensorflow/tf_2.2_onnx_13*.yaml convert its ops (docs/tensorflow.md, "Conversion to ONNX"):
+//
+// - every Placeholder becomes a root input port named as TF names its tensor ("input_1:0"), typed
+//   from its `dtype` and `shape` attributes (an unknown dimension becomes the symbol
+//   "<placeholder>_dim<i>", an ONNX dim_param; an unknown rank is refused);
+// - the outputs are, in this order of preference: the names given (`--outputs a,b:1`), the
+//   TF.js signature's outputs (root attr `tfjs`: `signature` or `userDefinedMetadata.signature`),
+//   else every data output of an op none of whose outputs anything reads (Const, Placeholder and
+//   NoOp excepted), in graph order; each becomes a root output port named "node:k";
+// - NoOp ops and control edges are dropped (ONNX runs by data flow alone), and the root attributes
+//   that only TensorFlow files carry (`tfjs`, `versions`, `library`, `imports`) are removed; a
+//   non-empty function library is refused (functional control flow is not converted).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "amanda/ir/conventions.h"
+#include "amanda/ir/graph.h"
+
+namespace amanda::tf_frontend {
+
+// Does nothing when the root is not in amanda/tensorflow/... or already has ports. Throws
+// amanda::Error naming the node when an output name or a placeholder cannot be used.
+void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& outputs = {});
+
+// After the tables ran: each root output's producer takes the output's name as its ONNX value
+// name (`@value`), so that the node writes the value the graph output names. Throws amanda::Error
+// naming an output that the rules left without a producer (an output of a TF op that its ONNX
+// form does not have: FusedBatchNorm's batch statistics).
+void name_onnx_outputs(ir::Graph& g);
+
+// TensorFlow's conventions for the framework-neutral layers: `Const` makes a constant (so that
+// mapping rules can read its tensor with `const:` and shape()).
+void register_conventions(ir::Conventions& c);
+
+}  // namespace amanda::tf_frontend

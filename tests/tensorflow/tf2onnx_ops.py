@@ -1,0 +1,430 @@
+#!/usr/bin/python3
+"""Per-op TF -> ONNX tests: many small single-op GraphDefs (text form, written here), each with
+attribute variants (padding, strides, dilations, data_format, masks, fused_ops, ...), made a TF.js
+graph model by `amanda fmt`, converted by `amanda convert` to ONNX 13, checked with onnx.checker,
+and run in TF.js (the reference) and onnxruntime-node on two seeds of random inputs
+(tests/tensorflow/js/tf2onnx_compare.js: within 1e-4 relative to max(1, |x|), integers exactly,
+not all zero).
+
+  tf2onnx_ops.py AMANDA WORKDIR [--only REGEX] [-v] [--plant]
+
+A case listed with refuse=... must be refused (exit 1, no output, the op named in the report).
+--plant runs the cases with a copy of the tables in which one rule is wrong (Sub made Add) and
+fails unless that case, and only cases using it, fail: the test can catch a wrong rule.
+"""
+import json, os, re, shutil, subprocess, sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+
+DT = {"float32": "DT_FLOAT", "int32": "DT_INT32", "bool": "DT_BOOL", "int64": "DT_INT64"}
+
+
+def shape_pb(shape):
+    return "shape { " + " ".join(f"dim {{ size: {d} }}" for d in shape) + " }"
+
+
+def attr_pb(k, v):
+    if isinstance(v, bool):
+        s = f"b: {'true' if v else 'false'}"
+    elif isinstance(v, int):
+        s = f"i: {v}"
+    elif isinstance(v, float):
+        s = f"f: {v}"
+    elif isinstance(v, str) and v.startswith("DT_"):
+        s = f"type: {v}"
+    elif isinstance(v, str):
+        s = f's: "{v}"'
+    elif isinstance(v, list) and all(isinstance(x, str) for x in v) and v:
+        s = "list { " + " ".join(f's: "{x}"' for x in v) + " }"
+    elif isinstance(v, list) and any(isinstance(x, float) for x in v):
+        s = "list { " + " ".join(f"f: {x}" for x in v) + " }"
+    elif isinstance(v, list):
+        s = "list { " + " ".join(f"i: {x}" for x in v) + " }"
+    else:
+        raise ValueError(v)
+    return f'attr {{ key: "{k}" value {{ {s} }} }}'
+
+
+class Case:
+    def __init__(self, name, refuse=None):
+        self.name, self.nodes, self.inputs, self.refuse = name, [], [], refuse
+        self.seed = sum(map(ord, name))
+
+    def placeholder(self, name, shape, dtype="float32", low=None, rng=None):
+        self.nodes.append(f'node {{ name: "{name}" op: "Placeholder" {attr_pb("dtype", DT[dtype])} '
+                          f'attr {{ key: "shape" value {{ {shape_pb(shape)} }} }} }}')
+        spec = {"name": name, "shape": shape, "dtype": dtype}
+        if low is not None:
+            spec.update(low=low, range=rng)
+        self.inputs.append(spec)
+        return name
+
+    def const(self, name, values, shape, dtype="float32"):
+        field = {"float32": "float_val", "int32": "int_val", "bool": "bool_val", "int64": "int64_val"}[dtype]
+        vals = " ".join(f"{field}: {('true' if v else 'false') if dtype == 'bool' else v}" for v in values)
+        self.nodes.append(f'node {{ name: "{name}" op: "Const" {attr_pb("dtype", DT[dtype])} attr {{ key: "value" value {{ tensor {{ '
+                          f'dtype: {DT[dtype]} tensor_shape {{ {" ".join(f"dim {{ size: {d} }}" for d in shape)} }} {vals} }} }} }} }}')
+        return name
+
+    def weights(self, name, shape):
+        # deterministic values in [-1, 1) (the case's seed)
+        n = 1
+        for d in shape:
+            n *= d
+        a = self.seed * 7919 + len(self.nodes)
+        vals = []
+        for _ in range(n):
+            a = (a * 1103515245 + 12345) % 2147483648
+            vals.append(round(a / 1073741824.0 - 1.0, 6))
+        return self.const(name, vals, shape)
+
+    def op(self, name, op, inputs, **attrs):
+        ins = " ".join(f'input: "{i}"' for i in inputs)
+        self.nodes.append(f'node {{ name: "{name}" op: "{op}" {ins} {" ".join(attr_pb(k, v) for k, v in attrs.items())} }}')
+        return name
+
+    def pbtxt(self):
+        return "\n".join(self.nodes) + "\nversions { producer: 1 }\n"
+
+
+F = "DT_FLOAT"
+I = "DT_INT32"
+
+
+def cases():
+    out = []
+
+    def case(name, refuse=None):
+        c = Case(name, refuse)
+        out.append(c)
+        return c
+
+    # ---- convolutions: padding, strides, dilations, explicit paddings, layouts, fused ops
+    for pad in ("SAME", "VALID"):
+        for st in (1, 2):
+            for dil in (1, 2):
+                if st > 1 and dil > 1:
+                    continue  # TF.js refuses strides and dilations both above 1
+                c = case(f"Conv2D_{pad}_s{st}_d{dil}")
+                c.op("y", "Conv2D", [c.placeholder("x", [1, 9, 8, 3]), c.weights("w", [3, 3, 3, 4])], T=F, padding=pad,
+                     strides=[1, st, st, 1], dilations=[1, dil, dil, 1], data_format="NHWC")
+                c = case(f"DepthwiseConv2dNative_{pad}_s{st}_d{dil}")
+                c.op("y", "DepthwiseConv2dNative", [c.placeholder("x", [1, 9, 8, 3]), c.weights("w", [3, 3, 3, 2])], T=F,
+                     padding=pad, strides=[1, st, st, 1], dilations=[1, dil, dil, 1], data_format="NHWC")
+    c = case("Conv2D_EXPLICIT")
+    c.op("y", "Conv2D", [c.placeholder("x", [1, 7, 6, 2]), c.weights("w", [2, 3, 2, 3])], T=F, padding="EXPLICIT",
+         explicit_paddings=[0, 0, 1, 2, 2, 1, 0, 0], strides=[1, 2, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("Conv2D_5x5_s2_even")
+    c.op("y", "Conv2D", [c.placeholder("x", [2, 10, 10, 3]), c.weights("w", [5, 5, 3, 2])], T=F, padding="SAME",
+         strides=[1, 2, 2, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    acts = [[], ["BiasAdd"], ["BiasAdd", "Relu"], ["BiasAdd", "Relu6"], ["BiasAdd", "Elu"], ["BiasAdd", "Sigmoid"],
+            ["BiasAdd", "LeakyRelu"], ["BiasAdd", "Prelu"]]
+    for fused in acts:
+        tag = "_".join(fused) or "none"
+        for pad, st in (("SAME", 2), ("VALID", 1)):
+            c = case(f"_FusedConv2D_{tag}_{pad}_s{st}")
+            args = [c.weights("b", [4])] if fused else []
+            if "Prelu" in fused:
+                args.append(c.weights("alpha", [4]))
+            extra = {"leakyrelu_alpha": 0.3} if "LeakyRelu" in fused else {}
+            c.op("y", "_FusedConv2D", [c.placeholder("x", [1, 8, 7, 3]), c.weights("w", [3, 3, 3, 4])] + args, T=F,
+                 padding=pad, strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC", fused_ops=fused,
+                 num_args=len(args), **extra)
+        if "LeakyRelu" in fused:
+            continue  # TF.js's FusedDepthwiseConv2dNative has no leakyrelu_alpha: it computes NaN
+        c = case(f"FusedDepthwiseConv2dNative_{tag}")
+        args = [c.weights("b", [6])] if fused else []
+        if "Prelu" in fused:
+            args.append(c.weights("alpha", [6]))
+        c.op("y", "FusedDepthwiseConv2dNative", [c.placeholder("x", [1, 8, 7, 3]), c.weights("w", [3, 3, 3, 2])] + args,
+             T=F, padding="SAME", strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC", fused_ops=fused,
+             num_args=len(args))
+        for tb in (False, True):
+            c = case(f"_FusedMatMul_{tag}_tb{int(tb)}")
+            args = [c.weights("b", [3])] if fused else []
+            if "Prelu" in fused:
+                args.append(c.weights("alpha", [3]))
+            extra = {"leakyrelu_alpha": 0.3} if "LeakyRelu" in fused else {}
+            c.op("y", "_FusedMatMul", [c.placeholder("a", [2, 5]), c.weights("w", [3, 5] if tb else [5, 3])] + args, T=F,
+                 transpose_a=False, transpose_b=tb, fused_ops=fused, num_args=len(args), **extra)
+    # ---- pooling
+    for op in ("MaxPool", "AvgPool"):
+        for pad in ("SAME", "VALID"):
+            for k, st in ((3, 2), (2, 2), (3, 1)):
+                c = case(f"{op}_{pad}_k{k}_s{st}")
+                c.op("y", op, [c.placeholder("x", [1, 9, 8, 3])], T=F, ksize=[1, k, k, 1], strides=[1, st, st, 1], padding=pad,
+                     data_format="NHWC")
+    # ---- matrix products
+    for ta in (False, True):
+        for tb in (False, True):
+            c = case(f"MatMul_ta{int(ta)}_tb{int(tb)}")
+            c.op("y", "MatMul", [c.placeholder("a", [5, 4] if ta else [4, 5]), c.placeholder("b", [3, 5] if tb else [5, 3])], T=F,
+                 transpose_a=ta, transpose_b=tb)
+    c = case("BatchMatMulV2")
+    c.op("y", "BatchMatMulV2", [c.placeholder("a", [2, 3, 4]), c.placeholder("b", [2, 4, 5])], T=F)
+    c = case("Einsum")
+    c.op("y", "Einsum", [c.placeholder("a", [2, 3, 4]), c.placeholder("b", [2, 4, 5])], T=F, N=2, equation="bij,bjk->bik")
+    # ---- elementwise
+    pos = dict(low=0.1, rng=2.0)
+    for op, kw in (("Exp", {}), ("Log", pos), ("Sqrt", pos), ("Rsqrt", pos), ("Abs", {}), ("Neg", {}), ("Reciprocal", pos),
+                   ("Floor", {}), ("Ceil", {}), ("Round", dict(low=-3.0, rng=6.0)), ("Sin", {}), ("Cos", {}), ("Tan", {}),
+                   ("Asin", {}), ("Acos", {}), ("Atan", {}), ("Sinh", {}), ("Cosh", {}), ("Asinh", {}), ("Acosh", dict(low=1.1, rng=2.0)),
+                   ("Atanh", {}), ("Erf", {}), ("Sign", {}), ("Sigmoid", {}), ("Tanh", {}), ("Square", {}), ("Relu", {}),
+                   ("Relu6", dict(low=-3.0, rng=12.0)), ("Elu", {}), ("Selu", {}), ("Softplus", {}), ("LeakyRelu", {}),
+                   ("Softmax", {}), ("LogSoftmax", {}), ("OnesLike", {})):
+        c = case(op)
+        extra = {"alpha": 0.1} if op == "LeakyRelu" else {}
+        c.op("y", op, [c.placeholder("x", [2, 3, 4], **kw)], T=F, **extra)
+    for op, kw in (("Add", {}), ("AddV2", {}), ("Sub", {}), ("Mul", {}), ("RealDiv", pos), ("Div", pos), ("Maximum", {}),
+                   ("Minimum", {}), ("Pow", pos), ("SquaredDifference", {}), ("FloorDiv", pos), ("FloorMod", pos),
+                   ("NotEqual", {}), ("Greater", {}), ("GreaterEqual", {}), ("Less", {}), ("LessEqual", {})):
+        c = case(op)
+        c.op("y", op, [c.placeholder("x", [2, 3, 4], **(pos if op == "Pow" else {})), c.placeholder("z", [3, 4], **kw)], T=F)
+    for op in ("FloorDiv", "FloorMod"):
+        c = case(op + "_int")
+        c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=1, rng=9)], T=I)
+        c = case(op + "_int_negdiv")
+        c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=-50, rng=100), c.placeholder("z", [3, 4], "int32", low=-9, rng=8)], T=I)
+    for op, kw in (("Expm1", {}), ("Log1p", pos), ("IsInf", {}), ("IsFinite", {})):
+        c = case(op)
+        src = c.placeholder("x", [2, 3, 4], **kw)
+        if op in ("IsInf", "IsFinite"):  # 1 / x with zeros: inf
+            src = c.op("r", "RealDiv", [c.const("one", [1.0], []), c.op("f", "Floor", [src], T=F)], T=F)
+        c.op("y", op, [src], T=F)
+    for r, bias, alpha, beta in ((2, 1.0, 0.5, 0.75), (1, 2.0, 1e-4, 0.5)):
+        c = case(f"LRN_r{r}")
+        c.op("y", "LRN", [c.placeholder("x", [1, 3, 4, 7], low=-2.0, rng=4.0)], T=F, depth_radius=r, bias=bias, alpha=alpha, beta=beta)
+    c = case("ZerosLike")  # (plus x: an all-zero output would prove nothing)
+    c.op("y", "AddV2", [c.op("z", "ZerosLike", [c.placeholder("x", [2, 3])], T=F), "x"], T=F)
+    c = case("IsNan")  # log of negative numbers: NaN
+    c.op("y", "IsNan", [c.op("l", "Log", [c.placeholder("x", [2, 3, 4])], T=F)], T=F)
+    for op in ("Equal", "NotEqual", "Greater", "GreaterEqual", "Less", "LessEqual"):
+        c = case(op + "_int")
+        c.op("y", op, [c.placeholder("x", [2, 3, 4], "int32", low=0, rng=3), c.placeholder("z", [3, 4], "int32", low=0, rng=3)], T=I)
+    for op in ("LogicalAnd", "LogicalOr"):
+        c = case(op)
+        c.op("y", op, [c.placeholder("x", [2, 3], "bool"), c.placeholder("z", [2, 3], "bool")])
+    c = case("LogicalNot")
+    c.op("y", "LogicalNot", [c.placeholder("x", [2, 3], "bool")])
+    c = case("AddN")
+    c.op("y", "AddN", [c.placeholder("a", [2, 3]), c.placeholder("b", [2, 3]), c.placeholder("d", [2, 3])], T=F, N=3)
+    c = case("ClipByValue")
+    c.op("y", "ClipByValue", [c.placeholder("x", [2, 3, 4]), c.const("lo", [-0.3], []), c.const("hi", [0.4], [])], T=F)
+    c = case("SelectV2")
+    c.op("y", "SelectV2", [c.placeholder("c", [3, 4], "bool"), c.placeholder("a", [2, 3, 4]), c.placeholder("b", [2, 3, 4])], T=F)
+    c = case("Cast_int32")
+    c.op("y", "Cast", [c.placeholder("x", [2, 3, 4], low=-5.0, rng=10.0)], SrcT=F, DstT=I)
+    c = case("BiasAdd")
+    c.op("y", "BiasAdd", [c.placeholder("x", [1, 4, 4, 3]), c.weights("b", [3])], T=F, data_format="NHWC")
+    c = case("FusedBatchNormV3")
+    c.op("bn", "FusedBatchNormV3", [c.placeholder("x", [1, 4, 5, 3]), c.weights("s", [3]), c.weights("o", [3]), c.weights("m", [3]),
+                                   c.const("v", [0.5, 1.5, 2.0], [3])], T=F, U=F, epsilon=0.001, is_training=False, data_format="NHWC")
+    c.op("y", "Identity", ["bn"], T=F)  # (the graph's output is y alone, not the statistics nobody reads)
+    # ---- reductions
+    for op in ("Mean", "Sum", "Max", "Min", "Prod"):
+        for axes, keep in (([1], False), ([1, 2], True), ([-1], False)):
+            c = case(f"{op}_{'_'.join(map(str, axes))}_k{int(keep)}")
+            c.op("y", op, [c.placeholder("x", [2, 3, 4]), c.const("a", axes, [len(axes)], "int32")], T=F, Tidx=I, keep_dims=keep)
+    for op in ("ArgMax", "ArgMin"):
+        for ax in (1, -1):
+            c = case(f"{op}_{ax}")
+            c.op("y", op, [c.placeholder("x", [2, 3, 4]), c.const("a", [ax], [], "int32")], T=F, Tidx=I, output_type=I)
+    c = case("TopKV2")
+    c.op("y", "TopKV2", [c.placeholder("x", [2, 7]), c.const("k", [3], [], "int32")], T=F, sorted=True)
+    c = case("Cumsum")
+    c.op("y", "Cumsum", [c.placeholder("x", [2, 5]), c.const("a", [1], [], "int32")], T=F, Tidx=I, exclusive=False, reverse=False)
+    c = case("Cumsum_exclusive_reverse")
+    c.op("y", "Cumsum", [c.placeholder("x", [2, 5]), c.const("a", [1], [], "int32")], T=F, Tidx=I, exclusive=True, reverse=True)
+    # ---- shapes and layout
+    c = case("Reshape")
+    c.op("y", "Reshape", [c.placeholder("x", [2, 3, 4]), c.const("s", [4, -1], [2], "int32")], T=F, Tshape=I)
+    c = case("Transpose")
+    c.op("y", "Transpose", [c.placeholder("x", [2, 3, 4]), c.const("p", [2, 0, 1], [3], "int32")], T=F, Tperm=I)
+    for axis in (0, -1):
+        c = case(f"ConcatV2_{axis}")
+        c.op("y", "ConcatV2", [c.placeholder("a", [2, 3]), c.placeholder("b", [2, 3]), c.const("ax", [axis], [], "int32")], T=F, N=2, Tidx=I)
+        c = case(f"Pack_{axis}")
+        c.op("y", "Pack", [c.placeholder("a", [2, 3]), c.placeholder("b", [2, 3]), c.placeholder("d", [2, 3])], T=F, N=3, axis=axis)
+        c = case(f"Unpack_{axis}")
+        c.op("y", "Unpack", [c.placeholder("x", [3, 2, 3])], T=F, num=3, axis=axis)
+        c.op("z", "AddN", ["y", "y:1", "y:2"], T=F, N=3)
+    c = case("Split")
+    c.op("y", "Split", [c.const("ax", [1], [], "int32"), c.placeholder("x", [2, 6])], T=F, num_split=3)
+    c.op("z", "ConcatV2", ["y:2", "y", "y:1", c.const("ax0", [0], [], "int32")], T=F, N=3, Tidx=I)
+    c = case("SplitV")
+    c.op("y", "SplitV", [c.placeholder("x", [2, 6]), c.const("s", [1, 2, 3], [3], "int32"), c.const("ax", [1], [], "int32")],
+         T=F, num_split=3, Tlen=I)
+    c.op("z", "Mul", ["y:2", c.const("k", [2.0], [])], T=F)
+    c = case("Slice")
+    c.op("y", "Slice", [c.placeholder("x", [3, 4, 5]), c.const("b", [1, 0, 2], [3], "int32"), c.const("s", [2, -1, 2], [3], "int32")],
+         T=F, Index=I)
+    for name, b, e, s, bm, em, sm in (("plain", [0, 1, 1], [2, 3, 4], [1, 1, 1], 0, 0, 0),
+                                      ("step2", [0, 0, 1], [3, 4, 5], [1, 2, 2], 0, 0, 0),
+                                      ("masks", [1, 2, 3], [2, 3, 4], [1, 1, 1], 5, 3, 0),
+                                      ("neg", [-2, 0, -3], [3, -1, 5], [1, 1, 1], 0, 0, 0),
+                                      ("shrink", [1, 0, 2], [2, 4, 3], [1, 1, 1], 2, 2, 5),
+                                      ("shrink_last", [0, -1, 0], [3, 0, 5], [1, 1, 1], 5, 5, 2),
+                                      ("reverse", [0, 0, 0], [0, 0, 0], [-1, 1, -2], 7, 7, 0),
+                                      ("negstep", [2, 3, -1], [0, 0, 1], [-1, -2, -1], 0, 0, 0),
+                                      ("negstep_masks", [1, 2, 3], [0, 0, 0], [-1, -1, 2], 2, 5, 0)):
+        # (not a shrunk axis beside negative strides: TF.js 4.22 computes x[2:0:-1, 1, 3:0:-1] as
+        # [[41, 42, 43], [21, 22, 23]] where numpy and TensorFlow give [[48, 47, 46], [28, 27, 26]])
+        c = case(f"StridedSlice_{name}")
+        c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", b, [3], "int32"), c.const("e", e, [3], "int32"),
+                                   c.const("s", s, [3], "int32")], T=F, Index=I, begin_mask=bm, end_mask=em, shrink_axis_mask=sm,
+             ellipsis_mask=0, new_axis_mask=0)
+    c = case("StridedSlice_ellipsis", refuse="StridedSlice")
+    c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", [0, 1], [2], "int32"), c.const("e", [0, 3], [2], "int32"),
+                               c.const("s", [1, 1], [2], "int32")], T=F, Index=I, ellipsis_mask=1)
+    c = case("GatherV2")
+    c.op("y", "GatherV2", [c.placeholder("x", [4, 5]), c.const("i", [3, 0, 2], [3], "int32"), c.const("ax", [1], [], "int32")],
+         Tparams=F, Tindices=I, Taxis=I, batch_dims=0)
+    c = case("GatherNd")
+    c.op("y", "GatherNd", [c.placeholder("x", [4, 5, 2]), c.const("i", [3, 1, 0, 4], [2, 2], "int32")], Tparams=F, Tindices=I)
+    c = case("Pad")
+    c.op("y", "Pad", [c.placeholder("x", [2, 3, 4]), c.const("p", [0, 1, 2, 0, 1, 1], [3, 2], "int32")], T=F, Tpaddings=I)
+    c = case("PadV2")
+    c.op("y", "PadV2", [c.placeholder("x", [2, 3]), c.const("p", [1, 1, 2, 0], [2, 2], "int32"), c.const("v", [0.5], [])], T=F, Tpaddings=I)
+    c = case("MirrorPad_REFLECT")
+    c.op("y", "MirrorPad", [c.placeholder("x", [3, 4]), c.const("p", [1, 2, 2, 1], [2, 2], "int32")], T=F, Tpaddings=I, mode="REFLECT")
+    c = case("MirrorPad_SYMMETRIC", refuse="MirrorPad")
+    c.op("y", "MirrorPad", [c.placeholder("x", [3, 4]), c.const("p", [1, 2, 2, 1], [2, 2], "int32")], T=F, Tpaddings=I, mode="SYMMETRIC")
+    c = case("Tile")
+    c.op("y", "Tile", [c.placeholder("x", [2, 3]), c.const("m", [2, 3], [2], "int32")], T=F, Tmultiples=I)
+    for d in (0, -1):
+        c = case(f"ExpandDims_{d}")
+        c.op("y", "ExpandDims", [c.placeholder("x", [2, 3]), c.const("d", [d], [], "int32")], T=F, Tdim=I)
+    c = case("Squeeze")
+    c.op("y", "Squeeze", [c.placeholder("x", [2, 1, 3, 1])], T=F, squeeze_dims=[1])
+    c = case("Squeeze_all")
+    c.op("y", "Squeeze", [c.placeholder("x", [2, 1, 3, 1])], T=F, squeeze_dims=[])
+    c = case("Shape")
+    c.op("s", "Shape", [c.placeholder("x", [2, 3, 4])], T=F, out_type=I)
+    c.op("y", "Cast", ["s"], SrcT=I, DstT=F)
+    c = case("Fill")
+    c.op("y", "Fill", [c.const("d", [2, 3], [2], "int32"), c.placeholder("v", [])], T=F, index_type=I)
+    c = case("Range")
+    c.op("y", "Range", [c.const("a", [1.0], []), c.const("b", [4.0], []), c.placeholder("d", [], low=0.5, rng=1.0)], Tidx=F)
+    c = case("ReverseV2")
+    c.op("y", "ReverseV2", [c.placeholder("x", [2, 3, 4]), c.const("a", [1, 2], [2], "int32")], T=F, Tidx=I)
+    c = case("BroadcastTo")
+    c.op("y", "BroadcastTo", [c.placeholder("x", [3, 1]), c.const("s", [2, 3, 4], [3], "int32")], T=F, Tidx=I)
+    c = case("OneHot")
+    c.op("y", "OneHot", [c.placeholder("i", [2, 3], "int32", low=0, rng=5), c.const("d", [4], [], "int32"), c.const("on", [2.0], []),
+                         c.const("off", [-1.0], [])], T=F, TI=I, axis=-1)
+    c = case("Where")
+    c.op("w", "Where", [c.placeholder("x", [3, 4], "bool")], T="DT_BOOL")
+    c.op("y", "Cast", ["w"], SrcT="DT_INT64", DstT=I)
+    c = case("DepthToSpace")  # (TF.js has no SpaceToDepth: its rule is not checked here)
+    c.op("y", "DepthToSpace", [c.placeholder("x", [1, 2, 4, 8])], T=F, block_size=2, data_format="NHWC")
+    for op in ("ResizeBilinear", "ResizeNearestNeighbor"):
+        for ac, hp in ((False, False), (True, False), (False, True)):
+            for size in ((7, 9), (3, 2)):
+                c = case(f"{op}_ac{int(ac)}_hp{int(hp)}_{size[0]}x{size[1]}")
+                c.op("y", op, [c.placeholder("x", [1, 4, 5, 2]), c.const("s", list(size), [2], "int32")], T=F, align_corners=ac,
+                     half_pixel_centers=hp)
+    # ---- refused, with the op named
+    c = case("NonMaxSuppressionV5", refuse="NonMaxSuppressionV5")
+    c.op("y", "NonMaxSuppressionV5", [c.placeholder("b", [5, 4]), c.placeholder("s", [5]), c.const("m", [3], [], "int32"),
+                                      c.const("iou", [0.5], []), c.const("st", [0.1], []), c.const("sg", [0.0], [])], T=F)
+    for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
+        c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")
+        c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, size, size, 2], [4], "int32"), c.weights("w", [3, 3, 2, 3]),
+                                          c.placeholder("x", [1, 5, 5, 3])], T=F, padding=pad, strides=[1, st, st, 1],
+             dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("Unique", refuse="Unique")
+    c.op("y", "Unique", [c.placeholder("x", [5])], T=F, out_idx=I)
+    return out
+
+
+def main():
+    args = sys.argv[1:]
+    verbose = "-v" in args
+    plant = "--plant" in args
+    only = None
+    if "--only" in args:
+        only = re.compile(args[args.index("--only") + 1])
+    pos = [a for i, a in enumerate(args) if not a.startswith("-") and (i == 0 or args[i - 1] != "--only")]
+    amanda, work = os.path.abspath(pos[0]), os.path.abspath(pos[1])
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    env = dict(os.environ)
+    if plant:
+        # a copy of the tables with one wrong rule: Sub computes Add
+        tables = os.path.join(work, "tables")
+        shutil.copytree(os.path.join(ROOT, "tables"), tables)
+        p = os.path.join(tables, "tensorflow", "tf_2.2_onnx_13.yaml")
+        text = open(p).read()
+        assert 'dst: {graph: "c = Sub(a, b)"}' in text
+        open(p, "w").write(text.replace('dst: {graph: "c = Sub(a, b)"}', 'dst: {graph: "c = Add(a, b)"}'))
+        env["AMANDA_TABLES_DIR"] = tables
+    import onnx
+    todo, failures, refused_ok, converted = [], [], 0, 0
+    for c in cases():
+        if only and not only.search(c.name):
+            continue
+        d = os.path.join(work, c.name)
+        os.makedirs(d)
+        with open(os.path.join(d, "graph.pbtxt"), "w") as f:
+            f.write(c.pbtxt())
+        r = subprocess.run([amanda, "fmt", "graph.pbtxt", "-o", "model.json"], cwd=d, capture_output=True, text=True)
+        if r.returncode:
+            failures.append(f"{c.name}: amanda fmt failed: {r.stderr.strip()}")
+            continue
+        r = subprocess.run([amanda, "convert", "model.json", "-o", "model.onnx"], cwd=d, capture_output=True, text=True, env=env)
+        if c.refuse:
+            if r.returncode == 1 and not os.path.exists(os.path.join(d, "model.onnx")) and re.search(rf"^\s+{c.refuse}\s", r.stdout, re.M):
+                refused_ok += 1
+            else:
+                failures.append(f"{c.name}: should be refused naming {c.refuse}; exit {r.returncode}: {r.stdout.strip()} {r.stderr.strip()}")
+            continue
+        if r.returncode:
+            failures.append(f"{c.name}: not converted: {(r.stdout + r.stderr).strip()}")
+            continue
+        try:
+            m = onnx.load(os.path.join(d, "model.onnx"))
+            onnx.checker.check_model(m, full_check=True)
+        except Exception as e:
+            failures.append(f"{c.name}: onnx.checker: {e}")
+            continue
+        converted += 1
+        todo.append({"name": c.name, "tfjs": f"{c.name}/model.json", "onnx": f"{c.name}/model.onnx", "inputs": c.inputs})
+    with open(os.path.join(work, "cases.json"), "w") as f:
+        json.dump(todo, f)
+    r = subprocess.run(["node", os.path.join(HERE, "js", "tf2onnx_compare.js"), "cases", os.path.join(work, "cases.json")],
+                       capture_output=True, text=True)
+    matched = 0
+    worst = 0.0
+    for line in r.stdout.splitlines():
+        if not line.startswith("{"):
+            continue
+        res = json.loads(line)
+        if res["ok"]:
+            matched += 1
+            worst = max(worst, res["max_diff"])
+            if verbose:
+                print(f"ok   {res['name']}: max diff {res['max_diff']:.3g} ({res['values']} values)")
+        else:
+            failures.append(f"{res['name']}: {res.get('error')}")
+    if len([l for l in r.stdout.splitlines() if l.startswith("{")]) != len(todo):
+        failures.append(f"the comparison ran {len(r.stdout.splitlines())} of {len(todo)} cases: {r.stderr[-2000:]}")
+    total = len(todo) + refused_ok + len([f for f in failures if ": should be refused" in f])
+    print(f"{matched} of {len(todo)} converted cases match TF.js (worst relative difference {worst:.3g}); "
+          f"{refused_ok} refused as expected; {len(failures)} failures")
+    for f in failures:
+        print("FAIL " + f)
+    if plant:
+        # the planted rule must be caught: the Sub case (and nothing that does not use Sub) fails
+        bad = [f.split(":")[0] for f in failures]
+        if bad == ["Sub"] or (bad and all("Sub" in b for b in bad)):
+            print(f"the planted wrong rule (Sub as Add) was caught by: {', '.join(bad)}")
+            return 0
+        print("the planted wrong rule was not caught as expected")
+        return 1
+    shutil.rmtree(work, ignore_errors=True) if not failures else None
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
