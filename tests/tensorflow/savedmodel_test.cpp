@@ -136,7 +136,7 @@ TEST(Bundle, TensorsRoundTrip) {
   ASSERT_TRUE(e.ParseFromString(kv[2].second));
   EXPECT_EQ(e.offset(), 24);  // (entry 2 is "b", after a's 24 bytes)
   EXPECT_EQ(e.size(), 4);
-  EXPECT_EQ(e.crc32c(), crc32c_mask(crc32c(f.data.data() + 4, 4)));
+  EXPECT_EQ(e.crc32c(), crc32c_mask(crc32c(f.data.data() + 24, 4)));
 }
 
 void drop_saved_model_attr(text::Document& d) { d.graph.erase_attr(d.graph.root(), d.graph.sym("saved_model")); }
@@ -383,6 +383,68 @@ TEST_F(BadSavedModel, DataCrcWrong) {
   bad[0] = static_cast<char>(bad[0] ^ 1);
   put_data(bad);
   expect_refused("entry 'conv/bias'", "crc32c");
+}
+
+// Issue 18's bad inputs for .pb and TF.js that tfjs_test.cpp / graphdef_test.cpp do not run
+// through the tool: a tensor whose byte length disagrees with its shape in a .pb, a real model's
+// .pb cut short, a shard that is a symbolic link out of the folder, an absolute shard path.
+class BadIssue18 : public ::testing::Test {
+ protected:
+  void expect_refused(const fs::path& in, const fs::path& out, const std::string& needle) {
+    int rc = run(std::string(AMANDA_BINARY) + " fmt " + in.string() + " -o " + out.string() + " 2>" + (tmp_.path / "err.txt").string());
+    EXPECT_EQ(rc, 1);
+    std::string err = test_files::slurp(tmp_.path / "err.txt");
+    EXPECT_NE(err.find(needle), std::string::npos) << err;
+    EXPECT_NE(err.find(in.filename().string()), std::string::npos) << err;
+    EXPECT_FALSE(fs::exists(out));
+  }
+  TempDir tmp_{"issue18"};
+};
+
+TEST_F(BadIssue18, PbTensorLengthDisagreesWithShape) {
+  tensorflow::GraphDef g;
+  auto* n = g.add_node();
+  n->set_name("w");
+  n->set_op("Const");
+  (*n->mutable_attr())["dtype"].set_type(tensorflow::DT_FLOAT);
+  auto* t = (*n->mutable_attr())["value"].mutable_tensor();
+  t->set_dtype(tensorflow::DT_FLOAT);
+  t->mutable_tensor_shape()->add_dim()->set_size(4);
+  t->set_tensor_content(std::string(12, '\1'));
+  test_files::spit(tmp_.path / "bad.pb", serialize(g));
+  expect_refused(tmp_.path / "bad.pb", tmp_.path / "out.pb", "node 'w', attribute 'value': tensor_content holds 12 bytes, but shape [4] of float32 needs 16");
+  expect_refused(tmp_.path / "bad.pb", tmp_.path / "out/", "tensor_content holds 12 bytes");  // (nor a SavedModel)
+}
+
+TEST_F(BadIssue18, HumanPbCutShort) {
+  fs::path m = models_dir() / "blazeface.json";
+  ASSERT_TRUE(fs::exists(m)) << "run scripts/install-deps.sh";
+  std::string pb = export_graph_bytes(read_tfjs(m.string()));
+  for (size_t cut : {size_t(100), pb.size() / 2, pb.size() - 5}) {
+    test_files::spit(tmp_.path / "cut.pb", pb.substr(0, cut));
+    expect_refused(tmp_.path / "cut.pb", tmp_.path / "out.pb", "cut.pb: error");
+  }
+}
+
+TEST_F(BadIssue18, TfjsShardLinkOutOfTheFolder) {
+  fs::path m = models_dir() / "emotion.json";
+  ASSERT_TRUE(fs::exists(m)) << "run scripts/install-deps.sh";
+  fs::create_directories(tmp_.path / "m");
+  test_files::spit(tmp_.path / "m" / "model.json", test_files::slurp(m));
+  test_files::spit(tmp_.path / "secret.bin", test_files::slurp(models_dir() / "emotion.bin"));
+  fs::create_symlink(tmp_.path / "secret.bin", tmp_.path / "m" / "emotion.bin");
+  expect_refused(tmp_.path / "m" / "model.json", tmp_.path / "out" / "model.json", "outside the model's folder");
+}
+
+TEST_F(BadIssue18, TfjsAbsoluteShardPath) {
+  fs::path m = models_dir() / "emotion.json";
+  ASSERT_TRUE(fs::exists(m)) << "run scripts/install-deps.sh";
+  std::string j = test_files::slurp(m);
+  size_t p = j.find("\"emotion.bin\"");
+  ASSERT_NE(p, std::string::npos);
+  j.replace(p, 13, "\"" + (models_dir() / "emotion.bin").string() + "\"");
+  test_files::spit(tmp_.path / "m" / "model.json", j);
+  expect_refused(tmp_.path / "m" / "model.json", tmp_.path / "out" / "model.json", "leaves the model's folder");
 }
 
 }  // namespace

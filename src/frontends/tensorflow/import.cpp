@@ -241,7 +241,14 @@ class Importer {
         mutable_->mutable_attr()->at(key).mutable_tensor()->clear_tensor_content();
         moved = true;
       }
-      std::optional<AttrOut> out = attr_from_proto(v, awhere, moved ? &content : nullptr);
+      std::optional<AttrOut> out;
+      try {
+        out = attr_from_proto(v, awhere, moved ? &content : nullptr);
+      } catch (const ParseError&) {
+        throw;
+      } catch (const Error& e) {
+        throw Error(opt_.file_name + ": error: " + e.what());  // (values.cpp names the node and attribute, not the file)
+      }
       bool exact = out.has_value();
       // Scalars convert exactly by construction; the other kinds are rebuilt and compared.
       bool scalar = actual == AttrKind::S || actual == AttrKind::I || actual == AttrKind::F || actual == AttrKind::B ||
