@@ -3,6 +3,7 @@
 #include <charconv>
 
 #include <absl/container/flat_hash_map.h>
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -403,7 +404,13 @@ class Importer {
 text::Document import_graph(const tf::GraphDef& g, const ImportOptions& options) { return Importer(g, options).run(); }
 
 text::Document import_graph_bytes(std::string_view bytes, const ImportOptions& options) {
-  tf::GraphDef g;
+  // On an arena: thousands of small messages allocated in blocks and freed at once (the heap's
+  // malloc/free of every NodeDef and AttrValue was a fifth of the import's time).
+  google::protobuf::ArenaOptions ao;
+  ao.start_block_size = 64 * 1024;
+  ao.max_block_size = 1024 * 1024;
+  google::protobuf::Arena arena(ao);
+  tf::GraphDef& g = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
   return Importer(g, options, /*owned=*/true).run();
