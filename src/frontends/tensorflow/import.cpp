@@ -152,7 +152,7 @@ class Importer {
     for (const auto& [out, ref] : ret) {
       PortId dst = g_.find_output(fg, g_.sym(out));
       if (!dst) fail(where, "ret names '" + out + "', which is not an output argument");
-      PortId src = resolve(fg, ref, true, &args, where + "ret '" + out + "'");
+      PortId src = resolve(fg, ref, true, &args, [&] { return where + "ret '" + out + "'"; });
       g_.connect(src, dst);
     }
     names_ = nullptr;
@@ -173,8 +173,13 @@ class Importer {
     std::vector<Pending> pending;
     pending.reserve(nodes.size());
     int index = 0;
+    // (Message prefixes are built in one reused buffer: a string per node and attribute was a tenth
+    // of the import's time.)
+    std::string where;
     for (const auto& n : nodes) {
-      std::string where = where_prefix + (n.name().empty() ? "node #" + std::to_string(index) : "node '" + n.name() + "'");
+      where.assign(where_prefix);
+      if (n.name().empty()) where += "node #" + std::to_string(index);
+      else where.append("node '").append(n.name()).append("'");
       ++index;
       if (n.name().empty()) fail(where, "a node without a name");
       if (names.contains(n.name())) fail(where, "a second node of that name");
@@ -215,7 +220,10 @@ class Importer {
       }
       pending.push_back({op, &n});
     }
-    for (const auto& p : pending) inputs(scope, p.op, *p.node, args, where_prefix + "node '" + p.node->name() + "'");
+    for (const auto& p : pending) {
+      where.assign(where_prefix).append("node '").append(p.node->name()).append("'");
+      inputs(scope, p.op, *p.node, args, where);
+    }
   }
 
   // Node attributes, in key order (the map's order in the file is not kept by protobuf).
@@ -228,10 +236,11 @@ class Importer {
     for (const auto& kv : n.attr()) items.push_back(&kv);
     std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
     Value::Map kinds;
+    std::string awhere;
     for (const auto* kv : items) {
       const std::string& key = kv->first;
       const tf::AttrValue& v = kv->second;
-      std::string awhere = where + ", attribute '" + key + "'";
+      awhere.assign(where).append(", attribute '").append(key).append("'");
       if (key.empty() || key[0] == '@') fail(awhere, "an attribute name Amanda cannot hold");
       AttrKind actual = kind_of(v);
       // A tensor's bytes move to the IR (no copy); the rest of the proto is compared below.
@@ -303,7 +312,7 @@ class Importer {
         continue;
       }
       PortId dst = g_.add_input(op, g_.sym(port_names[k++]));
-      PortId src = resolve(scope, in, function, args, where + ", input '" + in + "'");
+      PortId src = resolve(scope, in, function, args, [&] { return where + ", input '" + in + "'"; });
       g_.connect(src, dst);
       std::string canonical = ref_of(src, scope, function);
       if (canonical != in) g_.set_attr(dst, s_ref_, Value(in));
@@ -352,30 +361,32 @@ class Importer {
   }
 
   // "node" / "node:k" (GraphDef), "arg" / "node:out:k" (function body) -> the output port.
+  // `where_fn()` gives the message prefix, built only for a message.
+  template <class WhereFn>
   PortId resolve(OpId scope, std::string_view ref, bool function, const absl::flat_hash_map<std::string, PortId>* args,
-                 const std::string& where) {
-    if (ref.empty()) fail(where, "an empty input");
+                 const WhereFn& where_fn) {
+    if (ref.empty()) fail(where_fn(), "an empty input");
     size_t c1 = ref.find(':');
     std::string_view node = ref.substr(0, c1);
     if (function && c1 == std::string_view::npos) {
       auto a = args->find(std::string(node));
-      if (a == args->end()) fail(where, "names no input argument of the function");
+      if (a == args->end()) fail(where_fn(), "names no input argument of the function");
       return a->second;
     }
     auto it = names_->find(std::string(node));
-    if (it == names_->end()) fail(where, "names no node");
+    if (it == names_->end()) fail(where_fn(), "names no node");
     OpId op = it->second;
     if (!function) {
       uint32_t k = 0;
-      if (c1 != std::string_view::npos && !parse_index(ref.substr(c1 + 1), k)) fail(where, "a bad output index");
-      return output_at(op, k, where);
+      if (c1 != std::string_view::npos && !parse_index(ref.substr(c1 + 1), k)) fail(where_fn(), "a bad output index");
+      return output_at(op, k, where_fn);
     }
     std::string_view rest = ref.substr(c1 + 1);
     size_t c2 = rest.find(':');
     std::string_view arg = rest.substr(0, c2);
     uint32_t k = 0;
-    if (c2 != std::string_view::npos && !parse_index(rest.substr(c2 + 1), k)) fail(where, "a bad output index");
-    if (arg.empty()) fail(where, "an empty output name");
+    if (c2 != std::string_view::npos && !parse_index(rest.substr(c2 + 1), k)) fail(where_fn(), "a bad output index");
+    if (arg.empty()) fail(where_fn(), "an empty output name");
     std::string listed = std::string(arg) + "." + std::to_string(k);
     if (PortId p = g_.find_output(op, g_.sym(listed))) return p;
     if (k == 0)
@@ -384,15 +395,16 @@ class Importer {
     bool declared = false;
     if (sig)
       for (const auto& a : sig->outputs) declared |= a.name == arg && a.list;
-    if (sig && !declared) fail(where, "names no output of op " + std::string(g_.type_str(op)));
-    if (k > kEagerListLimit * 16) fail(where, "an output index too large");
+    if (sig && !declared) fail(where_fn(), "names no output of op " + std::string(g_.type_str(op)));
+    if (k > kEagerListLimit * 16) fail(where_fn(), "an output index too large");
     return g_.add_output(op, g_.sym(listed));  // a list output longer than its attribute said, or an unknown op's
   }
 
-  PortId output_at(OpId op, uint32_t k, const std::string& where) {
+  template <class WhereFn>
+  PortId output_at(OpId op, uint32_t k, const WhereFn& where_fn) {
     auto outs = g_.outputs(op);
     if (k < outs.size()) return outs[k];
-    if (k > kEagerListLimit * 16) fail(where, "an output index too large");
+    if (k > kEagerListLimit * 16) fail(where_fn(), "an output index too large");
     PortId p;
     for (size_t i = outs.size(); i <= k; ++i) p = g_.add_output(op, g_.sym("output." + std::to_string(i)));
     return p;
