@@ -419,8 +419,8 @@ text::Document import_graph_bytes(std::string_view bytes, const ImportOptions& o
   // On an arena: thousands of small messages allocated in blocks and freed at once (the heap's
   // malloc/free of every NodeDef and AttrValue was a fifth of the import's time).
   google::protobuf::ArenaOptions ao;
-  ao.start_block_size = 64 * 1024;
-  ao.max_block_size = 1024 * 1024;
+  ao.start_block_size = 16 * 1024;
+  ao.max_block_size = 64 * 1024;  // (below malloc's mmap threshold: blocks of a MB were mapped and faulted in every time)
   google::protobuf::Arena arena(ao);
   tf::GraphDef& g = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
   if (bytes.size() > static_cast<size_t>(INT32_MAX) || !g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
