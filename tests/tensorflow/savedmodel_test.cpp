@@ -12,7 +12,13 @@
 #include <filesystem>
 
 #include "../../src/frontends/tensorflow/bundle.h"
+#include "../../src/frontends/tensorflow/tfjs_json.h"
 #include "../../src/frontends/tensorflow/values.h"
+
+#include <google/protobuf/util/json_util.h>
+#include <google/protobuf/util/message_differencer.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/savedmodel.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
@@ -218,6 +224,58 @@ TEST(SavedModel, SplicedExportIsProtobufsSerialisation) {
   std::string whole = serialize(g);
   text::Document d = import_graph_bytes(whole);
   EXPECT_EQ(export_graph_bytes(d), whole);
+}
+
+// The TF.js topology reader (tfjs_json.cpp) against protobuf's JSON reader: the same GraphDef on
+// every human model (all of them through it, none falling back), every TF.js fuzz seed, and cases
+// it must leave to protobuf.
+TEST(TfjsJson, SameGraphDefAsProtobufsReader) {
+  auto same = [](const rapidjson::Value& topo, bool expect_fast) {
+    rapidjson::StringBuffer sb;
+    rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+    topo.Accept(w);
+    tensorflow::GraphDef want, got;
+    bool pb_ok = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &want).ok();
+    bool fast = graphdef_from_json(topo, got);
+    EXPECT_EQ(fast, expect_fast) << std::string(sb.GetString(), std::min<size_t>(sb.GetSize(), 300));
+    if (fast) {
+      EXPECT_TRUE(pb_ok);
+      std::string diff;
+      google::protobuf::util::MessageDifferencer md;
+      md.ReportDifferencesToString(&diff);
+      EXPECT_TRUE(md.Compare(want, got)) << diff.substr(0, 600);
+      EXPECT_TRUE(serialize(want) == serialize(got));
+    }
+  };
+  auto list = models();
+  ASSERT_GE(list.size(), 6u);
+  for (const auto& m : list) {
+    SCOPED_TRACE(m.filename().string());
+    rapidjson::Document d;
+    std::string text = test_files::slurp(m);
+    d.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str());
+    same(d["modelTopology"], true);
+  }
+  fs::path corpus = fs::path(AMANDA_TEST_DATA).parent_path() / "fuzz" / "corpus" / "tensorflow";
+  for (const auto& e : fs::directory_iterator(corpus)) {
+    std::string b = test_files::slurp(e.path());
+    if (b.empty() || b[0] != 'j') continue;
+    std::string json = b.substr(1, b.find('\0') == std::string::npos ? std::string::npos : b.find('\0') - 1);
+    rapidjson::Document d;
+    d.Parse<rapidjson::kParseFullPrecisionFlag>(json.c_str());
+    if (d.IsObject() && d.HasMember("modelTopology")) same(d["modelTopology"], true);
+  }
+  for (const char* fallback : {R"({"node":[{"name":"a","op":"Const","experimentalDebugInfo":{}}]})",
+                               R"({"node":[{"name":"a","op":"X","attr":{"f":{"f":"NaN"}}}]})",
+                               R"({"node":[{"name":"a","name":"b","op":"X"}]})",
+                               R"({"node":[{"name":"a","op":"X","attr":{"s":{"s":"a-_b"}}}]})",
+                               R"({"library":{"function":[]}})", R"({"node":[{"name":null}]})",
+                               R"({"node":[{"name":"a","op":"X","attr":{"i":{"i":"12x"}}}]})",
+                               R"({"node":[{"name":"a","op":"X","attr":{"t":{"type":"DT_NOPE"}}}]})"}) {
+    rapidjson::Document d;
+    d.Parse(fallback);
+    same(d, false);
+  }
 }
 
 // The tool: model.pb -> dir/ -> back.pb gives the same bytes; inspect and verify read the folder.

@@ -24,6 +24,7 @@
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda_tf_graph.pb.h"
+#include "tfjs_json.h"
 #include "values.h"
 
 namespace amanda::tf_frontend {
@@ -220,15 +221,19 @@ class TfjsImporter {
     // The topology: protobuf's JSON form of a GraphDef (whose nesting protobuf limits to 100;
     // checked first, as writing it back out below recurses).
     if (too_deep(topo->value, 0)) fail("modelTopology nests more than 100 deep");
-    rapidjson::StringBuffer sb;
-    {
-      rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-      topo->value.Accept(w);
-    }
     tf::GraphDef gd;
-    google::protobuf::util::JsonParseOptions po;
-    auto st = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &gd, po);
-    if (!st.ok()) fail("modelTopology is not a GraphDef: " + std::string(st.message()));
+    // Straight from the tree for what TF.js's converter writes; anything else through protobuf's
+    // own JSON reader (tfjs_json.cpp).
+    if (!detail::graphdef_from_json(topo->value, gd)) {
+      rapidjson::StringBuffer sb;
+      {
+        rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+        topo->value.Accept(w);
+      }
+      google::protobuf::util::JsonParseOptions po;
+      auto st = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &gd, po);
+      if (!st.ok()) fail("modelTopology is not a GraphDef: " + std::string(st.message()));
+    }
     // The weights' Const nodes hold only a dtype and a shape in the topology: taken out before the
     // import (which would fill them with zeros), checked against the manifest in attach().
     if (auto m = d.FindMember("weightsManifest"); m != d.MemberEnd() && m->value.IsArray()) {
