@@ -485,27 +485,40 @@ class TfjsImporter {
       bool exact = true;
       const bool f16 = s.q.dtype == "float16", u8 = s.q.dtype == "uint8", to_int = s.dtype == "int32";
       const double qmax = u8 ? 255 : 65535;
-      for (uint64_t i = 0; i < count; ++i) {
+      // One quantised value (a float16's bits, or q) -> its 4 bytes; true when quantising them
+      // again gives q back.
+      auto decode = [&](uint32_t q, char* dst) {
         if (f16) {
-          uint16_t h;
-          std::memcpy(&h, data + 2 * i, 2);
-          float f = half_to_float(h);
-          std::memcpy(out.data() + 4 * i, &f, 4);
-          exact &= float_to_half(f) == h;
-          continue;
+          float f = half_to_float(static_cast<uint16_t>(q));
+          std::memcpy(dst, &f, 4);
+          return float_to_half(f) == q;
         }
-        uint32_t q = u8 ? data[i] : uint32_t(data[2 * i] | (data[2 * i + 1] << 8));
         double v = double(q) * s.q.scale + s.q.min;
         if (to_int) {
           double r = std::round(v);  // (clamped: a cast of an out-of-range double is undefined)
           int32_t x = r >= 2147483647.0 ? INT32_MAX : r <= -2147483648.0 ? INT32_MIN : static_cast<int32_t>(r);
-          std::memcpy(out.data() + 4 * i, &x, 4);
-          exact &= requantize(double(x), s.q.min, s.q.scale, qmax) == q;
-        } else {
-          float f = to_float(v);
-          std::memcpy(out.data() + 4 * i, &f, 4);
-          exact &= requantize(double(f), s.q.min, s.q.scale, qmax) == q;
+          std::memcpy(dst, &x, 4);
+          return requantize(double(x), s.q.min, s.q.scale, qmax) == q;
         }
+        float f = to_float(v);
+        std::memcpy(dst, &f, 4);
+        return requantize(double(f), s.q.min, s.q.scale, qmax) == q;
+      };
+      auto q_at = [&](uint64_t i) { return u8 ? uint32_t(data[i]) : uint32_t(data[2 * i] | (data[2 * i + 1] << 8)); };
+      const uint64_t range = u8 ? 256 : 65536;
+      if (count >= range) {
+        // Every element is one of `range` values: each decoded once (a division and a rounding
+        // per element was most of reading a quantised model).
+        std::vector<uint32_t> value(range);
+        std::vector<uint8_t> ok(range);
+        for (uint32_t q = 0; q < range; ++q) ok[q] = decode(q, reinterpret_cast<char*>(&value[q]));
+        for (uint64_t i = 0; i < count; ++i) {
+          uint32_t q = q_at(i);
+          std::memcpy(out.data() + 4 * i, &value[q], 4);
+          exact &= ok[q] != 0;
+        }
+      } else {
+        for (uint64_t i = 0; i < count; ++i) exact &= decode(q_at(i), out.data() + 4 * i);
       }
       t = ir::Tensor::from_bytes(dt, s.shape, std::move(out));
       if (!exact)
