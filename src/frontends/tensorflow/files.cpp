@@ -27,6 +27,9 @@ bool is_graphdef_path(std::string_view path) {
 
 text::Document read_graph(const std::string& path) {
   if (is_saved_model_path(path)) return read_saved_model(path);
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec))
+    throw Error(path + ": error: a directory without saved_model.pb (not a SavedModel)");
   auto bytes = map_file(path);
   ImportOptions o;
   o.file_name = path;

@@ -149,7 +149,9 @@ class Importer {
     // ret: output argument -> the tensor that feeds it.
     std::vector<std::pair<std::string, std::string>> ret(f.ret().begin(), f.ret().end());
     std::sort(ret.begin(), ret.end());
-    for (const auto& [out, ref] : ret) {
+    for (const auto& entry : ret) {
+      const std::string& out = entry.first;  // (a lambda may not capture a structured binding before C++20's clang 16)
+      const std::string& ref = entry.second;
       PortId dst = g_.find_output(fg, g_.sym(out));
       if (!dst) fail(where, "ret names '" + out + "', which is not an output argument");
       PortId src = resolve(fg, ref, true, &args, [&] { return where + "ret '" + out + "'"; });

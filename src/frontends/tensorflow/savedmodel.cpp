@@ -131,7 +131,15 @@ void default_signature(const ir::Graph& g, tf::SignatureDef& s) {
     for (size_t k = 0; k < outs.size(); ++k) {
       if (g.is_control(outs[k]) || g.first_out_edge(outs[k])) continue;
       std::string key = outs.size() == 1 ? name : name + ":" + std::to_string(k);
-      (*s.mutable_outputs())[key].set_name(name + ":" + std::to_string(k));
+      tf::TensorInfo& t = (*s.mutable_outputs())[key];
+      t.set_name(name + ":" + std::to_string(k));
+      // The dtype when the op says it in one attribute (T or dtype: Identity, Softmax, ...).
+      for (const char* a : {"T", "dtype"})
+        if (const Value* d = attr(op, a); d && d->is_string() && outs.size() == 1)
+          if (auto dt = dtype_from_name(d->as_string())) {
+            t.set_dtype(*dt);
+            break;
+          }
     }
   }
 }
