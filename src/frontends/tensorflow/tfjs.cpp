@@ -504,7 +504,8 @@ class TfjsImporter {
         std::memcpy(dst, &f, 4);
         return requantize(double(f), s.q.min, s.q.scale, qmax) == q;
       };
-      auto q_at = [&](uint64_t i) { return u8 ? uint32_t(data[i]) : uint32_t(data[2 * i] | (data[2 * i + 1] << 8)); };
+      const uint8_t* bytes_in = data;  // (a lambda may not capture a structured binding before clang 16)
+      auto q_at = [&](uint64_t i) { return u8 ? uint32_t(bytes_in[i]) : uint32_t(bytes_in[2 * i] | (bytes_in[2 * i + 1] << 8)); };
       const uint64_t range = u8 ? 256 : 65536;
       if (count >= range) {
         // Every element is one of `range` values: each decoded once (a division and a rounding
