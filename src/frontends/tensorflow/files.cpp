@@ -20,16 +20,13 @@ std::string lower_ext(std::string_view path) {
 }  // namespace
 
 bool is_graphdef_path(std::string_view path) {
-  if (is_saved_model_path(path) || is_saved_model_output_path(path)) return true;
+  if (is_saved_model_path(path)) return true;
   std::string ext = lower_ext(path);
   return ext == ".pb" || ext == ".pbtxt";
 }
 
 text::Document read_graph(const std::string& path) {
   if (is_saved_model_path(path)) return read_saved_model(path);
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec))
-    throw Error(path + ": error: a directory without saved_model.pb (not a SavedModel)");
   auto bytes = map_file(path);
   ImportOptions o;
   o.file_name = path;
@@ -38,7 +35,7 @@ text::Document read_graph(const std::string& path) {
 }
 
 void write_graph(const text::Document& doc, const std::string& path) {
-  if (is_saved_model_output_path(path)) return write_saved_model(doc, path);
+  if (is_saved_model_output_path(path)) return write_saved_model(doc, path);  // (a path named saved_model.pb)
   std::string bytes = lower_ext(path) == ".pbtxt" ? export_graph_text(doc) : export_graph_bytes(doc);
   write_file_atomic(path, bytes);
 }
