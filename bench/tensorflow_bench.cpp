@@ -44,6 +44,20 @@ void register_all() {
         benchmark::DoNotOptimize(out);
       }
     })->Unit(benchmark::kMillisecond);
+    // The two halves, for profiling (scripts/tf_speed.sh reports only their sum).
+    benchmark::RegisterBenchmark(("amanda_import_pb/" + name).c_str(), [pb](benchmark::State& st) {
+      for (auto _ : st) {
+        auto doc = amanda::tf_frontend::import_graph_bytes(*pb);
+        benchmark::DoNotOptimize(doc);
+      }
+    })->Unit(benchmark::kMillisecond);
+    auto doc = std::make_shared<amanda::text::Document>(amanda::tf_frontend::import_graph_bytes(*pb));
+    benchmark::RegisterBenchmark(("amanda_export_pb/" + name).c_str(), [doc](benchmark::State& st) {
+      for (auto _ : st) {
+        std::string out = amanda::tf_frontend::export_graph_bytes(*doc);
+        benchmark::DoNotOptimize(out);
+      }
+    })->Unit(benchmark::kMillisecond);
     std::string path = m.string();
     benchmark::RegisterBenchmark(("amanda_read_tfjs/" + name).c_str(), [path](benchmark::State& st) {
       for (auto _ : st) {

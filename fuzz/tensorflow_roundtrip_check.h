@@ -1,7 +1,8 @@
 // The property the TensorFlow fuzz target checks, shared with the gtest that replays its corpus
 // (tests/tensorflow/fuzz_corpus_test.cpp). The first byte picks the reader: 'b' a binary GraphDef,
 // 't' its text form, 'j' a TF.js model.json, a NUL byte, then the bytes every shard path it names
-// reads. Any input is either refused with an amanda::ParseError/Error, or it imports, verifies
+// reads; 's' a SavedModel: two 4-byte little-endian lengths, saved_model.pb, variables.index of
+// those lengths, then the data shard. Any input is either refused with an amanda::ParseError/Error, or it imports, verifies
 // without crashing, exports, re-imports to an equal graph, and exports again to the same bytes.
 #pragma once
 
@@ -10,15 +11,63 @@
 #include <string_view>
 
 #include "amanda/frontends/tensorflow/graphdef.h"
+#include "amanda/frontends/tensorflow/savedmodel.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 
 namespace amanda::fuzz {
 
+// 's': import, export, import the written files: an equal graph, and the same files again.
+inline std::string saved_model_roundtrip_problem(std::string_view body) {
+  if (body.size() < 8) return "";
+  auto u32 = [&](size_t at) {
+    return uint32_t(uint8_t(body[at])) | uint32_t(uint8_t(body[at + 1])) << 8 | uint32_t(uint8_t(body[at + 2])) << 16 |
+           uint32_t(uint8_t(body[at + 3])) << 24;
+  };
+  uint64_t a = u32(0), b = u32(4);
+  if (8 + a + b > body.size()) return "";
+  std::string_view pb = body.substr(8, a), index = body.substr(8 + a, b);
+  auto data = make_buffer(std::string(body.substr(8 + a + b)));
+  std::unique_ptr<text::Document> doc;
+  try {
+    doc = std::make_unique<text::Document>(tf_frontend::import_saved_model(pb, index, data, "sm"));
+  } catch (const ParseError&) {
+    return "";
+  } catch (const Error&) {
+    return "";
+  }
+  Diagnostics problems;
+  ir::verify(doc->graph, problems);
+  tf_frontend::SavedModelFiles files, twice;
+  std::unique_ptr<text::Document> again;
+  try {
+    files = tf_frontend::export_saved_model(*doc);
+  } catch (const std::exception& e) {
+    return std::string("an imported SavedModel does not export: ") + e.what();
+  }
+  try {
+    again = std::make_unique<text::Document>(
+        tf_frontend::import_saved_model(files.saved_model_pb, files.index, make_buffer(files.data), "sm"));
+  } catch (const std::exception& e) {
+    return std::string("the exported SavedModel does not import: ") + e.what();
+  }
+  if (std::string d = ir::first_difference(doc->graph, again->graph); !d.empty())
+    return "SavedModel export and re-import changed the graph: " + d;
+  try {
+    twice = tf_frontend::export_saved_model(*again);
+  } catch (const std::exception& e) {
+    return std::string("the re-imported SavedModel does not export: ") + e.what();
+  }
+  if (twice.saved_model_pb != files.saved_model_pb || twice.index != files.index || twice.data != files.data)
+    return "the second SavedModel export is not identical to the first";
+  return "";
+}
+
 inline std::string tensorflow_roundtrip_problem(std::string_view input) {
   if (input.empty()) return "";
   char mode = input[0];
+  if (mode == 's') return saved_model_roundtrip_problem(input.substr(1));
   std::string_view body = input.substr(1);
   std::shared_ptr<const Buffer> shard = make_buffer("");
   if (mode == 'j') {

@@ -10,16 +10,18 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 models=$root/tests/tensorflow/js/node_modules/@vladmandic/human/models
 out=$(mktemp -d)
-"$build/bench/tensorflow_bench" --benchmark_min_time=0.5 --benchmark_format=json >"$out/bench.json" 2>/dev/null
+"$build/bench/tensorflow_bench" --benchmark_filter='^(protobuf_parse_serialize|amanda_import_export_pb|amanda_read_tfjs)/' --benchmark_min_time=0.5 --benchmark_format=json >"$out/bench.json" 2>/dev/null
 node "$root/tests/tensorflow/js/tfjs_run.js" load-time $(ls "$models"/*.json | grep -v '/models.json$') >"$out/tfjs.json" 2>/dev/null
 /usr/bin/python3 - "$out/bench.json" "$out/tfjs.json" <<'PY'
 import json, sys
-bench = {b["name"]: b["cpu_time"] for b in json.load(open(sys.argv[1]))["benchmarks"]}
+runs = json.load(open(sys.argv[1]))["benchmarks"]
+bench = {b["name"]: b["cpu_time"] for b in runs}
+size = {b["name"].split("/")[1]: b.get("bytes", 0) / 1e6 for b in runs if b["name"].startswith("protobuf_parse_serialize/")}
 tfjs = json.load(open(sys.argv[2]))
 print("| model | .pb MB | protobuf parse+serialize ms | amanda import+export ms | ratio | TF.js load ms | amanda read_tfjs ms | ratio |")
 print("|---|---|---|---|---|---|---|---|")
 for m in sorted(tfjs):
     p, a, r = bench["protobuf_parse_serialize/" + m], bench["amanda_import_export_pb/" + m], bench["amanda_read_tfjs/" + m]
-    print("| %s | | %.1f | %.1f | %.2f | %.1f | %.1f | %.2f |" % (m, p, a, a / p, tfjs[m], r, r / tfjs[m]))
+    print("| %s | %.1f | %.2f | %.2f | %.2f | %.1f | %.1f | %.2f |" % (m, size.get(m, 0), p, a, a / p, tfjs[m], r, r / tfjs[m]))
 PY
 rm -rf "$out"

@@ -13,6 +13,7 @@
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/namespaces.h"
 #include "amanda/frontends/tensorflow/onnx_boundary.h"
+#include "amanda/frontends/tensorflow/savedmodel.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
 
 namespace amanda::io {
@@ -53,6 +54,11 @@ std::string write_any(const text::Document& doc, const std::string& path, text::
   if (tf_frontend::is_tfjs_output_path(path) && doc.kind == text::Document::Kind::Graph &&
       doc.graph.type_str(doc.graph.root()).starts_with("amanda/tensorflow/")) {
     tf_frontend::write_tfjs(doc, path);  // a TensorFlow graph written to model.json: a TF.js graph model
+    return "";
+  }
+  if (tf_frontend::is_saved_model_output_path(path) && doc.kind == text::Document::Kind::Graph &&
+      doc.graph.type_str(doc.graph.root()).starts_with("amanda/tensorflow/")) {
+    tf_frontend::write_saved_model(doc, path);  // a TensorFlow graph written to a folder: a SavedModel
     return "";
   }
   if (tf_frontend::is_graphdef_path(path)) {

@@ -29,7 +29,15 @@ TEST(TensorflowFuzzCorpus, EveryFileHoldsTheProperty) {
     if (p.filename().string().rfind("regress", 0) != 0) {
       std::string_view body = std::string_view(bytes).substr(1);
       try {
-        if (bytes[0] == 'j') {
+        if (bytes[0] == 's') {
+          auto u32 = [&](size_t at) {
+            uint32_t v = 0;
+            for (int i = 3; i >= 0; --i) v = (v << 8) | uint8_t(body[at + i]);
+            return v;
+          };
+          uint32_t a = u32(0), b = u32(4);
+          tf_frontend::import_saved_model(body.substr(8, a), body.substr(8 + a, b), make_buffer(std::string(body.substr(8 + a + b))), "sm");
+        } else if (bytes[0] == 'j') {
           size_t z = body.find('\0');
           auto shard = make_buffer(std::string(body.substr(z + 1)));
           tf_frontend::import_tfjs(body.substr(0, z), [&](const std::string&) { return shard; });
@@ -44,7 +52,7 @@ TEST(TensorflowFuzzCorpus, EveryFileHoldsTheProperty) {
       }
     }
   }
-  EXPECT_GE(imported, 6u);
+  EXPECT_GE(imported, 9u);
 }
 
 }  // namespace

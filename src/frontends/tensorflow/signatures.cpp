@@ -47,8 +47,8 @@ void Signatures::add_function(const tensorflow::OpDef& def) {
 }
 
 const OpSignature* Signatures::find(std::string_view op) {
-  if (auto it = functions_.find(std::string(op)); it != functions_.end()) return &it->second;
-  if (auto it = cache_.find(std::string(op)); it != cache_.end()) return it->second.schema ? &it->second : nullptr;
+  if (auto it = functions_.find(absl::string_view(op.data(), op.size())); it != functions_.end()) return &it->second;
+  if (auto it = cache_.find(absl::string_view(op.data(), op.size())); it != cache_.end()) return it->second.schema ? &it->second : nullptr;
   schema::Registry& reg = tf_registry();
   OpSignature sig;
   if (const schema::OpSchema* s = reg.resolve(kTensorflowNamespace, op)) sig = from_schema(*s, false);

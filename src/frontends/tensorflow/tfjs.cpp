@@ -24,6 +24,7 @@
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda_tf_graph.pb.h"
+#include "tfjs_json.h"
 #include "values.h"
 
 namespace amanda::tf_frontend {
@@ -220,15 +221,19 @@ class TfjsImporter {
     // The topology: protobuf's JSON form of a GraphDef (whose nesting protobuf limits to 100;
     // checked first, as writing it back out below recurses).
     if (too_deep(topo->value, 0)) fail("modelTopology nests more than 100 deep");
-    rapidjson::StringBuffer sb;
-    {
-      rapidjson::Writer<rapidjson::StringBuffer> w(sb);
-      topo->value.Accept(w);
-    }
     tf::GraphDef gd;
-    google::protobuf::util::JsonParseOptions po;
-    auto st = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &gd, po);
-    if (!st.ok()) fail("modelTopology is not a GraphDef: " + std::string(st.message()));
+    // Straight from the tree for what TF.js's converter writes; anything else through protobuf's
+    // own JSON reader (tfjs_json.cpp).
+    if (!detail::graphdef_from_json(topo->value, gd)) {
+      rapidjson::StringBuffer sb;
+      {
+        rapidjson::Writer<rapidjson::StringBuffer> w(sb);
+        topo->value.Accept(w);
+      }
+      google::protobuf::util::JsonParseOptions po;
+      auto st = google::protobuf::util::JsonStringToMessage(std::string(sb.GetString(), sb.GetSize()), &gd, po);
+      if (!st.ok()) fail("modelTopology is not a GraphDef: " + std::string(st.message()));
+    }
     // The weights' Const nodes hold only a dtype and a shape in the topology: taken out before the
     // import (which would fill them with zeros), checked against the manifest in attach().
     if (auto m = d.FindMember("weightsManifest"); m != d.MemberEnd() && m->value.IsArray()) {
@@ -480,27 +485,41 @@ class TfjsImporter {
       bool exact = true;
       const bool f16 = s.q.dtype == "float16", u8 = s.q.dtype == "uint8", to_int = s.dtype == "int32";
       const double qmax = u8 ? 255 : 65535;
-      for (uint64_t i = 0; i < count; ++i) {
+      // One quantised value (a float16's bits, or q) -> its 4 bytes; true when quantising them
+      // again gives q back.
+      auto decode = [&](uint32_t q, char* dst) {
         if (f16) {
-          uint16_t h;
-          std::memcpy(&h, data + 2 * i, 2);
-          float f = half_to_float(h);
-          std::memcpy(out.data() + 4 * i, &f, 4);
-          exact &= float_to_half(f) == h;
-          continue;
+          float f = half_to_float(static_cast<uint16_t>(q));
+          std::memcpy(dst, &f, 4);
+          return float_to_half(f) == q;
         }
-        uint32_t q = u8 ? data[i] : uint32_t(data[2 * i] | (data[2 * i + 1] << 8));
         double v = double(q) * s.q.scale + s.q.min;
         if (to_int) {
           double r = std::round(v);  // (clamped: a cast of an out-of-range double is undefined)
           int32_t x = r >= 2147483647.0 ? INT32_MAX : r <= -2147483648.0 ? INT32_MIN : static_cast<int32_t>(r);
-          std::memcpy(out.data() + 4 * i, &x, 4);
-          exact &= requantize(double(x), s.q.min, s.q.scale, qmax) == q;
-        } else {
-          float f = to_float(v);
-          std::memcpy(out.data() + 4 * i, &f, 4);
-          exact &= requantize(double(f), s.q.min, s.q.scale, qmax) == q;
+          std::memcpy(dst, &x, 4);
+          return requantize(double(x), s.q.min, s.q.scale, qmax) == q;
         }
+        float f = to_float(v);
+        std::memcpy(dst, &f, 4);
+        return requantize(double(f), s.q.min, s.q.scale, qmax) == q;
+      };
+      const uint8_t* bytes_in = data;  // (a lambda may not capture a structured binding before clang 16)
+      auto q_at = [&](uint64_t i) { return u8 ? uint32_t(bytes_in[i]) : uint32_t(bytes_in[2 * i] | (bytes_in[2 * i + 1] << 8)); };
+      const uint64_t range = u8 ? 256 : 65536;
+      if (count >= range) {
+        // Every element is one of `range` values: each decoded once (a division and a rounding
+        // per element was most of reading a quantised model).
+        std::vector<uint32_t> value(range);
+        std::vector<uint8_t> ok(range);
+        for (uint32_t q = 0; q < range; ++q) ok[q] = decode(q, reinterpret_cast<char*>(&value[q]));
+        for (uint64_t i = 0; i < count; ++i) {
+          uint32_t q = q_at(i);
+          std::memcpy(out.data() + 4 * i, &value[q], 4);
+          exact &= ok[q] != 0;
+        }
+      } else {
+        for (uint64_t i = 0; i < count; ++i) exact &= decode(q_at(i), out.data() + 4 * i);
       }
       t = ir::Tensor::from_bytes(dt, s.shape, std::move(out));
       if (!exact)

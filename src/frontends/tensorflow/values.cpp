@@ -409,7 +409,8 @@ void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tf::TensorProt
     for (uint64_t i = 0; i < n; ++i) add_typed(out, t.dtype, t.data + i * esize);
     return;
   }
-  if (t.size && !without_content) out.set_tensor_content(t.data, t.size);
+  // (assign: one copy; set_tensor_content(ptr, n) made a std::string and then copied it again)
+  if (t.size && !without_content) out.mutable_tensor_content()->assign(reinterpret_cast<const char*>(t.data), t.size);
 }
 
 std::string_view kind_name(AttrKind k) {
