@@ -110,6 +110,25 @@ void prepare_for_conversion(ir::Graph& g, const std::string& to, bool data_propa
   // A TensorFlow graph bound for ONNX gets graph ports from its placeholders and outputs.
   if (g.type_str(g.root()).starts_with("amanda/tensorflow/") && (to.empty() || full_namespace(to).starts_with("amanda/onnx/")))
     tf_frontend::make_onnx_boundary(g);
+  if (g.type_str(g.root()).starts_with("amanda/pytorch/")) {
+    // Op outputs without a type (a graph from a text file, or from the libtorch reader where
+    // libtorch's own propagation knew no shape): the PyTorch namespace's inference (the
+    // libtorch-free reader's shape rules over the IR) types them, so that rules that read a rank or
+    // an element type apply. Graphs the readers typed in full pay only this scan.
+    bool untyped = false;
+    auto type_key = g.sym("@type");
+    for (ir::OpId op = g.first_child(g.root()); op && !untyped; op = g.next_sibling(op)) {
+      std::string_view t = g.type_str(op);
+      if (t == "prim::Constant" || t == "prim::ListConstruct") continue;
+      for (ir::PortId p : g.outputs(op))
+        if (!g.is_control(p) && !g.port_type(p) && !g.attr(p, type_key)) untyped = true;
+    }
+    if (untyped) {
+      static const std::unique_ptr<schema::Registry> reg = default_registry();
+      if (const schema::NamespaceSchema* ns = reg->find(g.type_str(g.root()))) torch_frontend::infer_types(g, *ns);
+    }
+    return;
+  }
   if (!g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   onnx_frontend::InferOptions o;
   o.write_attrs = false;

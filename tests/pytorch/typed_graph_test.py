@@ -97,6 +97,45 @@ def compare(mine, theirs):
     return found, bad
 
 
+UNTYPED = {"graph": {"name": "mini", "namespace": "amanda/pytorch/1.13",
+                     "input_ports": [{"name": "x", "attrs": {"graph_input": True, "type": "float32", "shape": [2, 3]}}],
+                     "output_ports": [{"name": "y"}],
+                     "ops": [{"type": "aten::abs", "name": "a", "input_ports": [{"name": "self"}], "output_ports": [{"name": "result", "attrs": {"@value": "ax"}}]},
+                             {"type": "aten::relu6", "name": "r", "input_ports": [{"name": "self"}], "output_ports": [{"name": "result", "attrs": {"@value": "y"}}]}],
+                     "edges": [{"output_port": {"op": "mini", "port": "x"}, "input_port": {"op": "a", "port": "self"}},
+                               {"output_port": {"op": "a", "port": "result"}, "input_port": {"op": "r", "port": "self"}},
+                               {"output_port": {"op": "r", "port": "result"}, "input_port": {"op": "mini", "port": "y"}}]}}
+
+
+def untyped_graph_converts(amanda):
+    """The mapping engine uses the namespace's inference: a PyTorch graph from a text file whose op
+    outputs carry no types (aten::abs -> aten::relu6, whose rule needs its input's element type)
+    converts to ONNX, and onnxruntime gives torch's relu6(abs(x))."""
+    with tempfile.TemporaryDirectory() as tmp:
+        src, out = os.path.join(tmp, "mini.json"), os.path.join(tmp, "mini.onnx")
+        json.dump(UNTYPED, open(src, "w"))
+        r = subprocess.run([amanda, "convert", src, "--to", "onnx/13", "-o", out], capture_output=True, text=True)
+        if r.returncode != 0:
+            return [f"an untyped PyTorch graph does not convert: {r.stderr[-300:]}"]
+        x = (torch.arange(6, dtype=torch.float32).reshape(2, 3) - 2.5) * 3
+        x.numpy().tofile(os.path.join(tmp, "x.bin"))
+        jobs = os.path.join(tmp, "jobs.json")
+        json.dump([{"model": out, "inputs": {"x": {"file": os.path.join(tmp, "x.bin"), "shape": [2, 3]}},
+                    "out": os.path.join(tmp, "res")}], open(jobs, "w"))
+        ROOT = os.path.dirname(os.path.dirname(HERE))
+        r = subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run_typed.js"), jobs], capture_output=True, text=True)
+        import numpy as np
+        try:
+            got = np.fromfile(os.path.join(tmp, "res.0.bin"), dtype=np.float32).reshape(2, 3)
+        except Exception as e:  # noqa: BLE001
+            return [f"onnxruntime did not run the converted untyped graph: {r.stderr[-300:]} {e}"]
+        want = torch.nn.functional.relu6(x.abs()).numpy()
+        if not np.allclose(got, want, atol=1e-6) or not want.any():
+            return [f"the converted untyped graph computes {got.tolist()}, torch {want.tolist()}"]
+        print("untyped PyTorch graph: converts through the namespace's inference, onnxruntime matches torch")
+        return []
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("amanda")
@@ -157,6 +196,7 @@ def main():
                     failures.append(f"{name} ({reader}): untyped outputs: {untyped[:5]}")
                 if bad:
                     failures.append(f"{name} ({reader}): {len(bad)} types differ from torch's: {bad[:5]}")
+    failures += untyped_graph_converts(a.amanda)
     print(f"total: {totals[0]} of {totals[1]} typed op outputs found in torch's run")
     for f in failures:
         print("FAIL:", f)
