@@ -95,23 +95,26 @@ lowered"):
   and says so in its report. That converts swin_t to opsets 9 and 10 (160 values folded, about 0.8 s
   more, paid only by conversions the first attempt refused).
 
-**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 2`, Release, issue
-13, session 9, on libonnx-testdata as Debian ships it): 925 node tests, 9,273 conversions: 8,450
-match onnxruntime (46 of them the node tests' expected outputs, where onnxruntime's own float32
-DFT/STFT of the original is off by up to 1.6e-4; or, where onnxruntime cannot run the original, the
-expected outputs), 266 unverified (the inputs or outputs are sequences or optionals, the model
-draws random numbers, or neither onnxruntime nor the expected outputs can check it), 0 mismatches
-(worst relative difference 2.7e-06), 0 checker failures, 0 crashes, 0 "not yet", 0 "no rule"; 557
-refused (381 naming a condition, 176 an op the target lacks): **8,716 converted (94.0%)**; 91.1%
-at the start of session 9 (+170 the `_expanded` SoftmaxCrossEntropyLoss tests, whose inner
-NegativeLogLikelihoodLoss is now expanded with the types our inference gives intermediate values;
-+48 SequenceMap to 13..16; +16 STFT; +150 the opset-9 elementwise lowerings, ...).
+**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 1`, Release, issue
+13, end of session 9, on libonnx-testdata as Debian ships it): 925 node tests, 9,273 conversions:
+8,490 match onnxruntime (48 of them the node tests' expected outputs, where onnxruntime's own
+float32 DFT/STFT of the original is off by up to 1.6e-4; or, where onnxruntime cannot run the
+original, the expected outputs), 282 unverified (the inputs or outputs are sequences or optionals,
+the model draws random numbers, or neither onnxruntime nor the expected outputs can check it), 0
+mismatches (worst relative difference 2.7e-06), 0 checker failures, 0 crashes, 0 "not yet", 0 "no
+rule"; 501 refused (381 naming a condition, 120 an op the target lacks): **8,772 converted
+(94.6%)**; 91.1% at the start of session 9 (+170 the `_expanded` SoftmaxCrossEntropyLoss tests,
+whose inner NegativeLogLikelihoodLoss is now expanded with the types our inference gives
+intermediate values; +48 SequenceMap to 13..16; +20 STFT; +150 the opset-9 elementwise lowerings;
+NonZero, Compress, Scatter, MaxUnpool, Range below 9; the integer and quantized products below 10;
+Det below 11).
 
 The biggest refusals left: Loop/If carrying sequences or optional sequences to opsets that lack
-those types (90, impossible), NonZero below 9 (34), ReduceSum with axes at run time below 13 (30),
-Slice with axes at run time below 10 (27), NonMaxSuppression below 10 (27), bfloat16 Casts below
-13 (36, impossible), Unique below 11 (20), StringNormalizer below 10 (18, impossible), GridSample's
-reflection/bicubic (18), optionals below 15 (32, impossible), Dropout in training (30, impossible).
+those types (90, impossible), ReduceSum with axes at run time below 13 (30), Slice with axes at run
+time below 10 (27), NonMaxSuppression below 10 (27), bfloat16 Casts below 13 (36, impossible),
+Unique below 11 (20), StringNormalizer below 10 (18, impossible), GridSample's reflection/bicubic
+(18), optionals below 15 (32, impossible), Dropout in training (30, impossible), TfIdfVectorizer
+below 9 (14), MelWeightMatrix (10).
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
 14..17 and back to 13, onnxruntime against the original): **all 64 conversions are written and
