@@ -118,12 +118,13 @@ table:
   rules:
 """
 
-MAX_N = 16
+MAX_N = 16  # Unpack, Split, SplitV, AddN
+MAX_CONCAT = 64  # Pack, ConcatV2: a DenseNet block concatenates all its layers' outputs (densenet121: 25)
 
 
 def list_rules():
     out = []
-    for n in range(1, MAX_N + 1):
+    for n in range(1, MAX_CONCAT + 1):
         vs = [f"v{i}" for i in range(n)]
         ins = ", ".join(f"{{name: values.{i}, ref: v{i}}}" for i in range(n))
         # Pack: each input gets the new axis, then one Concat (TF's negative axis counts in the output's rank, as Unsqueeze's)
@@ -135,6 +136,8 @@ def list_rules():
         out.append(f"    - rule_name: concat_{n}\n"
                    f"      src: {{type: ConcatV2, attrs: {{N: {n}}}, input_ports: [{ins}, {{name: axis, const: \"{{a}}\"}}], output_ports: [{{name: output, ref: y}}]}}\n"
                    f"      dst: {{graph: \"y = Concat({', '.join(vs)}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
+        if n > MAX_N:
+            continue
         out.append(f"    - rule_name: add_n_{n}\n"
                    f"      src: {{type: AddN, attrs: {{N: {n}}}, input_ports: [{ins.replace('values.', 'inputs.')}], output_ports: [{{name: sum, ref: y}}]}}\n"
                    f"      dst: {{graph: \"y = Sum({', '.join(vs)})\"}}")
@@ -152,8 +155,9 @@ def list_rules():
                    f"      src: {{type: SplitV, attrs: {{num_split: {n}}}, input_ports: [{{name: value, ref: x}}, {{name: size_splits, const: \"{{s}}\"}}, {{name: split_dim, const: \"{{a}}\"}}], output_ports: [{outs}]}}\n"
                    f"      when: \"not (-1 in list(s))\"\n"
                    f"      dst: {{graph: \"{ys} = Split(x, {{tensor(list(s), 'int64')}}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
-    out.append(f"    - {{rule_name: lists_other, type: [Pack, ConcatV2, Unpack, Split, SplitV, AddN], unsupported: \"more than {MAX_N} "
-               "values, an axis or split sizes computed at run time, or a size of -1 in SplitV's size_splits\"}")
+    out.append(f"    - {{rule_name: lists_other, type: [Pack, ConcatV2, Unpack, Split, SplitV, AddN], unsupported: \"more than {MAX_CONCAT} "
+               f"values (Pack, ConcatV2) or {MAX_N} (Unpack, Split, SplitV, AddN), an axis or split sizes computed at run time, or a size of -1 "
+               "in SplitV's size_splits\"}")
     return out
 
 
