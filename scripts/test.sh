@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs missing dependencies, builds, and runs every test twice: once in the Release build and
 # once under AddressSanitizer + UndefinedBehaviorSanitizer (build-asan/); then runs each libFuzzer
-# target (build-fuzz/, clang) for AMANDA_FUZZ_SECONDS (default 60) seconds.
+# target (build-fuzz/, clang) for AMANDA_FUZZ_SECONDS (default 30) seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
@@ -22,7 +22,7 @@ cmake --build build-asan -j"$jobs"
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
   ctest --test-dir build-asan -j"$jobs" --output-on-failure
 
-fuzz_seconds=${AMANDA_FUZZ_SECONDS:-60}
+fuzz_seconds=${AMANDA_FUZZ_SECONDS:-30}
 # A fixed seed makes CI's short runs repeat the same mutations, so CI passes or fails on the code,
 # not on luck; the long runs that look for new findings are run by hand (SECURITY.md says how).
 fuzz_seed=${AMANDA_FUZZ_SEED:-1}
