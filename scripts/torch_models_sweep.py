@@ -59,6 +59,25 @@ def sane_batch_norm(m, x):
     return True
 
 
+def small_residual_gammas(m):
+    """The last BatchNorm of each residual block (ResNet's Bottleneck.bn3 / BasicBlock.bn2) gets
+    gammas drawn from U(0, 0.5), as trained ResNets have them small (the reason torchvision offers
+    `zero_init_residual`; zero itself would make every branch vanish). With gamma 1 the residual sums
+    of 33-50 random blocks make resnet101/152 so ill-conditioned that torch's own float32 output is
+    2.3e-4 / 7.5e-4 from its float64 output, more than the 1e-4 bound, even with calibrated
+    BatchNorm statistics; with these gammas it is 2.2e-7 / 8.8e-7 (outputs near 0.85 / 2.9). The
+    ops and the bound stay the same; returns the number of blocks changed."""
+    from torchvision.models.resnet import BasicBlock, Bottleneck
+    n = 0
+    with torch.no_grad():
+        for mod in m.modules():
+            bn = mod.bn3 if isinstance(mod, Bottleneck) else mod.bn2 if isinstance(mod, BasicBlock) else None
+            if bn is not None:
+                bn.weight.uniform_(0.0, 0.5, generator=torch.Generator().manual_seed(3 + n))
+                n += 1
+    return n
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("amanda")
@@ -80,6 +99,7 @@ def main():
                     if p.dim() >= 1 and float(p.abs().max()) == 0:
                         p.normal_(0, 0.02)  # heads that start at zero would make the output trivially zero
             x = torch.randn(1, 3, size, size, generator=torch.Generator().manual_seed(1))
+            small_residual_gammas(m)
             calibrated = sane_batch_norm(m, x)
             pt = os.path.join(tmp, name + ".pt")
             t0 = time.time()

@@ -164,6 +164,7 @@ class Importer {
   struct Pending {
     OpId op;
     const tf::NodeDef* node;
+    const OpSignature* sig;
   };
   absl::flat_hash_map<std::string, OpId>* names_ = nullptr;
 
@@ -196,7 +197,7 @@ class Importer {
       names[n.name()] = op;
       if (n.op().find("::") != std::string::npos) g_.set_attr(op, g_.sym("@op"), Value(n.op()));
       mutable_ = owned_ ? const_cast<tf::NodeDef*>(&n) : nullptr;
-      attrs(op, n, where);
+      attrs(op, n, sig, where);
       mutable_ = nullptr;
       if (!n.device().empty()) g_.set_attr(op, g_.sym("@device"), Value(n.device()));
       if (n.has_experimental_debug_info()) {
@@ -220,18 +221,18 @@ class Importer {
           for (int64_t i = 0; i < len; ++i) g_.add_output(op, g_.sym(a.name + "." + std::to_string(i)));
         }
       }
-      pending.push_back({op, &n});
+      pending.push_back({op, &n, sig});
     }
     for (const auto& p : pending) {
       where.assign(where_prefix).append("node '").append(p.node->name()).append("'");
-      inputs(scope, p.op, *p.node, args, where);
+      inputs(scope, p.op, *p.node, p.sig, args, where);
     }
   }
 
   // Node attributes, in key order (the map's order in the file is not kept by protobuf).
   tf::NodeDef* mutable_ = nullptr;  // the node being read, when its tensors' bytes may be moved out
 
-  void attrs(OpId op, const tf::NodeDef& n, const std::string& where) {
+  void attrs(OpId op, const tf::NodeDef& n, const OpSignature* sig, const std::string& where) {
     if (n.attr().empty()) return;
     std::vector<const google::protobuf::MapPair<std::string, tf::AttrValue>*> items;
     items.reserve(n.attr_size());
@@ -284,7 +285,7 @@ class Importer {
         g_.set_attr(op, g_.sym("@attr." + key), Value(base64_encode(serialize(v))));
         continue;
       }
-      if (implied_kind(out->value, sigs_.attr_hint(n.op(), key)) != actual)
+      if (implied_kind(out->value, Signatures::attr_hint(sig, key)) != actual)
         kinds.push_back({key, Value(kind_name(actual))});
       // TensorFlow's internal attributes ('_class', '_grappler_...') are not part of any op's
       // registration and TensorFlow does not check them: annotations here ('@_class').
@@ -295,8 +296,8 @@ class Importer {
   }
 
   // Names the op's data inputs by its signature's arguments and connects every input.
-  void inputs(OpId scope, OpId op, const tf::NodeDef& n, const absl::flat_hash_map<std::string, PortId>* args,
-              const std::string& where) {
+  void inputs(OpId scope, OpId op, const tf::NodeDef& n, const OpSignature* sig,
+              const absl::flat_hash_map<std::string, PortId>* args, const std::string& where) {
     bool function = args != nullptr;
     int data = 0;
     bool seen_control = false;
@@ -308,12 +309,12 @@ class Importer {
       if (seen_control) fail(where, "data input '" + in + "' after a control input");
       ++data;
     }
-    std::vector<std::string> port_names = input_names(n, data);
+    std::vector<std::string> port_names = input_names(n, sig, data);
     int k = 0;
     for (const auto& in : n.input()) {
       if (!in.empty() && in[0] == '^') {
         std::string_view name = std::string_view(in).substr(1);
-        auto it = names_->find(std::string(name));
+        auto it = names_->find(absl::string_view(name.data(), name.size()));
         if (it == names_->end()) fail(where, "control input '" + in + "' names no node");
         g_.connect(g_.control_out(it->second), g_.control_in(op));
         continue;
@@ -321,15 +322,13 @@ class Importer {
       PortId dst = g_.add_input(op, g_.sym(port_names[k++]));
       PortId src = resolve(scope, in, function, args, [&] { return where + ", input '" + in + "'"; });
       g_.connect(src, dst);
-      std::string canonical = ref_of(src, scope, function);
-      if (canonical != in) g_.set_attr(dst, s_ref_, Value(in));
+      if (!is_canonical_ref(in, src, scope, function)) g_.set_attr(dst, s_ref_, Value(in));
     }
   }
 
-  std::vector<std::string> input_names(const tf::NodeDef& n, int count) {
+  std::vector<std::string> input_names(const tf::NodeDef& n, const OpSignature* sig, int count) {
     std::vector<std::string> out;
     out.reserve(count);
-    const OpSignature* sig = sigs_.find(n.op());
     if (sig) {
       int singles_left = 0;
       for (const auto& a : sig->inputs) singles_left += !a.list;
@@ -348,6 +347,23 @@ class Importer {
     }
     while (static_cast<int>(out.size()) < count) out.push_back("input." + std::to_string(out.size()));
     return out;
+  }
+
+  // Whether `in` is the spelling the exporter gives a reference to `src` (ref_of below), without
+  // building that string for the common GraphDef case.
+  bool is_canonical_ref(std::string_view in, PortId src, OpId scope, bool function) {
+    OpId p = g_.port_op(src);
+    if (!function && p != scope) {
+      std::string_view name = g_.name_str(p);
+      if (!in.starts_with(name)) return false;
+      uint32_t k = g_.port_index(src);
+      std::string_view rest = in.substr(name.size());
+      if (k == 0) return rest.empty();
+      char buf[16];
+      auto r = std::to_chars(buf, buf + sizeof buf, k);
+      return rest.size() == 1 + static_cast<size_t>(r.ptr - buf) && rest[0] == ':' && rest.substr(1) == std::string_view(buf, r.ptr - buf);
+    }
+    return ref_of(src, scope, function) == in;
   }
 
   // The spelling the exporter gives a reference to `src` (export.cpp's ref_of does the same).
@@ -380,7 +396,7 @@ class Importer {
       if (a == args->end()) fail(where_fn(), "names no input argument of the function");
       return a->second;
     }
-    auto it = names_->find(std::string(node));
+    auto it = names_->find(absl::string_view(node.data(), node.size()));
     if (it == names_->end()) fail(where_fn(), "names no node");
     OpId op = it->second;
     if (!function) {

@@ -58,8 +58,9 @@ const OpSignature* Signatures::find(std::string_view op) {
   return slot.schema ? &slot : nullptr;
 }
 
-std::string_view Signatures::attr_hint(std::string_view op, std::string_view name) {
-  const OpSignature* sig = find(op);
+std::string_view Signatures::attr_hint(std::string_view op, std::string_view name) { return attr_hint(find(op), name); }
+
+std::string_view Signatures::attr_hint(const OpSignature* sig, std::string_view name) {
   if (!sig || !sig->schema) return {};
   const schema::AttrSchema* a = sig->schema->attr(name);
   if (!a) return {};

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 
 #include "amanda/schema/schema.h"
 #include "amanda_tf_graph.pb.h"
@@ -34,10 +35,13 @@ class Signatures {
   const OpSignature* find(std::string_view op);
   // The schema's type of attribute `name` of op `op` ("tensorflow.DType", "List[int]", ...), or "".
   std::string_view attr_hint(std::string_view op, std::string_view name);
+  // The same for an op whose signature was found already (null: "").
+  static std::string_view attr_hint(const OpSignature* sig, std::string_view name);
 
  private:
-  absl::flat_hash_map<std::string, OpSignature> cache_;
-  absl::flat_hash_map<std::string, OpSignature> functions_;
+  // Node maps: find() hands out pointers that must survive later insertions.
+  absl::node_hash_map<std::string, OpSignature> cache_;
+  absl::node_hash_map<std::string, OpSignature> functions_;
 };
 
 // How many ports an argument list has on a node, given its attributes (number_attr: the int;
