@@ -277,7 +277,7 @@ class Importer {
         OpId op = create_op(s, "prim::Constant");
         g_.set_attr(op, g_.sym("value"), value_of(iv, where(v->node())));
         PortId p = g_.add_output(op, g_.sym("output"));
-        g_.set_attr(p, g_.sym("@value"), Value(v->debugName()));
+        g_.set_attr(p, g_.sym("@value"), Value(s.prefix + v->debugName()));  // ONNX values are named once across bodies
         type_attrs(g_, p, v, false);
         s.values[v] = p;
         return p;
@@ -380,6 +380,12 @@ class Importer {
           PortId src = resolve(inner, v);
           if (!src) throw Fail(where(n) + ": block output %" + v->debugName() + " is produced by nothing Amanda imported");
           g_.connect(src, p);
+          // An ONNX body's output is named as the value it returns.
+          if (g_.port_dir(src) == ir::PortDir::Out) {
+            if (const Value* vn = g_.attr(src, g_.sym("@value"))) g_.set_attr(p, g_.sym("@value"), *vn);
+          } else if (g_.port_op(src) == gn) {
+            g_.set_attr(p, g_.sym("@value"), Value(std::string(g_.port_name_str(src))));
+          }
         }
         g_.set_attr(op, g_.sym("block" + std::to_string(bi)), Value::graph(gn));
         ++bi;

@@ -1,0 +1,179 @@
+#!/usr/bin/python3
+"""Control flow on data: scripted modules with `if` / `for` / `while` on the input's values
+(prim::If / prim::Loop) converted to ONNX If / Loop with their bodies.
+
+  control_flow_test.py AMANDA [--readers libtorch,auto,script]
+
+Each case is scripted (torch.jit.script) and saved, converted with the libtorch reader (and
+`--reader auto`, which hands it to libtorch), checked with onnx.checker (full_check) and run in
+onnxruntime-node on several inputs that take different branches and trip counts; every output
+must match torch's (rtol 1e-3, atol 1e-5, same shapes). The libtorch-free reader must refuse
+each case naming the reason and the line (control flow on a computed tensor). Needs the plugin;
+exits 77 (skipped) without it.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ORT_RUN = os.path.join(HERE, "..", "js", "ort_run_typed.js")
+
+
+class IfData(torch.nn.Module):  # if on a data value
+    def forward(self, x):
+        if bool(x.sum() > 0):
+            y = x * 2.0
+        else:
+            y = x - 1.0
+        return y
+
+
+class ForData(torch.nn.Module):  # for loop over a data-dependent count
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            y = y * 0.5 + x
+        return y
+
+
+class While(torch.nn.Module):  # while loop on data, with a counter
+    def forward(self, x):
+        y = x
+        i = 0
+        while bool(y.abs().sum() < 100.0) and i < 20:
+            y = y * 2.0
+            i += 1
+        return y
+
+
+class Carry2(torch.nn.Module):  # a loop carrying two tensors, two outputs
+    def forward(self, x, n):
+        a = x
+        b = x + 1.0
+        for i in range(int(n)):
+            a, b = b, a + b
+        return a, b
+
+
+class NestedIf(torch.nn.Module):  # if on data inside a loop
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            if bool(y.sum() > 0):
+                y = y - 1.0
+            else:
+                y = y + 2.0
+        return y
+
+
+def rnd(seed, shape, scale=1.0, shift=0.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale + shift).astype(np.float32)
+
+
+X = (2, 3)
+# case: (module, input shapes, input types, list of input sets)
+CASES = {
+    "if_data": (IfData, [X], ["float32"], [[rnd(1, X, 1, 2)], [rnd(2, X, 1, -2)]]),
+    "for_data": (ForData, [X, ()], ["float32", "int64"],
+                 [[rnd(3, X), np.array(0, np.int64)], [rnd(4, X), np.array(3, np.int64)]]),
+    "while": (While, [X], ["float32"], [[rnd(5, X, 0.1)], [rnd(6, X, 30)]]),
+    "carry_two": (Carry2, [X, ()], ["float32", "int64"], [[rnd(7, X), np.array(4, np.int64)], [rnd(8, X), np.array(1, np.int64)]]),
+    "nested_if": (NestedIf, [X, ()], ["float32", "int64"],
+                  [[rnd(9, X, 0.5, 0.3), np.array(5, np.int64)], [rnd(10, X, 0.5, -0.3), np.array(2, np.int64)]]),
+}
+# the cases the `auto` reader also converts (it takes the libtorch reader's path)
+AUTO = ["if_data", "while"]
+
+
+def main():
+    amanda = sys.argv[1]
+    readers = sys.argv[sys.argv.index("--readers") + 1].split(",") if "--readers" in sys.argv else ["libtorch", "auto", "script"]
+    if "libtorch" not in readers:
+        print("SKIP: the libtorch reader (plugin) is not built")
+        return 77
+    failures = []
+    figures = []
+    with tempfile.TemporaryDirectory() as d:
+        jobs, expect = [], []
+        for name, (cls, shapes, types, sets) in CASES.items():
+            torch.manual_seed(0)
+            pt = os.path.join(d, name + ".pt")
+            m = torch.jit.script(cls().eval())
+            m.save(pt)
+            args = []
+            for s, t in zip(shapes, types):
+                args += ["--input-shape", ",".join(map(str, s)), "--input-type", t]
+            runs = [r for r in readers if r == "libtorch" or (r == "auto" and name in AUTO)]
+            for reader in runs:
+                out = os.path.join(d, f"{name}.{reader}.onnx")
+                p = subprocess.run([amanda, "convert", pt, *args, "--reader", reader, "-o", out], capture_output=True, text=True)
+                if p.returncode != 0:
+                    failures.append(f"{name} ({reader}): conversion failed: {p.stderr.strip()[-600:]}")
+                    continue
+                model = onnx.load(out)
+                try:
+                    onnx.checker.check_model(model, full_check=True)
+                except Exception as e:  # noqa: BLE001
+                    failures.append(f"{name} ({reader}): onnx.checker: {e}")
+                    continue
+                ops = {n.op_type for n in model.graph.node}
+                if not ops & {"If", "Loop"}:
+                    failures.append(f"{name} ({reader}): no If/Loop in the converted graph ({sorted(ops)})")
+                names = [i.name for i in model.graph.input]
+                for k, inputs in enumerate(sets):
+                    feeds = {}
+                    for j, (nm, a) in enumerate(zip(names, inputs)):
+                        f = os.path.join(d, f"{name}.{reader}.{k}.in{j}.bin")
+                        a.tofile(f)
+                        feeds[nm] = {"file": f, "shape": list(a.shape), "type": types[j]}
+                    with torch.no_grad():
+                        ref = m(*[torch.from_numpy(a) for a in inputs])
+                    ref = [r.numpy() for r in (ref if isinstance(ref, tuple) else (ref,))]
+                    prefix = os.path.join(d, f"{name}.{reader}.{k}.out")
+                    jobs.append({"model": out, "inputs": feeds, "out": prefix})
+                    expect.append((f"{name} ({reader}) input set {k}", prefix, ref))
+            if "script" in readers:
+                p = subprocess.run([amanda, "convert", pt, *args, "--reader", "script", "-o", os.path.join(d, "s.onnx")],
+                                   capture_output=True, text=True)
+                if p.returncode == 0 or "depends on the input's values" not in p.stderr or "__torch__.py:" not in p.stderr:
+                    failures.append(f"{name} (script): expected a refusal naming control flow on data and the line, got "
+                                    f"exit {p.returncode}: {p.stderr.strip()[-300:]}")
+        jf = os.path.join(d, "jobs.json")
+        with open(jf, "w") as f:
+            json.dump(jobs, f)
+        subprocess.run(["node", ORT_RUN, jf], check=True)
+        for label, prefix, ref in expect:
+            with open(prefix + ".json") as f:
+                res = json.load(f)
+            if "error" in res:
+                failures.append(f"{label}: onnxruntime: {res['error']}")
+                continue
+            if len(res["outputs"]) != len(ref):
+                failures.append(f"{label}: {len(res['outputs'])} outputs, torch gives {len(ref)}")
+                continue
+            worst = 0.0
+            for k, (o, r) in enumerate(zip(res["outputs"], ref)):
+                got = np.fromfile(f"{prefix}.{k}.bin", dtype=np.float32).reshape(o["shape"])
+                if got.shape != r.shape:
+                    failures.append(f"{label}: output {k} has shape {got.shape}, torch {r.shape}")
+                    continue
+                if not np.allclose(got, r, rtol=1e-3, atol=1e-5):
+                    failures.append(f"{label}: output {k} differs by {np.abs(got - r).max():.3g}")
+                worst = max(worst, float(np.abs(got - r).max()))
+            figures.append(f"{label}: max abs difference {worst:.2g} (torch's max abs {max(float(np.abs(r).max()) for r in ref):.3g})")
+    for f in figures:
+        print(f)
+    for f in failures:
+        print("FAIL:", f)
+    print(f"{len(expect)} runs compared, {len(failures)} failures")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
