@@ -10,9 +10,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "amanda/support/budget.h"
 #include "amanda/support/file.h"
@@ -682,12 +684,21 @@ class Importer {
         case Stmt::Kind::Break: return Flow::Break;
         case Stmt::Kind::Continue: return Flow::Continue;
         case Stmt::Kind::If: {
-          bool c = truth(*eval(*s.value, fr), "if");
+          VRef cv = eval(*s.value, fr);
+          if (cv->data) {
+            data_if(s, fr, cv);
+            break;
+          }
+          bool c = truth(*cv, "if");
           Flow f = exec(c ? s.body : s.orelse, fr, ret);
           if (f != Flow::Normal) return f;
           break;
         }
         case Stmt::Kind::While: {
+          if (VRef c0 = eval(*s.value, fr); c0->data) {
+            data_loop(s, fr, nullptr, c0);
+            break;
+          }
           for (int64_t trips = 0;; ++trips) {
             if (trips > kMaxLoopTrips) throw Unsupported(where_ + ": a loop of more than " + std::to_string(kMaxLoopTrips) + " trips");
             if (!truth(*eval(*s.value, fr), "while")) break;
@@ -699,6 +710,10 @@ class Importer {
         }
         case Stmt::Kind::For: {
           VRef it = eval(*s.value, fr);
+          if (it->data) {
+            data_loop(s, fr, it->data, nullptr);
+            break;
+          }
           std::vector<VRef> items;
           if (it->k == Val::K::List || it->k == Val::K::Tuple) items = it->items;
           else throw Unsupported(where_ + ": a for loop over " + describe(*it));
@@ -723,6 +738,274 @@ class Importer {
     return Flow::Normal;
   }
 
+  // ------------------------------------------------------------ control flow on data
+  // An `if` whose condition, or a loop whose count or condition, the graph computes becomes a
+  // prim::If / prim::Loop op with its bodies as graph attributes (block0, block1), as the
+  // libtorch reader imports them: the branches run into their own graphs, the variables they
+  // (re)assign become the op's outputs; a loop's carried values are the variables its body
+  // assigns, its body takes (iteration number, condition, carried...) and gives (condition,
+  // carried...). A body reads an outer value through a capture port of its op (`@capture.x`).
+
+  struct Body {
+    OpId graph;
+    OpId owner;
+    std::unordered_set<const Val*> outer_lists;  // lists made outside: appending to them is refused
+  };
+  std::vector<Body> bodies_;
+  std::map<std::pair<uint64_t, uint64_t>, PortId> caps_;  // (owner op, outer port) -> capture port: an If's two branches share them
+
+  OpId scope() const { return bodies_.empty() ? g_.root() : bodies_.back().graph; }
+  OpId scope_of(PortId p) const {
+    OpId o = g_.port_op(p);
+    return g_.is_graph(o) ? o : g_.parent(o);
+  }
+  std::string value_name(PortId p) const {
+    if (const Value* v = g_.attr(p, const_cast<ir::Graph&>(g_).sym("@value")); v && v->is_string()) return v->as_string();
+    return std::string(g_.port_name_str(p));
+  }
+  // The port through which the current body reads `src` (captures through every body between).
+  PortId visible(PortId src) { return visible_at(src, bodies_.size()); }
+  PortId visible_at(PortId src, size_t depth) {
+    if (depth == 0 || scope_of(src) == bodies_[depth - 1].graph) return src;
+    std::pair<uint64_t, uint64_t> key{bodies_[depth - 1].owner.value, src.value};
+    if (auto it = caps_.find(key); it != caps_.end()) return it->second;
+    PortId outer = visible_at(src, depth - 1);
+    Body& b = bodies_[depth - 1];
+    std::string name = value_name(src);
+    PortId cap = g_.add_input(b.owner, g_.sym("@capture." + name));
+    g_.set_port_role(cap, ir::PortRole::Capture);
+    g_.set_attr(cap, g_.sym("@value"), Value(name));
+    g_.connect(outer, cap);
+    caps_[key] = cap;
+    return cap;
+  }
+
+  VRef number_op(const std::string& type, const std::vector<VRef>& args) {
+    const schema::OpSchema* s = ns_.find(type);
+    if (!s || s->inputs.size() != args.size() || s->outputs.size() != 1) throw Error(where_ + ": internal: " + type);
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = g_.create_op(scope(), g_.sym(type), amanda::Symbol());
+    for (size_t k = 0; k < args.size(); ++k) {
+      PortId in = g_.add_input(op, g_.sym(s->inputs[k].expected_name().value_or("input." + std::to_string(k))));
+      Val& a = *args[k];
+      g_.connect(a.is_tensor() ? visible(port_of(a)) : a.data ? visible(port_of(*a.data)) : constant(a), in);
+    }
+    bool is_bool = s->outputs[0].type == "bool";
+    PortId out = g_.add_output(op, g_.sym(s->outputs[0].expected_name().value_or("result")));
+    VRef t = make_symbolic(is_bool ? DType::Bool : DType::Int64, {});
+    t->alias = std::make_shared<Alias>();
+    t->port = out;
+    g_.set_attr(out, g_.sym("@value"), Value(unique(hint_.empty() ? (is_bool ? "cond" : "n") : hint_)));
+    g_.set_attr(out, g_.sym("@torch_type"), Value(std::string(is_bool ? "bool" : "int")));
+    set_type(out, *t, false);
+    VRef r = is_bool ? make_bool(false) : make_int(0);
+    r->data = t;
+    return r;
+  }
+
+  // aten::add / lt / eq ... of numbers one of which the graph computes: the .int / .bool overload as a graph op.
+  VRef data_number_op(const std::string& base, const std::vector<VRef>& args) {
+    bool ints = true, bools = true;
+    for (const VRef& a : args) {
+      ints &= a->k == Val::K::Int;
+      bools &= a->k == Val::K::Bool;
+    }
+    std::string type = base + (ints ? ".int" : bools ? ".bool" : "");
+    if ((!ints && !bools) || !ns_.find(type))
+      throw Unsupported(where_ + ": " + base + " of a number computed from the input's values (control flow on data) and " +
+                        describe(*args.back()) + " (not supported)");
+    return number_op(type, args);
+  }
+
+  // A value as the result of the current body: made in it (a value from outside is copied by
+  // an op of the body: ONNX names a body's outputs after values of the body).
+  PortId body_result(const VRef& v, const std::string& name) {
+    PortId p;
+    if (v->is_tensor()) p = port_of(*v);
+    else if (v->data) p = port_of(*v->data);
+    else if (v->k == Val::K::Int || v->k == Val::K::Bool) return constant(*v);
+    else throw Unsupported(where_ + ": " + name + " is " + describe(*v) + " after an if or loop on data (only tensors, ints and bools)");
+    if (scope_of(p) == scope()) return p;
+    if (v->is_tensor()) return port_of(*call_op("aten::clone", {v, make_none()}, {}));
+    return port_of(*(v->k == Val::K::Int ? data_number_op("aten::add", {v, make_int(0)}) : number_op("aten::eq.bool", {v, make_bool(true)}))->data);
+  }
+
+  // A fresh value of v's kind (tensor: its type and shape) read from `port`.
+  VRef like(const Val& v, PortId port) {
+    VRef t;
+    if (v.is_tensor()) t = make_symbolic(v.dtype, v.shape);
+    else t = make_symbolic(v.k == Val::K::Bool ? DType::Bool : DType::Int64, {});
+    t->alias = std::make_shared<Alias>();
+    t->port = port;
+    if (v.is_tensor()) return t;
+    VRef r = v.k == Val::K::Bool ? make_bool(false) : make_int(0);
+    r->data = t;
+    return r;
+  }
+  void type_port(PortId p, const Val& v, bool graph_port) {
+    if (v.is_tensor()) return set_type(p, v, graph_port);
+    g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int64")));
+    g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(Value::List{}));
+    if (!graph_port) g_.set_attr(p, g_.sym("@torch_type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int")));
+  }
+  // Whether two values of one variable can be the same output (the kinds, a tensor's type and shape).
+  static bool same_kind(const Val& a, const Val& b) {
+    if (a.is_tensor() != b.is_tensor()) return false;
+    if (a.is_tensor()) return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype && a.shape == b.shape;
+    return a.k == b.k && (a.k == Val::K::Int || a.k == Val::K::Bool);
+  }
+  static bool same_number(const Val& a, const Val& b) {
+    return !a.data && !b.data && a.k == b.k &&
+           ((a.k == Val::K::Int && a.i == b.i) || (a.k == Val::K::Bool && a.b == b.b));
+  }
+  std::unordered_set<const Val*> lists_of(const Frame& fr) const {
+    std::unordered_set<const Val*> l;
+    for (const auto& [n, v] : fr.vars)
+      if (v->k == Val::K::List) l.insert(v.get());
+    return l;
+  }
+  static void assigned_names(const std::vector<StmtPtr>& body, std::set<std::string>& out) {
+    std::function<void(const Expr&)> target = [&](const Expr& t) {
+      if (t.kind == Expr::Kind::Name) out.insert(t.text);
+      if (t.kind == Expr::Kind::Tuple || t.kind == Expr::Kind::List)
+        for (const ExprPtr& x : t.args) target(*x);
+    };
+    for (const StmtPtr& sp : body) {
+      const Stmt& s = *sp;
+      if (s.kind == Stmt::Kind::Assign || s.kind == Stmt::Kind::AugAssign || s.kind == Stmt::Kind::AnnAssign || s.kind == Stmt::Kind::For)
+        for (const ExprPtr& t : s.targets) target(*t);
+      assigned_names(s.body, out);
+      assigned_names(s.orelse, out);
+    }
+  }
+
+  void data_if(const Stmt& s, Frame& fr, const VRef& cv) {
+    const std::string where = where_;
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = g_.create_op(scope(), g_.sym("prim::If"), amanda::Symbol());
+    g_.connect(visible(port_of(*cv->data)), g_.add_input(op, g_.sym("cond")));
+    Frame br[2] = {fr, fr};
+    Body done[2];
+    OpId gn[2];
+    const std::vector<StmtPtr>* code[2] = {&s.body, &s.orelse};
+    for (int k = 0; k < 2; ++k) {
+      gn[k] = g_.create_attr_graph(op, g_.sym("block" + std::to_string(k)));
+      g_.set_attr(op, g_.sym("block" + std::to_string(k)), Value::graph(gn[k]));
+      bodies_.push_back(Body{gn[k], op, lists_of(fr)});
+      VRef ret;
+      Flow f = exec(*code[k], br[k], ret);
+      done[k] = std::move(bodies_.back());
+      bodies_.pop_back();
+      where_ = where;
+      if (f != Flow::Normal) throw Unsupported(where + ": return, break or continue inside an if on the input's values (not supported)");
+    }
+    std::set<std::string> names;
+    for (const Frame& b : br)
+      for (const auto& [n, v] : b.vars)
+        if (auto it = fr.vars.find(n); it == fr.vars.end() || it->second != v) names.insert(n);
+    int idx = 0;
+    for (const std::string& n : names) {
+      auto a = br[0].vars.find(n), b = br[1].vars.find(n);
+      if (a == br[0].vars.end() || b == br[1].vars.end()) continue;  // made by one branch only: not readable after
+      const VRef va = a->second, vb = b->second;
+      if (va == vb || same_number(*va, *vb)) {
+        fr.vars[n] = va;
+        continue;
+      }
+      if (!same_kind(*va, *vb))
+        throw Unsupported(where + ": the branches of an if on the input's values give " + n + " as " + describe(*va) + " and " +
+                          describe(*vb) + " (they must agree in kind, element type and shape)");
+      for (int k = 0; k < 2; ++k) {
+        bodies_.push_back(std::move(done[k]));
+        PortId src = body_result(k == 0 ? va : vb, n);
+        done[k] = std::move(bodies_.back());
+        bodies_.pop_back();
+        PortId bo = g_.add_port(gn[k], ir::PortDir::Out, g_.sym("_" + std::to_string(idx)));
+        type_port(bo, *va, true);
+        g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
+        g_.connect(src, bo);
+      }
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(idx++)));
+      g_.set_attr(out, g_.sym("@value"), Value(unique(n)));
+      type_port(out, *va, false);
+      fr.vars[n] = like(*va, out);
+    }
+  }
+
+  void data_loop(const Stmt& s, Frame& fr, const VRef& count, const VRef& cond0) {
+    const std::string where = where_;
+    std::set<std::string> names;
+    assigned_names(s.body, names);
+    std::string target;
+    if (s.kind == Stmt::Kind::For) {
+      if (s.targets[0]->kind != Expr::Kind::Name) throw Unsupported(where + ": a for loop on the input's values with target " + to_source(*s.targets[0]));
+      target = s.targets[0]->text;
+      names.erase(target);
+    }
+    std::vector<std::string> carried;
+    for (const std::string& n : names)
+      if (fr.vars.count(n)) carried.push_back(n);
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = g_.create_op(scope(), g_.sym("prim::Loop"), amanda::Symbol());
+    PortId m = g_.add_input(op, g_.sym("max_trip_count")), c = g_.add_input(op, g_.sym("start_condition"));
+    g_.connect(count ? visible(port_of(*count->data)) : constant(*make_int(INT64_MAX)), m);
+    g_.connect(cond0 ? visible(port_of(*cond0->data)) : constant(*make_bool(true)), c);
+    std::vector<VRef> init;
+    for (size_t k = 0; k < carried.size(); ++k) {
+      VRef v = fr.vars[carried[k]];
+      bool ok = v->is_tensor() ? v->defined && v->shape_known : v->k == Val::K::Int || v->k == Val::K::Bool;
+      if (!ok)
+        throw Unsupported(where + ": a loop on the input's values carries " + carried[k] + ", " + describe(*v) +
+                          " (only tensors, ints and bools)");
+      PortId ip = g_.add_input(op, g_.sym("carried." + std::to_string(k)));
+      g_.connect(v->is_tensor() ? visible(port_of(*v)) : v->data ? visible(port_of(*v->data)) : constant(*v), ip);
+      init.push_back(v);
+    }
+    OpId gn = g_.create_attr_graph(op, g_.sym("block0"));
+    g_.set_attr(op, g_.sym("block0"), Value::graph(gn));
+    Frame fb = fr;
+    bodies_.push_back(Body{gn, op, lists_of(fr)});
+    PortId it = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(target.empty() ? "i" : target)));
+    type_port(it, *make_int(0), true);
+    PortId bc = g_.add_port(gn, ir::PortDir::In, g_.sym(unique("cond")));
+    type_port(bc, *make_bool(false), true);
+    if (!target.empty()) fb.vars[target] = like(*make_int(0), it);
+    for (size_t k = 0; k < carried.size(); ++k) {
+      PortId bp = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(carried[k])));
+      type_port(bp, *init[k], true);
+      fb.vars[carried[k]] = like(*init[k], bp);
+    }
+    VRef ret;
+    Flow f = exec(s.body, fb, ret);
+    where_ = where;
+    if (f != Flow::Normal) throw Unsupported(where + ": return, break or continue inside a loop on the input's values (not supported)");
+    std::vector<std::pair<VRef, std::string>> results;
+    results.emplace_back(s.kind == Stmt::Kind::For ? make_bool(true) : eval(*s.value, fb), "the loop's condition");
+    if (!results[0].first->data && results[0].first->k != Val::K::Bool)
+      throw Unsupported(where + ": a while loop on the input's values whose condition is " + describe(*results[0].first));
+    for (size_t k = 0; k < carried.size(); ++k) {
+      VRef v = fb.vars[carried[k]];
+      if (!same_kind(*v, *init[k]))
+        throw Unsupported(where + ": a loop on the input's values changes " + carried[k] + " from " + describe(*init[k]) + " to " +
+                          describe(*v) + " (the kind, element type and shape must stay)");
+      results.emplace_back(v, carried[k]);
+    }
+    for (size_t k = 0; k < results.size(); ++k) {
+      PortId src = body_result(results[k].first, results[k].second);
+      PortId bo = g_.add_port(gn, ir::PortDir::Out, g_.sym("_" + std::to_string(k)));
+      type_port(bo, k == 0 ? *make_bool(false) : *init[k - 1], true);
+      g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
+      g_.connect(src, bo);
+    }
+    bodies_.pop_back();
+    for (size_t k = 0; k < carried.size(); ++k) {
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(k)));
+      g_.set_attr(out, g_.sym("@value"), Value(unique(carried[k])));
+      type_port(out, *init[k], false);
+      fr.vars[carried[k]] = like(*init[k], out);
+    }
+  }
+
   void assign(const Expr& t, const VRef& v, Frame& fr) {
     if (t.kind == Expr::Kind::Name) {
       fr.vars[t.text] = v;
@@ -738,6 +1021,7 @@ class Importer {
   }
 
   bool truth(const Val& v, const char* what) {
+    if (v.data) throw Unsupported(where_ + ": " + what + " of a value computed from the input's values (control flow on data) here");
     switch (v.k) {
       case Val::K::Bool: return v.b;
       case Val::K::Int: return v.i != 0;
@@ -815,6 +1099,7 @@ class Importer {
         if (e.text == "-" && a->k == Val::K::Int) return a->i == INT64_MIN ? throw Error(where_ + ": integer overflow") : make_int(-a->i);
         if (e.text == "-" && a->k == Val::K::Float) return make_float(-a->f);
         if (e.text == "+" && (a->k == Val::K::Int || a->k == Val::K::Float)) return a;
+        if (e.text == "not" && a->data && a->k == Val::K::Bool) return number_op("aten::__not__", {a});
         if (e.text == "not") return make_bool(!truth(*a, "not"));
         if (e.text == "-" && a->is_tensor()) return call_op("aten::neg", {a}, {});
         throw Unsupported(where_ + ": " + e.text + " of " + describe(*a));
@@ -871,6 +1156,11 @@ class Importer {
   // Python operators in the code: on tensors the aten op, on numbers the same scalar ops that
   // torch.add(a, b) & co. run (tensor_ops.cpp), on lists concatenation.
   VRef arith(const std::string& op, const VRef& a, const VRef& b) {
+    static const std::map<std::string, std::string> data_ops{{"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}};
+    if (a->data || b->data) {
+      if (auto it = data_ops.find(op); it != data_ops.end()) return data_number_op(it->second, {a, b});
+      throw Unsupported(where_ + ": operator " + op + " on a number computed from the input's values");
+    }
     static const std::map<std::string, std::string> tensor_ops{
         {"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}, {"/", "aten::div"},
         {"//", "aten::floor_divide"}, {"%", "aten::remainder"}, {"**", "aten::pow"}, {"@", "aten::matmul"}};
@@ -905,6 +1195,12 @@ class Importer {
   VRef compare(const std::string& op, const VRef& a, const VRef& b) {
     if (op == "is" || op == "is not") return *builtin(op == "is" ? "aten::__is__" : "aten::__isnot__", {a, b});
     if (a->is_tensor() || b->is_tensor()) throw Unsupported(where_ + ": comparison " + op + " of tensors in the code");
+    if (a->data || b->data) {
+      static const std::map<std::string, std::string> dops{{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"},
+                                                          {"<=", "aten::le"}, {">", "aten::gt"}, {">=", "aten::ge"}};
+      if (auto it = dops.find(op); it != dops.end()) return data_number_op(it->second, {a, b});
+      throw Unsupported(where_ + ": comparison " + op + " of a number computed from the input's values");
+    }
     if (a->k == Val::K::Str && b->k == Val::K::Str && (op == "==" || op == "!="))
       return make_bool((a->s == b->s) == (op == "=="));
     static const std::map<std::string, std::string> ops{{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"},
@@ -952,6 +1248,7 @@ class Importer {
   }
 
   static double number_of(const Val& v, const std::string& where) {
+    if (v.data) throw Unsupported(where + ": a number computed from the input's values used where a constant is needed");
     if (v.k == Val::K::Int) return static_cast<double>(v.i);
     if (v.k == Val::K::Float) return v.f;
     if (v.k == Val::K::Bool) return v.b;
@@ -1001,6 +1298,10 @@ class Importer {
     }
     if (path == "int" || path == "float" || path == "bool") {
       need(1);
+      if (path != "float" && args[0]->data && (path == "int") == (args[0]->k == Val::K::Int)) return args[0];
+      if (path != "float" && args[0]->is_tensor() && !args[0]->known && !args[0]->has_hint && args[0]->shape_known &&
+          numel(args[0]->shape) == 1)
+        return number_op(path == "int" ? "aten::Int.Tensor" : "aten::Bool.Tensor", {args[0]});
       if (path == "int" && ((args[0]->is_tensor() && args[0]->has_hint) || (args[0]->k == Val::K::Int && args[0]->dyn))) {
         if (args[0]->k == Val::K::Int) return args[0];
         VRef r = make_int(args[0]->hint);
@@ -1030,6 +1331,13 @@ class Importer {
     if (path == "uninitialized") return make_none();
     if (path == "range") {
       need(1);
+      if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->data) {  // a loop on data (data_loop)
+        VRef r = make_list({});
+        r->data = args[0];
+        return r;
+      }
+      for (const VRef& a : args)
+        if (a->data) throw Unsupported(where_ + ": range() with a start or step computed from the input's values");
       int64_t lo = 0, hi = 0, step = 1;
       auto as_int = [&](const Val& v) {
         if (v.k != Val::K::Int) throw Unsupported(where_ + ": range() of " + describe(v));
@@ -1095,6 +1403,8 @@ class Importer {
       return args[0]->items[static_cast<size_t>(k)];
     }
     if (base == "aten::append" && args.size() == 2 && args[0]->k == Val::K::List) {
+      if (!bodies_.empty() && bodies_.back().outer_lists.count(args[0].get()))
+        throw Unsupported(where_ + ": a list appended to inside an if or loop on data (aten::append in a prim::If/prim::Loop body; not supported)");
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
       if (is_seq(*args[1]) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
@@ -1204,6 +1514,8 @@ class Importer {
 
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    for (const VRef& a : args)
+      if (a->data) return data_number_op(base, args);
     if (auto b = builtin(base, args)) return *b;
     if (symbolic_ && !in_symbolic_)
       if (auto r = symbolic_call(base, args)) return *r;
@@ -1400,7 +1712,7 @@ class Importer {
 
   PortId constant(const Val& v) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(g_.root(), g_.sym("prim::Constant"), amanda::Symbol());
+    OpId op = g_.create_op(scope(), g_.sym("prim::Constant"), amanda::Symbol());
     g_.set_attr(op, g_.sym("value"), to_value(v, where_));
     PortId out = g_.add_output(op, g_.sym("output"));
     g_.set_attr(out, g_.sym("@value"), Value(unique("const")));
@@ -1410,14 +1722,18 @@ class Importer {
 
   VRef emit(const schema::OpSchema& s, const Args& args, const std::vector<OutInfo>& outs) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(g_.root(), g_.sym(s.type), amanda::Symbol());
+    OpId op = g_.create_op(scope(), g_.sym(s.type), amanda::Symbol());
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       PortId in = g_.add_input(op, g_.sym(s.inputs[k].expected_name().value_or("input." + std::to_string(k))));
       Val& a = *args[k];
       if (a.k == Val::K::None) continue;
       if (a.is_tensor()) {
         if (!a.defined) throw Unsupported(where_ + ": an undefined tensor as an input of " + s.type);
-        g_.connect(port_of(a), in);
+        g_.connect(visible(port_of(a)), in);
+        continue;
+      }
+      if (a.data) {  // a number the graph computes (an op with a const: rule will be reported)
+        g_.connect(visible(port_of(*a.data)), in);
         continue;
       }
       if (a.k == Val::K::List && has_dyn(a)) {
@@ -1432,7 +1748,7 @@ class Importer {
         }
         VRef t = call_op("aten::cat", {make_list(parts), make_int(0)}, {});
         in_symbolic_ = false;
-        g_.connect(port_of(*t), in);
+        g_.connect(visible(port_of(*t)), in);
         continue;
       }
       bool tensors = false;
@@ -1440,10 +1756,10 @@ class Importer {
         for (const auto& x : a.items) tensors |= x->is_tensor();
       if (tensors) {
         Budget::run().charge(BudgetKind::Ops, 1, where_);
-        OpId list = g_.create_op(g_.root(), g_.sym("prim::ListConstruct"), amanda::Symbol());
+        OpId list = g_.create_op(scope(), g_.sym("prim::ListConstruct"), amanda::Symbol());
         for (size_t e = 0; e < a.items.size(); ++e) {
           PortId ep = g_.add_input(list, g_.sym("elements." + std::to_string(e)));
-          if (a.items[e]->is_tensor()) g_.connect(port_of(*a.items[e]), ep);
+          if (a.items[e]->is_tensor()) g_.connect(visible(port_of(*a.items[e])), ep);
           else if (a.items[e]->k != Val::K::None) throw Unsupported(where_ + ": a list of tensors and " + describe(*a.items[e]));
         }
         PortId lo = g_.add_output(list, g_.sym("output"));
@@ -1495,6 +1811,8 @@ class Importer {
       if (self.known && self.folded_view)
         throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
       if (self.known) self.known = nullptr;
+      if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
+        throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;
       self.shape = results[0]->shape;
