@@ -379,6 +379,17 @@ class Importer {
           if (is_none(inner, v)) continue;
           PortId src = resolve(inner, v);
           if (!src) throw Fail(where(n) + ": block output %" + v->debugName() + " is produced by nothing Amanda imported");
+          // A tensor from outside the block, returned as it is: ONNX names a body's outputs after
+          // values of the body, so an aten::clone in the block gives it (an Identity in ONNX).
+          if (g_.port_dir(src) == ir::PortDir::In && g_.port_op(src) == op && v->type()->cast<c10::TensorType>()) {
+            OpId c = create_op(inner, "aten::clone");
+            g_.connect(src, g_.add_input(c, g_.sym("self")));
+            g_.add_input(c, g_.sym("memory_format"));
+            PortId r = g_.add_output(c, g_.sym("result"));
+            g_.set_attr(r, g_.sym("@value"), Value(inner.prefix + v->debugName()));
+            type_attrs(g_, r, v, false);
+            src = r;
+          }
           g_.connect(src, p);
           // An ONNX body's output is named as the value it returns.
           if (g_.port_dir(src) == ir::PortDir::Out) {

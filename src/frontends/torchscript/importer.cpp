@@ -750,7 +750,14 @@ class Importer {
     OpId graph;
     OpId owner;
     std::unordered_set<const Val*> outer_lists;  // lists made outside: appending to them is refused
+    std::string prefix;  // its ops are named <owner>.<block>.<k>: ONNX names values once across bodies,
+    int next = 0;        // and a rule names the constants it makes after the op (_1_B)
   };
+  OpId new_op(amanda::Symbol type) {
+    OpId op = g_.create_op(scope(), type, amanda::Symbol());
+    if (!bodies_.empty()) g_.set_name(op, g_.sym(bodies_.back().prefix + std::to_string(bodies_.back().next++)));
+    return op;
+  }
   std::vector<Body> bodies_;
   std::map<std::pair<uint64_t, uint64_t>, PortId> caps_;  // (owner op, outer port) -> capture port: an If's two branches share them
 
@@ -784,7 +791,7 @@ class Importer {
     const schema::OpSchema* s = ns_.find(type);
     if (!s || s->inputs.size() != args.size() || s->outputs.size() != 1) throw Error(where_ + ": internal: " + type);
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(scope(), g_.sym(type), amanda::Symbol());
+    OpId op = new_op(g_.sym(type));
     for (size_t k = 0; k < args.size(); ++k) {
       PortId in = g_.add_input(op, g_.sym(s->inputs[k].expected_name().value_or("input." + std::to_string(k))));
       Val& a = *args[k];
@@ -882,7 +889,7 @@ class Importer {
   void data_if(const Stmt& s, Frame& fr, const VRef& cv) {
     const std::string where = where_;
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(scope(), g_.sym("prim::If"), amanda::Symbol());
+    OpId op = new_op(g_.sym("prim::If"));
     g_.connect(visible(port_of(*cv->data)), g_.add_input(op, g_.sym("cond")));
     Frame br[2] = {fr, fr};
     Body done[2];
@@ -891,7 +898,7 @@ class Importer {
     for (int k = 0; k < 2; ++k) {
       gn[k] = g_.create_attr_graph(op, g_.sym("block" + std::to_string(k)));
       g_.set_attr(op, g_.sym("block" + std::to_string(k)), Value::graph(gn[k]));
-      bodies_.push_back(Body{gn[k], op, lists_of(fr)});
+      bodies_.push_back(Body{gn[k], op, lists_of(fr), std::string(g_.name_str(op)) + "." + std::to_string(k) + "."});
       VRef ret;
       Flow f = exec(*code[k], br[k], ret);
       done[k] = std::move(bodies_.back());
@@ -946,7 +953,7 @@ class Importer {
     for (const std::string& n : names)
       if (fr.vars.count(n)) carried.push_back(n);
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(scope(), g_.sym("prim::Loop"), amanda::Symbol());
+    OpId op = new_op(g_.sym("prim::Loop"));
     PortId m = g_.add_input(op, g_.sym("max_trip_count")), c = g_.add_input(op, g_.sym("start_condition"));
     g_.connect(count ? visible(port_of(*count->data)) : constant(*make_int(INT64_MAX)), m);
     g_.connect(cond0 ? visible(port_of(*cond0->data)) : constant(*make_bool(true)), c);
@@ -964,7 +971,7 @@ class Importer {
     OpId gn = g_.create_attr_graph(op, g_.sym("block0"));
     g_.set_attr(op, g_.sym("block0"), Value::graph(gn));
     Frame fb = fr;
-    bodies_.push_back(Body{gn, op, lists_of(fr)});
+    bodies_.push_back(Body{gn, op, lists_of(fr), std::string(g_.name_str(op)) + ".0."});
     PortId it = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(target.empty() ? "i" : target)));
     type_port(it, *make_int(0), true);
     PortId bc = g_.add_port(gn, ir::PortDir::In, g_.sym(unique("cond")));
@@ -1712,7 +1719,7 @@ class Importer {
 
   PortId constant(const Val& v) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(scope(), g_.sym("prim::Constant"), amanda::Symbol());
+    OpId op = new_op(g_.sym("prim::Constant"));
     g_.set_attr(op, g_.sym("value"), to_value(v, where_));
     PortId out = g_.add_output(op, g_.sym("output"));
     g_.set_attr(out, g_.sym("@value"), Value(unique("const")));
@@ -1722,7 +1729,7 @@ class Importer {
 
   VRef emit(const schema::OpSchema& s, const Args& args, const std::vector<OutInfo>& outs) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(scope(), g_.sym(s.type), amanda::Symbol());
+    OpId op = new_op(g_.sym(s.type));
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       PortId in = g_.add_input(op, g_.sym(s.inputs[k].expected_name().value_or("input." + std::to_string(k))));
       Val& a = *args[k];
@@ -1756,7 +1763,7 @@ class Importer {
         for (const auto& x : a.items) tensors |= x->is_tensor();
       if (tensors) {
         Budget::run().charge(BudgetKind::Ops, 1, where_);
-        OpId list = g_.create_op(scope(), g_.sym("prim::ListConstruct"), amanda::Symbol());
+        OpId list = new_op(g_.sym("prim::ListConstruct"));
         for (size_t e = 0; e < a.items.size(); ++e) {
           PortId ep = g_.add_input(list, g_.sym("elements." + std::to_string(e)));
           if (a.items[e]->is_tensor()) g_.connect(visible(port_of(*a.items[e])), ep);
