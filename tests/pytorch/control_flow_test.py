@@ -17,9 +17,12 @@ import subprocess
 import sys
 import tempfile
 
+from typing import List
+
 import numpy as np
 import onnx
 import torch
+from torch import Tensor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ORT_RUN = os.path.join(HERE, "..", "js", "ort_run_typed.js")
@@ -80,6 +83,16 @@ class IfNoElse(torch.nn.Module):  # an if without else: the other branch passes 
         return y + x
 
 
+class ListInput(torch.nn.Module):  # forward(images: List[Tensor]), as detection models take it
+    def forward(self, images: List[Tensor]):
+        x = images[0]
+        if bool(x.mean() > 0):
+            y = x * 2.0
+        else:
+            y = -x
+        return y
+
+
 class Append(torch.nn.Module):  # a loop appending to a list: refused
     def forward(self, x, n):
         l = []
@@ -103,9 +116,12 @@ CASES = {
     "while": (While, [X], ["float32"], [[rnd(5, X, 0.1)], [rnd(6, X, 30)]]),
     "carry_two": (Carry2, [X, ()], ["float32", "int64"], [[rnd(7, X), np.array(4, np.int64)], [rnd(8, X), np.array(1, np.int64)]]),
     "if_no_else": (IfNoElse, [X], ["float32"], [[rnd(11, X, 0.1)], [rnd(12, X, 1, 1)]]),
+    "list_input": (ListInput, [(3, 4, 4)], ["float32"], [[rnd(13, (3, 4, 4), 1, 0.5)], [rnd(14, (3, 4, 4), 1, -0.5)]]),
     "nested_if": (NestedIf, [X, ()], ["float32", "int64"],
                   [[rnd(9, X, 0.5, 0.3), np.array(5, np.int64)], [rnd(10, X, 0.5, -0.3), np.array(2, np.int64)]]),
 }
+# List[Tensor] inputs (one --input-shape: a list of one tensor): the libtorch-free reader only
+SCRIPT_ONLY = ["list_input"]
 # the cases the `auto` reader also converts (the libtorch-free reader's path, as `script`)
 AUTO = ["if_data", "while"]
 # modules both readers refuse, and what the libtorch-free reader's message must name
@@ -127,7 +143,7 @@ def main():
             args = []
             for s, t in zip(shapes, types):
                 args += ["--input-shape", ",".join(map(str, s)), "--input-type", t]
-            runs = [r for r in readers if r != "auto" or name in AUTO]
+            runs = [r for r in readers if (r != "auto" or name in AUTO) and (r == "script" or name not in SCRIPT_ONLY)]
             for reader in runs:
                 out = os.path.join(d, f"{name}.{reader}.onnx")
                 p = subprocess.run([amanda, "convert", pt, *args, "--reader", reader, "-o", out], capture_output=True, text=True)
@@ -151,7 +167,8 @@ def main():
                         a.tofile(f)
                         feeds[nm] = {"file": f, "shape": list(a.shape), "type": types[j]}
                     with torch.no_grad():
-                        ref = m(*[torch.from_numpy(a) for a in inputs])
+                        ts = [torch.from_numpy(a) for a in inputs]
+                        ref = m(ts) if name in SCRIPT_ONLY else m(*ts)
                     ref = [r.numpy() for r in (ref if isinstance(ref, tuple) else (ref,))]
                     prefix = os.path.join(d, f"{name}.{reader}.{k}.out")
                     jobs.append({"model": out, "inputs": feeds, "out": prefix})

@@ -221,6 +221,9 @@ class Importer {
     const FunctionDef* fwd = method(*cls, "forward", module->obj->cls);
     if (fwd->params.empty()) throw Error(where_of(*fwd) + ": forward() has no self");
     size_t n_in = fwd->params.size() - 1;
+    // Trailing inputs with a default (detection models' `targets: Optional[...] = None`) may be
+    // left out: they take their default, as torch.onnx.export's example inputs leave them out.
+    while (n_in > o_.input_shapes.size() && fwd->params[n_in].default_value) --n_in;
     if (o_.input_shapes.empty() && n_in > 0)
       throw Unsupported("no --input-shape given (the libtorch-free reader specializes shapes)");
     if (o_.input_shapes.size() != n_in)
@@ -232,8 +235,11 @@ class Importer {
     std::vector<VRef> args{module};
     for (size_t k = 0; k < n_in; ++k) {
       const Param& p = fwd->params[k + 1];
-      if (!p.type.empty() && p.type != "Tensor")
-        throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
+      // A List[Tensor] input (detection models' images) takes one --input-shape: a list of one
+      // tensor, as torch.onnx.export flattens an example list of one image.
+      bool list = p.type == "List[Tensor]";
+      if (!p.type.empty() && p.type != "Tensor" && !list)
+        throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors and List[Tensor])");
       std::vector<int64_t> in_shape = o_.input_shapes[k];
       for (int64_t& d : in_shape)
         if (d < 0) {  // a symbolic dimension: its stand-in number
@@ -254,7 +260,7 @@ class Importer {
       set_type(port, *v, true);
       v->port = port;
       v->name = p.name;
-      args.push_back(v);
+      args.push_back(list ? make_list({v}) : v);
     }
     VRef out = call_function(*fwd, cls_file_, args, {}, "forward");
     std::vector<VRef> outs;
@@ -1413,7 +1419,10 @@ class Importer {
       if (!bodies_.empty() && bodies_.back().outer_lists.count(args[0].get()))
         throw Unsupported(where_ + ": a list appended to inside an if or loop on data (aten::append in a prim::If/prim::Loop body; not supported)");
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
-      if (is_seq(*args[1]) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
+      // (a tuple of numbers and tensors, detection models' image sizes, cannot hold the list)
+      bool flat_tuple = args[1]->k == Val::K::Tuple;
+      for (const VRef& x : args[1]->items) flat_tuple &= !is_seq(*x) && x->k != Val::K::Object;
+      if ((is_seq(*args[1]) && !flat_tuple) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
       args[0]->items.push_back(args[1]);
       return args[0];
