@@ -103,6 +103,24 @@ class Append(torch.nn.Module):  # a loop appending to a list: refused
         return torch.stack(l)
 
 
+class Grow(torch.nn.Module):  # a carried tensor whose shape changes: refused by the libtorch-free reader
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            y = torch.cat([y, x])
+        return y
+
+
+class Break(torch.nn.Module):  # break on data (TorchScript makes it a while loop with a bool carried)
+    def forward(self, x, n):
+        y = x
+        for i in range(int(n)):
+            y = y + 1.0
+            if bool(y.sum() > 10.0):
+                break
+        return y
+
+
 def rnd(seed, shape, scale=1.0, shift=0.0):
     return (np.random.default_rng(seed).standard_normal(shape) * scale + shift).astype(np.float32)
 
@@ -117,6 +135,7 @@ CASES = {
     "carry_two": (Carry2, [X, ()], ["float32", "int64"], [[rnd(7, X), np.array(4, np.int64)], [rnd(8, X), np.array(1, np.int64)]]),
     "if_no_else": (IfNoElse, [X], ["float32"], [[rnd(11, X, 0.1)], [rnd(12, X, 1, 1)]]),
     "list_input": (ListInput, [(3, 4, 4)], ["float32"], [[rnd(13, (3, 4, 4), 1, 0.5)], [rnd(14, (3, 4, 4), 1, -0.5)]]),
+    "break": (Break, [X, ()], ["float32", "int64"], [[rnd(15, X), np.array(9, np.int64)], [rnd(16, X), np.array(2, np.int64)]]),
     "nested_if": (NestedIf, [X, ()], ["float32", "int64"],
                   [[rnd(9, X, 0.5, 0.3), np.array(5, np.int64)], [rnd(10, X, 0.5, -0.3), np.array(2, np.int64)]]),
 }
@@ -124,8 +143,12 @@ CASES = {
 SCRIPT_ONLY = ["list_input"]
 # the cases the `auto` reader also converts (the libtorch-free reader's path, as `script`)
 AUTO = ["if_data", "while"]
-# modules both readers refuse, and what the libtorch-free reader's message must name
-REFUSED = {"append": (Append, [X, ()], ["float32", "int64"], "aten::append in a prim::If/prim::Loop body")}
+# modules refused (exit 1, nothing written), the readers that refuse them, and what the
+# libtorch-free reader's message must name
+REFUSED = {
+    "append": (Append, [X, ()], ["float32", "int64"], "aten::append in a prim::If/prim::Loop body", ["script", "libtorch", "auto"]),
+    "grow": (Grow, [X, ()], ["float32", "int64"], "a loop on the input's values changes y", ["script"]),
+}
 
 
 def main():
@@ -173,13 +196,13 @@ def main():
                     prefix = os.path.join(d, f"{name}.{reader}.{k}.out")
                     jobs.append({"model": out, "inputs": feeds, "out": prefix})
                     expect.append((f"{name} ({reader}) input set {k}", prefix, ref))
-        for name, (cls, shapes, types, needle) in REFUSED.items():
+        for name, (cls, shapes, types, needle, refusers) in REFUSED.items():
             pt = os.path.join(d, name + ".pt")
             torch.jit.script(cls().eval()).save(pt)
             args = []
             for s, t in zip(shapes, types):
                 args += ["--input-shape", ",".join(map(str, s)), "--input-type", t]
-            for reader in readers:
+            for reader in [r for r in readers if r in refusers]:
                 out = os.path.join(d, f"{name}.{reader}.onnx")
                 p = subprocess.run([amanda, "convert", pt, *args, "--reader", reader, "-o", out], capture_output=True, text=True)
                 bad = p.returncode != 1 or os.path.exists(out)

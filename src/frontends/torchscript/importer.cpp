@@ -894,6 +894,7 @@ class Importer {
 
   void data_if(const Stmt& s, Frame& fr, const VRef& cv) {
     const std::string where = where_;
+    if (cv->k != Val::K::Bool) throw Unsupported(where + ": an if on " + describe(*cv) + " computed from the input's values (a bool is needed)");
     Budget::run().charge(BudgetKind::Ops, 1, where_);
     OpId op = new_op(g_.sym("prim::If"));
     g_.connect(visible(port_of(*cv->data)), g_.add_input(op, g_.sym("cond")));
@@ -947,6 +948,7 @@ class Importer {
 
   void data_loop(const Stmt& s, Frame& fr, const VRef& count, const VRef& cond0) {
     const std::string where = where_;
+    if (cond0 && cond0->k != Val::K::Bool) throw Unsupported(where + ": a while loop on " + describe(*cond0) + " computed from the input's values (a bool is needed)");
     std::set<std::string> names;
     assigned_names(s.body, names);
     std::string target;
