@@ -55,6 +55,17 @@ class While(torch.nn.Module):  # while loop on data, with a counter
         return y
 
 
+class WhileNe(torch.nn.Module):  # while on an int counter compared with a data count (aten::ne.int)
+    def forward(self, x, n):
+        y = x
+        i = 0
+        m = int(n)
+        while i != m:
+            y = y * 1.5 - x
+            i = i + 1
+        return y
+
+
 class Carry2(torch.nn.Module):  # a loop carrying two tensors, two outputs
     def forward(self, x, n):
         a = x
@@ -132,6 +143,7 @@ CASES = {
     "for_data": (ForData, [X, ()], ["float32", "int64"],
                  [[rnd(3, X), np.array(0, np.int64)], [rnd(4, X), np.array(3, np.int64)]]),
     "while": (While, [X], ["float32"], [[rnd(5, X, 0.1)], [rnd(6, X, 30)]]),
+    "while_ne": (WhileNe, [X, ()], ["float32", "int64"], [[rnd(17, X), np.array(3, np.int64)], [rnd(18, X), np.array(0, np.int64)]]),
     "carry_two": (Carry2, [X, ()], ["float32", "int64"], [[rnd(7, X), np.array(4, np.int64)], [rnd(8, X), np.array(1, np.int64)]]),
     "if_no_else": (IfNoElse, [X], ["float32"], [[rnd(11, X, 0.1)], [rnd(12, X, 1, 1)]]),
     "list_input": (ListInput, [(3, 4, 4)], ["float32"], [[rnd(13, (3, 4, 4), 1, 0.5)], [rnd(14, (3, 4, 4), 1, -0.5)]]),
