@@ -104,7 +104,7 @@ class ListInput(torch.nn.Module):  # forward(images: List[Tensor]), as detection
         return y
 
 
-class Append(torch.nn.Module):  # a loop appending to a list: refused
+class Append(torch.nn.Module):  # a loop appending to a list, then torch.stack: a Loop scan output
     def forward(self, x, n):
         l = []
         y = x
@@ -112,6 +112,29 @@ class Append(torch.nn.Module):  # a loop appending to a list: refused
             y = y + 1.0
             l.append(y)
         return torch.stack(l)
+
+
+class AppendCat(torch.nn.Module):  # the same with torch.cat, and a second list
+    def forward(self, x, n):
+        l = []
+        m = []
+        y = x
+        for i in range(int(n)):
+            y = y * 0.5
+            l.append(y)
+            m.append(y + x)
+        return torch.cat(l), torch.stack(m)
+
+
+class AppendIf(torch.nn.Module):  # appending under an if on data: refused
+    def forward(self, x, n):
+        l = [x]
+        y = x
+        for i in range(int(n)):
+            y = y + 1.0
+            if bool(y.sum() > 0):
+                l.append(y)
+        return torch.cat(l)
 
 
 class Grow(torch.nn.Module):  # a carried tensor whose shape changes: refused by the libtorch-free reader
@@ -148,17 +171,22 @@ CASES = {
     "if_no_else": (IfNoElse, [X], ["float32"], [[rnd(11, X, 0.1)], [rnd(12, X, 1, 1)]]),
     "list_input": (ListInput, [(3, 4, 4)], ["float32"], [[rnd(13, (3, 4, 4), 1, 0.5)], [rnd(14, (3, 4, 4), 1, -0.5)]]),
     "break": (Break, [X, ()], ["float32", "int64"], [[rnd(15, X), np.array(9, np.int64)], [rnd(16, X), np.array(2, np.int64)]]),
+    "append_stack": (Append, [X, ()], ["float32", "int64"], [[rnd(19, X), np.array(4, np.int64)], [rnd(20, X), np.array(1, np.int64)]]),
+    "append_cat": (AppendCat, [X, ()], ["float32", "int64"], [[rnd(21, X), np.array(3, np.int64)], [rnd(22, X), np.array(2, np.int64)]]),
     "nested_if": (NestedIf, [X, ()], ["float32", "int64"],
                   [[rnd(9, X, 0.5, 0.3), np.array(5, np.int64)], [rnd(10, X, 0.5, -0.3), np.array(2, np.int64)]]),
 }
 # List[Tensor] inputs (one --input-shape: a list of one tensor): the libtorch-free reader only
-SCRIPT_ONLY = ["list_input"]
+SCRIPT_ONLY = ["list_input", "append_stack", "append_cat"]
+# of those, the ones whose forward() takes a list
+LIST_INPUT = ["list_input"]
 # the cases the `auto` reader also converts (the libtorch-free reader's path, as `script`)
 AUTO = ["if_data", "while"]
 # modules refused (exit 1, nothing written), the readers that refuse them, and what the
 # libtorch-free reader's message must name
 REFUSED = {
-    "append": (Append, [X, ()], ["float32", "int64"], "aten::append in a prim::If/prim::Loop body", ["script", "libtorch", "auto"]),
+    "append": (Append, [X, ()], ["float32", "int64"], "", ["libtorch"]),
+    "append_if": (AppendIf, [X, ()], ["float32", "int64"], "aten::append in a prim::If/prim::Loop body", ["script", "libtorch", "auto"]),
     "grow": (Grow, [X, ()], ["float32", "int64"], "a loop on the input's values changes y", ["script"]),
 }
 
@@ -203,7 +231,7 @@ def main():
                         feeds[nm] = {"file": f, "shape": list(a.shape), "type": types[j]}
                     with torch.no_grad():
                         ts = [torch.from_numpy(a) for a in inputs]
-                        ref = m(ts) if name in SCRIPT_ONLY else m(*ts)
+                        ref = m(ts) if name in LIST_INPUT else m(*ts)
                     ref = [r.numpy() for r in (ref if isinstance(ref, tuple) else (ref,))]
                     prefix = os.path.join(d, f"{name}.{reader}.{k}.out")
                     jobs.append({"model": out, "inputs": feeds, "out": prefix})

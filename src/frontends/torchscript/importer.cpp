@@ -309,9 +309,9 @@ class Importer {
   // The dim_param of a size computed from symbolic dimensions.
   Value dim_value(int64_t d) const {
     if (!is_sym(d)) return Value(d);
-    for (size_t k = 0; k < o_.dim_names.size(); ++k) {
+    for (size_t k = 0; k < o_.dim_names.size() + scan_dims_.size(); ++k) {
       int64_t sv = kSymbolBase + kSymbolStep * static_cast<int64_t>(k);
-      const std::string& n = o_.dim_names[k];
+      const std::string& n = k < o_.dim_names.size() ? o_.dim_names[k] : scan_dims_[k - o_.dim_names.size()];
       if (d == sv) return Value(n);
       if (d % sv == 0) return Value(std::to_string(d / sv) + "*" + n);
       if (d > sv - 1000 && d < sv + 1000) return Value(n + (d > sv ? "+" : "-") + std::to_string(d > sv ? d - sv : sv - d));
@@ -720,6 +720,7 @@ class Importer {
             data_loop(s, fr, it->data, nullptr);
             break;
           }
+          if (scanned_.count(it.get())) throw Unsupported(where_ + ": a for loop over a list a loop on the input's values appended to");
           std::vector<VRef> items;
           if (it->k == Val::K::List || it->k == Val::K::Tuple) items = it->items;
           else throw Unsupported(where_ + ": a for loop over " + describe(*it));
@@ -758,7 +759,13 @@ class Importer {
     std::unordered_set<const Val*> outer_lists;  // lists made outside: appending to them is refused
     std::string prefix;  // its ops are named <owner>.<block>.<k>: ONNX names values once across bodies,
     int next = 0;        // and a rule names the constants it makes after the op (_1_B)
+    bool loop = false;
+    std::vector<std::pair<VRef, VRef>> scans;  // (list made empty before the loop, the tensor the body appends)
   };
+  // Lists a loop on data appended to: after the loop, the Loop's scan output of the appended
+  // tensors (stacked, its length a new symbolic dimension); only stack/cat read them.
+  std::unordered_map<const Val*, VRef> scanned_;
+  std::vector<std::string> scan_dims_;
   OpId new_op(amanda::Symbol type) {
     OpId op = g_.create_op(scope(), type, amanda::Symbol());
     if (!bodies_.empty()) g_.set_name(op, g_.sym(bodies_.back().prefix + std::to_string(bodies_.back().next++)));
@@ -980,6 +987,7 @@ class Importer {
     g_.set_attr(op, g_.sym("block0"), Value::graph(gn));
     Frame fb = fr;
     bodies_.push_back(Body{gn, op, lists_of(fr), std::string(g_.name_str(op)) + ".0."});
+    bodies_.back().loop = true;
     PortId it = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(target.empty() ? "i" : target)));
     type_port(it, *make_int(0), true);
     PortId bc = g_.add_port(gn, ir::PortDir::In, g_.sym(unique("cond")));
@@ -1005,10 +1013,12 @@ class Importer {
                           describe(*v) + " (the kind, element type and shape must stay)");
       results.emplace_back(v, carried[k]);
     }
+    std::vector<std::pair<VRef, VRef>> scans = bodies_.back().scans;
+    for (const auto& [l, t] : scans) results.emplace_back(t, "a tensor appended to a list");
     for (size_t k = 0; k < results.size(); ++k) {
       PortId src = body_result(results[k].first, results[k].second);
       PortId bo = g_.add_port(gn, ir::PortDir::Out, g_.sym("_" + std::to_string(k)));
-      type_port(bo, k == 0 ? *make_bool(false) : *init[k - 1], true);
+      type_port(bo, k == 0 ? *make_bool(false) : k <= init.size() ? *init[k - 1] : *results[k].first, true);
       g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
       g_.connect(src, bo);
     }
@@ -1018,6 +1028,23 @@ class Importer {
       g_.set_attr(out, g_.sym("@value"), Value(unique(carried[k])));
       type_port(out, *init[k], false);
       fr.vars[carried[k]] = like(*init[k], out);
+    }
+    for (size_t j = 0; j < scans.size(); ++j) {
+      // the number of trips: a new symbolic dimension (a dim_param of the output)
+      size_t idx = o_.dim_names.size() + scan_dims_.size();
+      if (idx >= 64) throw Unsupported(where + ": too many lists filled by loops on the input's values");
+      scan_dims_.push_back("trips" + std::to_string(scan_dims_.size()));
+      symbolic_ = true;
+      const Val& t = *scans[j].second;
+      std::vector<int64_t> shape{kSymbolBase + kSymbolStep * static_cast<int64_t>(idx)};
+      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(carried.size() + j)));
+      VRef v = make_symbolic(t.dtype, shape);
+      v->alias = std::make_shared<Alias>();
+      v->port = out;
+      g_.set_attr(out, g_.sym("@value"), Value(unique("stacked")));
+      set_type(out, *v, false);
+      scanned_[scans[j].first.get()] = v;
     }
   }
 
@@ -1330,6 +1357,7 @@ class Importer {
     }
     if (path == "len") {
       need(1);
+      if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": len() of a list a loop on the input's values appended to");
       if (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) return make_int(static_cast<int64_t>(args[0]->items.size()));
       if (args[0]->is_tensor() && !args[0]->shape.empty()) return make_int(args[0]->shape[0]);
       throw Error(where_ + ": len() of " + describe(*args[0]));
@@ -1418,8 +1446,19 @@ class Importer {
       return args[0]->items[static_cast<size_t>(k)];
     }
     if (base == "aten::append" && args.size() == 2 && args[0]->k == Val::K::List) {
-      if (!bodies_.empty() && bodies_.back().outer_lists.count(args[0].get()))
-        throw Unsupported(where_ + ": a list appended to inside an if or loop on data (aten::append in a prim::If/prim::Loop body; not supported)");
+      if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": appending to a list a loop on data filled (not supported)");
+      if (!bodies_.empty() && bodies_.back().outer_lists.count(args[0].get())) {
+        // One tensor appended once per trip to a list empty before the loop: a scan output.
+        Body& b = bodies_.back();
+        bool again = false;
+        for (const auto& [l, t] : b.scans) again |= l == args[0];
+        if (b.loop && args[0]->items.empty() && !again && args[1]->is_tensor() && args[1]->defined && args[1]->shape_known) {
+          b.scans.emplace_back(args[0], args[1]);
+          return args[0];
+        }
+        throw Unsupported(where_ + ": a list appended to inside an if or loop on data (aten::append in a prim::If/prim::Loop body; "
+                          "only one tensor appended once per trip of a loop to a list empty before it is supported)");
+      }
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
       // (a tuple of numbers and tensors, detection models' image sizes, cannot hold the list)
       bool flat_tuple = args[1]->k == Val::K::Tuple;
@@ -1534,6 +1573,22 @@ class Importer {
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
     for (const VRef& a : args)
       if (a->data) return data_number_op(base, args);
+    if (!scanned_.empty())
+      for (const VRef& a : args)
+        if (auto it = scanned_.find(a.get()); it != scanned_.end()) {
+          // torch.stack(l) / torch.stack(l, 0) is the scan output; torch.cat(l) / cat(l, 0) merges its first two axes.
+          int64_t dim = args.size() > 1 && args[1]->k == Val::K::Int && !args[1]->data ? args[1]->i : args.size() > 1 ? -1 : 0;
+          for (const auto& [n, v] : kwargs)
+            if (n == "dim") dim = v->k == Val::K::Int && !v->data ? v->i : -1;
+          if (a == args[0] && dim == 0 && base == "aten::stack") return it->second;
+          if (a == args[0] && dim == 0 && base == "aten::cat" && it->second->shape.size() >= 2)
+          {
+            std::vector<VRef> shape{make_int(-1)};
+            for (size_t k = 2; k < it->second->shape.size(); ++k) shape.push_back(make_int(it->second->shape[k]));
+            return call_op("aten::reshape", {it->second, make_list(shape)}, {});
+          }
+          throw Unsupported(where_ + ": " + base + " of a list a loop on the input's values appended to (only torch.stack(l) and torch.cat(l) along dim 0)");
+        }
     if (auto b = builtin(base, args)) return *b;
     if (symbolic_ && !in_symbolic_)
       if (auto r = symbolic_call(base, args)) return *r;
