@@ -11,6 +11,7 @@ must match torch's (rtol 1e-3, atol 1e-5, same shapes) and the graph must hold a
 A loop appending to a list is refused by both (exit 1, nothing written; the libtorch-free
 reader's message names the construct and the line). Without the plugin only `script` runs.
 """
+import concurrent.futures
 import json
 import os
 import subprocess
@@ -181,7 +182,7 @@ SCRIPT_ONLY = ["list_input", "append_stack", "append_cat"]
 # of those, the ones whose forward() takes a list
 LIST_INPUT = ["list_input"]
 # the cases the `auto` reader also converts (the libtorch-free reader's path, as `script`)
-AUTO = ["if_data", "while"]
+AUTO = ["if_data"]
 # modules refused (exit 1, nothing written), the readers that refuse them, and what the
 # libtorch-free reader's message must name
 REFUSED = {
@@ -197,19 +198,29 @@ def main():
     failures = []
     figures = []
     with tempfile.TemporaryDirectory() as d:
-        jobs, expect = [], []
-        for name, (cls, shapes, types, sets) in CASES.items():
-            torch.manual_seed(0)
+        # every conversion first, two at a time (the libtorch reader's child process takes ~1.5 s)
+        commands, modules = {}, {}
+        for name, (cls, shapes, types, *rest) in list(CASES.items()) + list(REFUSED.items()):
             pt = os.path.join(d, name + ".pt")
-            m = torch.jit.script(cls().eval())
-            m.save(pt)
+            modules[name] = torch.jit.script(cls().eval())
+            modules[name].save(pt)
             args = []
             for s, t in zip(shapes, types):
                 args += ["--input-shape", ",".join(map(str, s)), "--input-type", t]
-            runs = [r for r in readers if (r != "auto" or name in AUTO) and (r == "script" or name not in SCRIPT_ONLY)]
+            if name in CASES:
+                runs = [r for r in readers if (r != "auto" or name in AUTO) and (r == "script" or name not in SCRIPT_ONLY)]
+            else:
+                runs = [r for r in readers if r in rest[1]]
             for reader in runs:
+                commands[(name, reader)] = [amanda, "convert", pt, *args, "--reader", reader, "-o", os.path.join(d, f"{name}.{reader}.onnx")]
+        with concurrent.futures.ThreadPoolExecutor(2) as pool:
+            done = dict(zip(commands, pool.map(lambda c: subprocess.run(c, capture_output=True, text=True), commands.values())))
+        jobs, expect = [], []
+        for name, (cls, shapes, types, sets) in CASES.items():
+            m = modules[name]
+            for reader in [r for (n, r) in commands if n == name]:
                 out = os.path.join(d, f"{name}.{reader}.onnx")
-                p = subprocess.run([amanda, "convert", pt, *args, "--reader", reader, "-o", out], capture_output=True, text=True)
+                p = done[(name, reader)]
                 if p.returncode != 0:
                     failures.append(f"{name} ({reader}): conversion failed: {p.stderr.strip()[-600:]}")
                     continue
@@ -237,14 +248,9 @@ def main():
                     jobs.append({"model": out, "inputs": feeds, "out": prefix})
                     expect.append((f"{name} ({reader}) input set {k}", prefix, ref))
         for name, (cls, shapes, types, needle, refusers) in REFUSED.items():
-            pt = os.path.join(d, name + ".pt")
-            torch.jit.script(cls().eval()).save(pt)
-            args = []
-            for s, t in zip(shapes, types):
-                args += ["--input-shape", ",".join(map(str, s)), "--input-type", t]
-            for reader in [r for r in readers if r in refusers]:
+            for reader in [r for (n, r) in commands if n == name]:
                 out = os.path.join(d, f"{name}.{reader}.onnx")
-                p = subprocess.run([amanda, "convert", pt, *args, "--reader", reader, "-o", out], capture_output=True, text=True)
+                p = done[(name, reader)]
                 bad = p.returncode != 1 or os.path.exists(out)
                 if reader == "script" and (needle not in p.stderr or "__torch__.py:" not in p.stderr):
                     bad = True

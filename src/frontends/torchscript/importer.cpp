@@ -765,6 +765,7 @@ class Importer {
   // Lists a loop on data appended to: after the loop, the Loop's scan output of the appended
   // tensors (stacked, its length a new symbolic dimension); only stack/cat read them.
   std::unordered_map<const Val*, VRef> scanned_;
+  std::vector<VRef> scanned_lists_;  // keeps the keys of scanned_ alive (a freed list's address could be reused)
   std::vector<std::string> scan_dims_;
   OpId new_op(amanda::Symbol type) {
     OpId op = g_.create_op(scope(), type, amanda::Symbol());
@@ -1045,6 +1046,7 @@ class Importer {
       g_.set_attr(out, g_.sym("@value"), Value(unique("stacked")));
       set_type(out, *v, false);
       scanned_[scans[j].first.get()] = v;
+      scanned_lists_.push_back(scans[j].first);
     }
   }
 
