@@ -919,6 +919,10 @@ class Applier {
   void rewrite(Match& m, OpId scope) {
     const CRule& cr = *m.rule;
     const Rule& r = *cr.rule;
+    // A constant matched by its own rule (PyTorch's int and bool constants, which control flow
+    // reads as values) that another rule read through a const: capture and erased as unused.
+    for (OpId op : m.ops)
+      if (!g_.valid(op) || rw_->erased(op)) return;
     if (r.unsupported) {
       for (OpId op : m.ops) count(unsupported_, op, r.name, *r.unsupported);
       return;

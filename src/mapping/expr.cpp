@@ -279,6 +279,10 @@ const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
     ir::PortId src = g.producer(p);
     if (!src) return nullptr;
     p = src;
+    // A body reading a value around it reads it through a capture port of the op that holds the
+    // body (If, Loop): the value info is the outer value's.
+    while (g.port_dir(p) == ir::PortDir::In && p && g.port_op(p) != g.root() && !g.is_graph(g.port_op(p)))
+      if (!(p = g.producer(p))) return nullptr;
   }
   std::string at = "@" + std::string(key);
   auto& gg = const_cast<ir::Graph&>(g);

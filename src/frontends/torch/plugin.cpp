@@ -8,6 +8,7 @@
 #include <torch/csrc/jit/passes/dead_code_elimination.h>
 #include <torch/csrc/jit/passes/freeze_module.h>
 #include <torch/csrc/jit/passes/inliner.h>
+#include <torch/csrc/jit/passes/shape_analysis.h>
 #include <torch/csrc/jit/runtime/interpreter.h>
 #include <torch/csrc/jit/runtime/operator.h>
 #include <torch/csrc/jit/serialization/import.h>
@@ -166,7 +167,8 @@ std::vector<std::string> output_names(const tj::Node* n) {
     }
     return names;
   }
-  if (count == 1) return {"output"};
+  // prim::If / prim::Loop: `outputs.K` even for one (the namespace's variadic port).
+  if (count == 1 && n->kind() != c10::prim::If && n->kind() != c10::prim::Loop) return {"output"};
   for (size_t k = 0; k < count; ++k) names.push_back("outputs." + std::to_string(k));
   return names;
 }
@@ -191,12 +193,28 @@ void type_attrs(ir::Graph& g, PortId p, const tj::Value* v, bool graph_port) {
     return;
   }
   g.set_attr(p, g.sym("@torch_type"), Value(v->type()->annotation_str()));
+  // A block's int or bool input or output (a loop's iteration number, a carried counter, a
+  // condition) is a 0-d int64 / bool tensor in ONNX's If and Loop bodies: say so.
+  if (graph_port) {
+    if (v->type()->kind() == c10::TypeKind::IntType) {
+      g.set_attr(p, g.sym("type"), Value(std::string("int64")));
+      g.set_attr(p, g.sym("shape"), Value(Value::List{}));
+    } else if (v->type()->kind() == c10::TypeKind::BoolType) {
+      g.set_attr(p, g.sym("type"), Value(std::string("bool")));
+      g.set_attr(p, g.sym("shape"), Value(Value::List{}));
+    }
+  }
 }
 
 struct Scope {
   OpId node;
   Scope* parent = nullptr;
   OpId owner;
+  const tj::Block* block = nullptr;
+  // Ops in a block are named <owner>.<block>.<k>: the text form names the owner of a capture
+  // port by name, which a generated name of the block (_4) could shadow.
+  std::string prefix;
+  int next = 0;
   std::unordered_map<const tj::Value*, PortId> values;
   std::unordered_map<const tj::Value*, bool> none;  // values that are None constants
 };
@@ -212,6 +230,7 @@ class Importer {
     g_.set_attr(root, g_.sym("producer_name"), Value("amanda"));
     g_.set_attr(root, g_.sym("producer_version"), Value("torchscript import, libtorch " + std::string(TORCH_VERSION)));
     Scope s;
+    s.block = graph.block();
     s.node = root;
     for (const tj::Value* in : graph.inputs()) {
       PortId p = g_.add_port(root, ir::PortDir::In, unique_port(root, ir::PortDir::In, in->debugName()));
@@ -250,6 +269,20 @@ class Importer {
   PortId resolve(Scope& s, const tj::Value* v) {
     if (auto it = s.values.find(v); it != s.values.end()) return it->second;
     if (!s.parent) return PortId();
+    // A number, bool, list, ... constant read in a block is made again in the block (not
+    // captured), so the rules' const: captures see it beside the op that reads it.
+    if (v->node()->kind() == c10::prim::Constant && v->node()->owningBlock() != s.block) {
+      c10::IValue iv = *tj::toIValue(v);
+      if (!iv.isTensor() && !iv.isNone()) {
+        OpId op = create_op(s, "prim::Constant");
+        g_.set_attr(op, g_.sym("value"), value_of(iv, where(v->node())));
+        PortId p = g_.add_output(op, g_.sym("output"));
+        g_.set_attr(p, g_.sym("@value"), Value(s.prefix + v->debugName()));  // ONNX values are named once across bodies
+        type_attrs(g_, p, v, false);
+        s.values[v] = p;
+        return p;
+      }
+    }
     PortId outer = resolve(*s.parent, v);
     if (!outer) return PortId();
     PortId cap = g_.add_input(s.owner, unique_port(s.owner, ir::PortDir::In, "@capture." + v->debugName()));  // two bodies may capture one value
@@ -257,6 +290,12 @@ class Importer {
     g_.connect(outer, cap);
     s.values[v] = cap;
     return cap;
+  }
+
+  OpId create_op(Scope& s, const std::string& type) {
+    OpId op = g_.create_op(s.node, type);
+    if (!s.prefix.empty()) g_.set_name(op, g_.sym(s.prefix + std::to_string(s.next++)));
+    return op;
   }
 
   bool is_none(Scope& s, const tj::Value* v) {
@@ -288,7 +327,7 @@ class Importer {
           s.values[out] = p;
           continue;
         }
-        OpId op = g_.create_op(s.node, "prim::Constant");
+        OpId op = create_op(s, "prim::Constant");
         g_.set_attr(op, g_.sym("value"), value_of(iv, where(n)));
         PortId p = g_.add_output(op, g_.sym("output"));
         g_.set_attr(p, g_.sym("@value"), Value(out->debugName()));
@@ -296,7 +335,11 @@ class Importer {
         s.values[out] = p;
         continue;
       }
-      OpId op = g_.create_op(s.node, op_type(n));
+      // The tuple forward() returns is its elements as graph outputs (run()): no op for it.
+      if (top && n->kind() == c10::prim::TupleConstruct && b->outputs().size() == 1 && b->outputs()[0] == n->output() &&
+          n->output()->uses().size() == 1)
+        continue;
+      OpId op = create_op(s, op_type(n));
       auto in_names = input_names(n);
       for (size_t i = 0; i < n->inputs().size(); ++i) {
         PortId p = g_.add_input(op, g_.sym(in_names[i]));
@@ -313,19 +356,47 @@ class Importer {
         inner.node = gn;
         inner.parent = &s;
         inner.owner = op;
+        inner.block = sub;
+        inner.prefix = std::string(g_.name_str(op)) + "." + std::to_string(bi) + ".";
         for (const tj::Value* in : sub->inputs()) {
           PortId p = g_.add_port(gn, ir::PortDir::In, unique_port(gn, ir::PortDir::In, in->debugName()));
           type_attrs(g_, p, in, true);
           inner.values[in] = p;
+          // ONNX's Loop body takes (iteration number, condition, carried...), torch's (iteration
+          // number, carried...): an unused `cond` input after the iteration number lets the
+          // table map prim::Loop to Loop port for port.
+          if (n->kind() == c10::prim::Loop && in == sub->inputs()[0]) {
+            PortId c = g_.add_port(gn, ir::PortDir::In, unique_port(gn, ir::PortDir::In, "cond"));
+            g_.set_attr(c, g_.sym("type"), Value(std::string("bool")));
+            g_.set_attr(c, g_.sym("shape"), Value(Value::List{}));
+          }
         }
         import_block(sub, inner, false);
         int oi = 0;
         for (const tj::Value* v : sub->outputs()) {
           PortId p = g_.add_port(gn, ir::PortDir::Out, unique_port(gn, ir::PortDir::Out, "_" + std::to_string(oi++)));
+          type_attrs(g_, p, v, true);
           if (is_none(inner, v)) continue;
           PortId src = resolve(inner, v);
           if (!src) throw Fail(where(n) + ": block output %" + v->debugName() + " is produced by nothing Amanda imported");
+          // A tensor from outside the block, returned as it is: ONNX names a body's outputs after
+          // values of the body, so an aten::clone in the block gives it (an Identity in ONNX).
+          if (g_.port_dir(src) == ir::PortDir::In && g_.port_op(src) == op && v->type()->cast<c10::TensorType>()) {
+            OpId c = create_op(inner, "aten::clone");
+            g_.connect(src, g_.add_input(c, g_.sym("self")));
+            g_.add_input(c, g_.sym("memory_format"));
+            PortId r = g_.add_output(c, g_.sym("result"));
+            g_.set_attr(r, g_.sym("@value"), Value(inner.prefix + v->debugName()));
+            type_attrs(g_, r, v, false);
+            src = r;
+          }
           g_.connect(src, p);
+          // An ONNX body's output is named as the value it returns.
+          if (g_.port_dir(src) == ir::PortDir::Out) {
+            if (const Value* vn = g_.attr(src, g_.sym("@value"))) g_.set_attr(p, g_.sym("@value"), *vn);
+          } else if (g_.port_op(src) == gn) {
+            g_.set_attr(p, g_.sym("@value"), Value(std::string(g_.port_name_str(src))));
+          }
         }
         g_.set_attr(op, g_.sym("block" + std::to_string(bi)), Value::graph(gn));
         ++bi;
@@ -494,6 +565,12 @@ bool annotate_types_meta(const std::shared_ptr<tj::Graph>& graph, const std::vec
 
 // Runs a copy of the graph, with every top-level tensor value as an extra output, on `args`; each
 // value then gets the complete type (element type, sizes) of what it held.
+bool has_blocks(const tj::Block* b) {
+  for (const tj::Node* n : b->nodes())
+    if (!n->blocks().empty()) return true;
+  return false;
+}
+
 void annotate_types(const std::shared_ptr<tj::Graph>& graph, const std::vector<c10::IValue>& args) {
   auto probe = graph->copy();
   std::vector<tj::Value*> orig;
@@ -741,7 +818,21 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
           tj::ConstantPropagation(graph);
         }
         bool meta = annotate_types_meta_or_not(graph, args);
-        if (!meta) annotate_types(graph, args);
+        if (!meta) {
+          // Values inside If/Loop bodies (control flow on data): the one run above does not
+          // reach them, so torch's shape analysis types them from the now complete types
+          // around (both branches merged, a loop to its fixed point); the run then gives the
+          // top level its measured types back.
+          if (has_blocks(graph->block())) {
+            annotate_types(graph, args);
+            try {
+              tj::PropagateInputShapes(graph);
+            } catch (const c10::Error& e) {  // the bodies stay untyped: their ops' rules that need types say so
+              if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "shape analysis of the blocks failed: " << first_line(e.what_without_backtrace()) << "\n";
+            }
+          }
+          annotate_types(graph, args);
+        }
         timer.lap(meta ? "shapes on meta tensors" : "shapes from a forward pass");
       } catch (const c10::Error& e) {
         *err = path + ": error: forward() on inputs of the given shapes failed: " + first_line(e.what_without_backtrace());

@@ -10,9 +10,11 @@
 
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <map>
 #include <set>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "amanda/support/budget.h"
 #include "amanda/support/file.h"
@@ -219,6 +221,9 @@ class Importer {
     const FunctionDef* fwd = method(*cls, "forward", module->obj->cls);
     if (fwd->params.empty()) throw Error(where_of(*fwd) + ": forward() has no self");
     size_t n_in = fwd->params.size() - 1;
+    // Trailing inputs with a default (detection models' `targets: Optional[...] = None`) may be
+    // left out: they take their default, as torch.onnx.export's example inputs leave them out.
+    while (n_in > o_.input_shapes.size() && fwd->params[n_in].default_value) --n_in;
     if (o_.input_shapes.empty() && n_in > 0)
       throw Unsupported("no --input-shape given (the libtorch-free reader specializes shapes)");
     if (o_.input_shapes.size() != n_in)
@@ -230,8 +235,11 @@ class Importer {
     std::vector<VRef> args{module};
     for (size_t k = 0; k < n_in; ++k) {
       const Param& p = fwd->params[k + 1];
-      if (!p.type.empty() && p.type != "Tensor")
-        throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors)");
+      // A List[Tensor] input (detection models' images) takes one --input-shape: a list of one
+      // tensor, as torch.onnx.export flattens an example list of one image.
+      bool list = p.type == "List[Tensor]";
+      if (!p.type.empty() && p.type != "Tensor" && !list)
+        throw Unsupported(where_of(*fwd) + ": forward() input " + p.name + " of type " + p.type + " (only tensors and List[Tensor])");
       std::vector<int64_t> in_shape = o_.input_shapes[k];
       for (int64_t& d : in_shape)
         if (d < 0) {  // a symbolic dimension: its stand-in number
@@ -252,7 +260,7 @@ class Importer {
       set_type(port, *v, true);
       v->port = port;
       v->name = p.name;
-      args.push_back(v);
+      args.push_back(list ? make_list({v}) : v);
     }
     VRef out = call_function(*fwd, cls_file_, args, {}, "forward");
     std::vector<VRef> outs;
@@ -301,9 +309,9 @@ class Importer {
   // The dim_param of a size computed from symbolic dimensions.
   Value dim_value(int64_t d) const {
     if (!is_sym(d)) return Value(d);
-    for (size_t k = 0; k < o_.dim_names.size(); ++k) {
+    for (size_t k = 0; k < o_.dim_names.size() + scan_dims_.size(); ++k) {
       int64_t sv = kSymbolBase + kSymbolStep * static_cast<int64_t>(k);
-      const std::string& n = o_.dim_names[k];
+      const std::string& n = k < o_.dim_names.size() ? o_.dim_names[k] : scan_dims_[k - o_.dim_names.size()];
       if (d == sv) return Value(n);
       if (d % sv == 0) return Value(std::to_string(d / sv) + "*" + n);
       if (d > sv - 1000 && d < sv + 1000) return Value(n + (d > sv ? "+" : "-") + std::to_string(d > sv ? d - sv : sv - d));
@@ -682,12 +690,21 @@ class Importer {
         case Stmt::Kind::Break: return Flow::Break;
         case Stmt::Kind::Continue: return Flow::Continue;
         case Stmt::Kind::If: {
-          bool c = truth(*eval(*s.value, fr), "if");
+          VRef cv = eval(*s.value, fr);
+          if (cv->data) {
+            data_if(s, fr, cv);
+            break;
+          }
+          bool c = truth(*cv, "if");
           Flow f = exec(c ? s.body : s.orelse, fr, ret);
           if (f != Flow::Normal) return f;
           break;
         }
         case Stmt::Kind::While: {
+          if (VRef c0 = eval(*s.value, fr); c0->data) {
+            data_loop(s, fr, nullptr, c0);
+            break;
+          }
           for (int64_t trips = 0;; ++trips) {
             if (trips > kMaxLoopTrips) throw Unsupported(where_ + ": a loop of more than " + std::to_string(kMaxLoopTrips) + " trips");
             if (!truth(*eval(*s.value, fr), "while")) break;
@@ -699,6 +716,11 @@ class Importer {
         }
         case Stmt::Kind::For: {
           VRef it = eval(*s.value, fr);
+          if (it->data) {
+            data_loop(s, fr, it->data, nullptr);
+            break;
+          }
+          if (scanned_.count(it.get())) throw Unsupported(where_ + ": a for loop over a list a loop on the input's values appended to");
           std::vector<VRef> items;
           if (it->k == Val::K::List || it->k == Val::K::Tuple) items = it->items;
           else throw Unsupported(where_ + ": a for loop over " + describe(*it));
@@ -723,6 +745,311 @@ class Importer {
     return Flow::Normal;
   }
 
+  // ------------------------------------------------------------ control flow on data
+  // An `if` whose condition, or a loop whose count or condition, the graph computes becomes a
+  // prim::If / prim::Loop op with its bodies as graph attributes (block0, block1), as the
+  // libtorch reader imports them: the branches run into their own graphs, the variables they
+  // (re)assign become the op's outputs; a loop's carried values are the variables its body
+  // assigns, its body takes (iteration number, condition, carried...) and gives (condition,
+  // carried...). A body reads an outer value through a capture port of its op (`@capture.x`).
+
+  struct Body {
+    OpId graph;
+    OpId owner;
+    std::unordered_set<const Val*> outer_lists;  // lists made outside: appending to them is refused
+    std::string prefix;  // its ops are named <owner>.<block>.<k>: ONNX names values once across bodies,
+    int next = 0;        // and a rule names the constants it makes after the op (_1_B)
+    bool loop = false;
+    std::vector<std::pair<VRef, VRef>> scans;  // (list made empty before the loop, the tensor the body appends)
+  };
+  // Lists a loop on data appended to: after the loop, the Loop's scan output of the appended
+  // tensors (stacked, its length a new symbolic dimension); only stack/cat read them.
+  std::unordered_map<const Val*, VRef> scanned_;
+  std::vector<VRef> scanned_lists_;  // keeps the keys of scanned_ alive (a freed list's address could be reused)
+  std::vector<std::string> scan_dims_;
+  OpId new_op(amanda::Symbol type) {
+    OpId op = g_.create_op(scope(), type, amanda::Symbol());
+    if (!bodies_.empty()) g_.set_name(op, g_.sym(bodies_.back().prefix + std::to_string(bodies_.back().next++)));
+    return op;
+  }
+  std::vector<Body> bodies_;
+  std::map<std::pair<uint64_t, uint64_t>, PortId> caps_;  // (owner op, outer port) -> capture port: an If's two branches share them
+
+  OpId scope() const { return bodies_.empty() ? g_.root() : bodies_.back().graph; }
+  OpId scope_of(PortId p) const {
+    OpId o = g_.port_op(p);
+    return g_.is_graph(o) ? o : g_.parent(o);
+  }
+  std::string value_name(PortId p) const {
+    if (const Value* v = g_.attr(p, const_cast<ir::Graph&>(g_).sym("@value")); v && v->is_string()) return v->as_string();
+    return std::string(g_.port_name_str(p));
+  }
+  // The port through which the current body reads `src` (captures through every body between).
+  PortId visible(PortId src) { return visible_at(src, bodies_.size()); }
+  PortId visible_at(PortId src, size_t depth) {
+    if (depth == 0 || scope_of(src) == bodies_[depth - 1].graph) return src;
+    std::pair<uint64_t, uint64_t> key{bodies_[depth - 1].owner.value, src.value};
+    if (auto it = caps_.find(key); it != caps_.end()) return it->second;
+    PortId outer = visible_at(src, depth - 1);
+    Body& b = bodies_[depth - 1];
+    std::string name = value_name(src);
+    PortId cap = g_.add_input(b.owner, g_.sym("@capture." + name));
+    g_.set_port_role(cap, ir::PortRole::Capture);
+    g_.set_attr(cap, g_.sym("@value"), Value(name));
+    g_.connect(outer, cap);
+    caps_[key] = cap;
+    return cap;
+  }
+
+  VRef number_op(const std::string& type, const std::vector<VRef>& args) {
+    const schema::OpSchema* s = ns_.find(type);
+    if (!s || s->inputs.size() != args.size() || s->outputs.size() != 1) throw Error(where_ + ": internal: " + type);
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = new_op(g_.sym(type));
+    for (size_t k = 0; k < args.size(); ++k) {
+      PortId in = g_.add_input(op, g_.sym(s->inputs[k].expected_name().value_or("input." + std::to_string(k))));
+      Val& a = *args[k];
+      g_.connect(a.is_tensor() ? visible(port_of(a)) : a.data ? visible(port_of(*a.data)) : constant(a), in);
+    }
+    bool is_bool = s->outputs[0].type == "bool";
+    PortId out = g_.add_output(op, g_.sym(s->outputs[0].expected_name().value_or("result")));
+    VRef t = make_symbolic(is_bool ? DType::Bool : DType::Int64, {});
+    t->alias = std::make_shared<Alias>();
+    t->port = out;
+    g_.set_attr(out, g_.sym("@value"), Value(unique(hint_.empty() ? (is_bool ? "cond" : "n") : hint_)));
+    g_.set_attr(out, g_.sym("@torch_type"), Value(std::string(is_bool ? "bool" : "int")));
+    set_type(out, *t, false);
+    VRef r = is_bool ? make_bool(false) : make_int(0);
+    r->data = t;
+    return r;
+  }
+
+  // aten::add / lt / eq ... of numbers one of which the graph computes: the .int / .bool overload as a graph op.
+  VRef data_number_op(const std::string& base, const std::vector<VRef>& args) {
+    bool ints = true, bools = true;
+    for (const VRef& a : args) {
+      ints &= a->k == Val::K::Int;
+      bools &= a->k == Val::K::Bool;
+    }
+    std::string type = base + (ints ? ".int" : bools ? ".bool" : "");
+    if ((!ints && !bools) || !ns_.find(type))
+      throw Unsupported(where_ + ": " + base + " of a number computed from the input's values (control flow on data) and " +
+                        describe(*args.back()) + " (not supported)");
+    return number_op(type, args);
+  }
+
+  // A value as the result of the current body: made in it (a value from outside is copied by
+  // an op of the body: ONNX names a body's outputs after values of the body).
+  PortId body_result(const VRef& v, const std::string& name) {
+    PortId p;
+    if (v->is_tensor()) p = port_of(*v);
+    else if (v->data) p = port_of(*v->data);
+    else if (v->k == Val::K::Int || v->k == Val::K::Bool) return constant(*v);
+    else throw Unsupported(where_ + ": " + name + " is " + describe(*v) + " after an if or loop on data (only tensors, ints and bools)");
+    if (scope_of(p) == scope()) return p;
+    if (v->is_tensor()) return port_of(*call_op("aten::clone", {v, make_none()}, {}));
+    return port_of(*(v->k == Val::K::Int ? data_number_op("aten::add", {v, make_int(0)}) : number_op("aten::eq.bool", {v, make_bool(true)}))->data);
+  }
+
+  // A fresh value of v's kind (tensor: its type and shape) read from `port`.
+  VRef like(const Val& v, PortId port) {
+    VRef t;
+    if (v.is_tensor()) t = make_symbolic(v.dtype, v.shape);
+    else t = make_symbolic(v.k == Val::K::Bool ? DType::Bool : DType::Int64, {});
+    t->alias = std::make_shared<Alias>();
+    t->port = port;
+    if (v.is_tensor()) return t;
+    VRef r = v.k == Val::K::Bool ? make_bool(false) : make_int(0);
+    r->data = t;
+    return r;
+  }
+  void type_port(PortId p, const Val& v, bool graph_port) {
+    if (v.is_tensor()) return set_type(p, v, graph_port);
+    g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int64")));
+    g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(Value::List{}));
+    if (!graph_port) g_.set_attr(p, g_.sym("@torch_type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int")));
+  }
+  // Whether two values of one variable can be the same output (the kinds, a tensor's type and shape).
+  static bool same_kind(const Val& a, const Val& b) {
+    if (a.is_tensor() != b.is_tensor()) return false;
+    if (a.is_tensor()) return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype && a.shape == b.shape;
+    return a.k == b.k && (a.k == Val::K::Int || a.k == Val::K::Bool);
+  }
+  static bool same_number(const Val& a, const Val& b) {
+    return !a.data && !b.data && a.k == b.k &&
+           ((a.k == Val::K::Int && a.i == b.i) || (a.k == Val::K::Bool && a.b == b.b));
+  }
+  std::unordered_set<const Val*> lists_of(const Frame& fr) const {
+    std::unordered_set<const Val*> l;
+    for (const auto& [n, v] : fr.vars)
+      if (v->k == Val::K::List) l.insert(v.get());
+    return l;
+  }
+  static void assigned_names(const std::vector<StmtPtr>& body, std::set<std::string>& out) {
+    std::function<void(const Expr&)> target = [&](const Expr& t) {
+      if (t.kind == Expr::Kind::Name) out.insert(t.text);
+      if (t.kind == Expr::Kind::Tuple || t.kind == Expr::Kind::List)
+        for (const ExprPtr& x : t.args) target(*x);
+    };
+    for (const StmtPtr& sp : body) {
+      const Stmt& s = *sp;
+      if (s.kind == Stmt::Kind::Assign || s.kind == Stmt::Kind::AugAssign || s.kind == Stmt::Kind::AnnAssign || s.kind == Stmt::Kind::For)
+        for (const ExprPtr& t : s.targets) target(*t);
+      assigned_names(s.body, out);
+      assigned_names(s.orelse, out);
+    }
+  }
+
+  void data_if(const Stmt& s, Frame& fr, const VRef& cv) {
+    const std::string where = where_;
+    if (cv->k != Val::K::Bool) throw Unsupported(where + ": an if on " + describe(*cv) + " computed from the input's values (a bool is needed)");
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = new_op(g_.sym("prim::If"));
+    g_.connect(visible(port_of(*cv->data)), g_.add_input(op, g_.sym("cond")));
+    Frame br[2] = {fr, fr};
+    Body done[2];
+    OpId gn[2];
+    const std::vector<StmtPtr>* code[2] = {&s.body, &s.orelse};
+    for (int k = 0; k < 2; ++k) {
+      gn[k] = g_.create_attr_graph(op, g_.sym("block" + std::to_string(k)));
+      g_.set_attr(op, g_.sym("block" + std::to_string(k)), Value::graph(gn[k]));
+      bodies_.push_back(Body{gn[k], op, lists_of(fr), std::string(g_.name_str(op)) + "." + std::to_string(k) + "."});
+      VRef ret;
+      Flow f = exec(*code[k], br[k], ret);
+      done[k] = std::move(bodies_.back());
+      bodies_.pop_back();
+      where_ = where;
+      if (f != Flow::Normal) throw Unsupported(where + ": return, break or continue inside an if on the input's values (not supported)");
+    }
+    std::set<std::string> names;
+    for (const Frame& b : br)
+      for (const auto& [n, v] : b.vars)
+        if (auto it = fr.vars.find(n); it == fr.vars.end() || it->second != v) names.insert(n);
+    int idx = 0;
+    for (const std::string& n : names) {
+      auto a = br[0].vars.find(n), b = br[1].vars.find(n);
+      if (a == br[0].vars.end() || b == br[1].vars.end()) continue;  // made by one branch only: not readable after
+      const VRef va = a->second, vb = b->second;
+      if (va == vb || same_number(*va, *vb)) {
+        fr.vars[n] = va;
+        continue;
+      }
+      if (!same_kind(*va, *vb))
+        throw Unsupported(where + ": the branches of an if on the input's values give " + n + " as " + describe(*va) + " and " +
+                          describe(*vb) + " (they must agree in kind, element type and shape)");
+      for (int k = 0; k < 2; ++k) {
+        bodies_.push_back(std::move(done[k]));
+        PortId src = body_result(k == 0 ? va : vb, n);
+        done[k] = std::move(bodies_.back());
+        bodies_.pop_back();
+        PortId bo = g_.add_port(gn[k], ir::PortDir::Out, g_.sym("_" + std::to_string(idx)));
+        type_port(bo, *va, true);
+        g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
+        g_.connect(src, bo);
+      }
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(idx++)));
+      g_.set_attr(out, g_.sym("@value"), Value(unique(n)));
+      type_port(out, *va, false);
+      fr.vars[n] = like(*va, out);
+    }
+  }
+
+  void data_loop(const Stmt& s, Frame& fr, const VRef& count, const VRef& cond0) {
+    const std::string where = where_;
+    if (cond0 && cond0->k != Val::K::Bool) throw Unsupported(where + ": a while loop on " + describe(*cond0) + " computed from the input's values (a bool is needed)");
+    std::set<std::string> names;
+    assigned_names(s.body, names);
+    std::string target;
+    if (s.kind == Stmt::Kind::For) {
+      if (s.targets[0]->kind != Expr::Kind::Name) throw Unsupported(where + ": a for loop on the input's values with target " + to_source(*s.targets[0]));
+      target = s.targets[0]->text;
+      names.erase(target);
+    }
+    std::vector<std::string> carried;
+    for (const std::string& n : names)
+      if (fr.vars.count(n)) carried.push_back(n);
+    Budget::run().charge(BudgetKind::Ops, 1, where_);
+    OpId op = new_op(g_.sym("prim::Loop"));
+    PortId m = g_.add_input(op, g_.sym("max_trip_count")), c = g_.add_input(op, g_.sym("start_condition"));
+    g_.connect(count ? visible(port_of(*count->data)) : constant(*make_int(INT64_MAX)), m);
+    g_.connect(cond0 ? visible(port_of(*cond0->data)) : constant(*make_bool(true)), c);
+    std::vector<VRef> init;
+    for (size_t k = 0; k < carried.size(); ++k) {
+      VRef v = fr.vars[carried[k]];
+      bool ok = v->is_tensor() ? v->defined && v->shape_known : v->k == Val::K::Int || v->k == Val::K::Bool;
+      if (!ok)
+        throw Unsupported(where + ": a loop on the input's values carries " + carried[k] + ", " + describe(*v) +
+                          " (only tensors, ints and bools)");
+      PortId ip = g_.add_input(op, g_.sym("carried." + std::to_string(k)));
+      g_.connect(v->is_tensor() ? visible(port_of(*v)) : v->data ? visible(port_of(*v->data)) : constant(*v), ip);
+      init.push_back(v);
+    }
+    OpId gn = g_.create_attr_graph(op, g_.sym("block0"));
+    g_.set_attr(op, g_.sym("block0"), Value::graph(gn));
+    Frame fb = fr;
+    bodies_.push_back(Body{gn, op, lists_of(fr), std::string(g_.name_str(op)) + ".0."});
+    bodies_.back().loop = true;
+    PortId it = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(target.empty() ? "i" : target)));
+    type_port(it, *make_int(0), true);
+    PortId bc = g_.add_port(gn, ir::PortDir::In, g_.sym(unique("cond")));
+    type_port(bc, *make_bool(false), true);
+    if (!target.empty()) fb.vars[target] = like(*make_int(0), it);
+    for (size_t k = 0; k < carried.size(); ++k) {
+      PortId bp = g_.add_port(gn, ir::PortDir::In, g_.sym(unique(carried[k])));
+      type_port(bp, *init[k], true);
+      fb.vars[carried[k]] = like(*init[k], bp);
+    }
+    VRef ret;
+    Flow f = exec(s.body, fb, ret);
+    where_ = where;
+    if (f != Flow::Normal) throw Unsupported(where + ": return, break or continue inside a loop on the input's values (not supported)");
+    std::vector<std::pair<VRef, std::string>> results;
+    results.emplace_back(s.kind == Stmt::Kind::For ? make_bool(true) : eval(*s.value, fb), "the loop's condition");
+    if (!results[0].first->data && results[0].first->k != Val::K::Bool)
+      throw Unsupported(where + ": a while loop on the input's values whose condition is " + describe(*results[0].first));
+    for (size_t k = 0; k < carried.size(); ++k) {
+      VRef v = fb.vars[carried[k]];
+      if (!same_kind(*v, *init[k]))
+        throw Unsupported(where + ": a loop on the input's values changes " + carried[k] + " from " + describe(*init[k]) + " to " +
+                          describe(*v) + " (the kind, element type and shape must stay)");
+      results.emplace_back(v, carried[k]);
+    }
+    std::vector<std::pair<VRef, VRef>> scans = bodies_.back().scans;
+    for (const auto& [l, t] : scans) results.emplace_back(t, "a tensor appended to a list");
+    for (size_t k = 0; k < results.size(); ++k) {
+      PortId src = body_result(results[k].first, results[k].second);
+      PortId bo = g_.add_port(gn, ir::PortDir::Out, g_.sym("_" + std::to_string(k)));
+      type_port(bo, k == 0 ? *make_bool(false) : k <= init.size() ? *init[k - 1] : *results[k].first, true);
+      g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
+      g_.connect(src, bo);
+    }
+    bodies_.pop_back();
+    for (size_t k = 0; k < carried.size(); ++k) {
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(k)));
+      g_.set_attr(out, g_.sym("@value"), Value(unique(carried[k])));
+      type_port(out, *init[k], false);
+      fr.vars[carried[k]] = like(*init[k], out);
+    }
+    for (size_t j = 0; j < scans.size(); ++j) {
+      // the number of trips: a new symbolic dimension (a dim_param of the output)
+      size_t idx = o_.dim_names.size() + scan_dims_.size();
+      if (idx >= 64) throw Unsupported(where + ": too many lists filled by loops on the input's values");
+      scan_dims_.push_back("trips" + std::to_string(scan_dims_.size()));
+      symbolic_ = true;
+      const Val& t = *scans[j].second;
+      std::vector<int64_t> shape{kSymbolBase + kSymbolStep * static_cast<int64_t>(idx)};
+      shape.insert(shape.end(), t.shape.begin(), t.shape.end());
+      PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(carried.size() + j)));
+      VRef v = make_symbolic(t.dtype, shape);
+      v->alias = std::make_shared<Alias>();
+      v->port = out;
+      g_.set_attr(out, g_.sym("@value"), Value(unique("stacked")));
+      set_type(out, *v, false);
+      scanned_[scans[j].first.get()] = v;
+      scanned_lists_.push_back(scans[j].first);
+    }
+  }
+
   void assign(const Expr& t, const VRef& v, Frame& fr) {
     if (t.kind == Expr::Kind::Name) {
       fr.vars[t.text] = v;
@@ -738,6 +1065,7 @@ class Importer {
   }
 
   bool truth(const Val& v, const char* what) {
+    if (v.data) throw Unsupported(where_ + ": " + what + " of a value computed from the input's values (control flow on data) here");
     switch (v.k) {
       case Val::K::Bool: return v.b;
       case Val::K::Int: return v.i != 0;
@@ -815,6 +1143,7 @@ class Importer {
         if (e.text == "-" && a->k == Val::K::Int) return a->i == INT64_MIN ? throw Error(where_ + ": integer overflow") : make_int(-a->i);
         if (e.text == "-" && a->k == Val::K::Float) return make_float(-a->f);
         if (e.text == "+" && (a->k == Val::K::Int || a->k == Val::K::Float)) return a;
+        if (e.text == "not" && a->data && a->k == Val::K::Bool) return number_op("aten::__not__", {a});
         if (e.text == "not") return make_bool(!truth(*a, "not"));
         if (e.text == "-" && a->is_tensor()) return call_op("aten::neg", {a}, {});
         throw Unsupported(where_ + ": " + e.text + " of " + describe(*a));
@@ -871,6 +1200,11 @@ class Importer {
   // Python operators in the code: on tensors the aten op, on numbers the same scalar ops that
   // torch.add(a, b) & co. run (tensor_ops.cpp), on lists concatenation.
   VRef arith(const std::string& op, const VRef& a, const VRef& b) {
+    static const std::map<std::string, std::string> data_ops{{"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}};
+    if (a->data || b->data) {
+      if (auto it = data_ops.find(op); it != data_ops.end()) return data_number_op(it->second, {a, b});
+      throw Unsupported(where_ + ": operator " + op + " on a number computed from the input's values");
+    }
     static const std::map<std::string, std::string> tensor_ops{
         {"+", "aten::add"}, {"-", "aten::sub"}, {"*", "aten::mul"}, {"/", "aten::div"},
         {"//", "aten::floor_divide"}, {"%", "aten::remainder"}, {"**", "aten::pow"}, {"@", "aten::matmul"}};
@@ -905,6 +1239,12 @@ class Importer {
   VRef compare(const std::string& op, const VRef& a, const VRef& b) {
     if (op == "is" || op == "is not") return *builtin(op == "is" ? "aten::__is__" : "aten::__isnot__", {a, b});
     if (a->is_tensor() || b->is_tensor()) throw Unsupported(where_ + ": comparison " + op + " of tensors in the code");
+    if (a->data || b->data) {
+      static const std::map<std::string, std::string> dops{{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"},
+                                                          {"<=", "aten::le"}, {">", "aten::gt"}, {">=", "aten::ge"}};
+      if (auto it = dops.find(op); it != dops.end()) return data_number_op(it->second, {a, b});
+      throw Unsupported(where_ + ": comparison " + op + " of a number computed from the input's values");
+    }
     if (a->k == Val::K::Str && b->k == Val::K::Str && (op == "==" || op == "!="))
       return make_bool((a->s == b->s) == (op == "=="));
     static const std::map<std::string, std::string> ops{{"==", "aten::eq"}, {"!=", "aten::ne"}, {"<", "aten::lt"},
@@ -952,6 +1292,7 @@ class Importer {
   }
 
   static double number_of(const Val& v, const std::string& where) {
+    if (v.data) throw Unsupported(where + ": a number computed from the input's values used where a constant is needed");
     if (v.k == Val::K::Int) return static_cast<double>(v.i);
     if (v.k == Val::K::Float) return v.f;
     if (v.k == Val::K::Bool) return v.b;
@@ -1001,6 +1342,10 @@ class Importer {
     }
     if (path == "int" || path == "float" || path == "bool") {
       need(1);
+      if (path != "float" && args[0]->data && (path == "int") == (args[0]->k == Val::K::Int)) return args[0];
+      if (path != "float" && args[0]->is_tensor() && !args[0]->known && !args[0]->has_hint && args[0]->shape_known &&
+          numel(args[0]->shape) == 1)
+        return number_op(path == "int" ? "aten::Int.Tensor" : "aten::Bool.Tensor", {args[0]});
       if (path == "int" && ((args[0]->is_tensor() && args[0]->has_hint) || (args[0]->k == Val::K::Int && args[0]->dyn))) {
         if (args[0]->k == Val::K::Int) return args[0];
         VRef r = make_int(args[0]->hint);
@@ -1014,6 +1359,7 @@ class Importer {
     }
     if (path == "len") {
       need(1);
+      if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": len() of a list a loop on the input's values appended to");
       if (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) return make_int(static_cast<int64_t>(args[0]->items.size()));
       if (args[0]->is_tensor() && !args[0]->shape.empty()) return make_int(args[0]->shape[0]);
       throw Error(where_ + ": len() of " + describe(*args[0]));
@@ -1030,6 +1376,13 @@ class Importer {
     if (path == "uninitialized") return make_none();
     if (path == "range") {
       need(1);
+      if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->data) {  // a loop on data (data_loop)
+        VRef r = make_list({});
+        r->data = args[0];
+        return r;
+      }
+      for (const VRef& a : args)
+        if (a->data) throw Unsupported(where_ + ": range() with a start or step computed from the input's values");
       int64_t lo = 0, hi = 0, step = 1;
       auto as_int = [&](const Val& v) {
         if (v.k != Val::K::Int) throw Unsupported(where_ + ": range() of " + describe(v));
@@ -1095,8 +1448,24 @@ class Importer {
       return args[0]->items[static_cast<size_t>(k)];
     }
     if (base == "aten::append" && args.size() == 2 && args[0]->k == Val::K::List) {
+      if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": appending to a list a loop on data filled (not supported)");
+      if (!bodies_.empty() && bodies_.back().outer_lists.count(args[0].get())) {
+        // One tensor appended once per trip to a list empty before the loop: a scan output.
+        Body& b = bodies_.back();
+        bool again = false;
+        for (const auto& [l, t] : b.scans) again |= l == args[0];
+        if (b.loop && args[0]->items.empty() && !again && args[1]->is_tensor() && args[1]->defined && args[1]->shape_known) {
+          b.scans.emplace_back(args[0], args[1]);
+          return args[0];
+        }
+        throw Unsupported(where_ + ": a list appended to inside an if or loop on data (aten::append in a prim::If/prim::Loop body; "
+                          "only one tensor appended once per trip of a loop to a list empty before it is supported)");
+      }
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
-      if (is_seq(*args[1]) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
+      // (a tuple of numbers and tensors, detection models' image sizes, cannot hold the list)
+      bool flat_tuple = args[1]->k == Val::K::Tuple;
+      for (const VRef& x : args[1]->items) flat_tuple &= !is_seq(*x) && x->k != Val::K::Object;
+      if ((is_seq(*args[1]) && !flat_tuple) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
       args[0]->items.push_back(args[1]);
       return args[0];
@@ -1204,6 +1573,24 @@ class Importer {
 
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    for (const VRef& a : args)
+      if (a->data) return data_number_op(base, args);
+    if (!scanned_.empty())
+      for (const VRef& a : args)
+        if (auto it = scanned_.find(a.get()); it != scanned_.end()) {
+          // torch.stack(l) / torch.stack(l, 0) is the scan output; torch.cat(l) / cat(l, 0) merges its first two axes.
+          int64_t dim = args.size() > 1 && args[1]->k == Val::K::Int && !args[1]->data ? args[1]->i : args.size() > 1 ? -1 : 0;
+          for (const auto& [n, v] : kwargs)
+            if (n == "dim") dim = v->k == Val::K::Int && !v->data ? v->i : -1;
+          if (a == args[0] && dim == 0 && base == "aten::stack") return it->second;
+          if (a == args[0] && dim == 0 && base == "aten::cat" && it->second->shape.size() >= 2)
+          {
+            std::vector<VRef> shape{make_int(-1)};
+            for (size_t k = 2; k < it->second->shape.size(); ++k) shape.push_back(make_int(it->second->shape[k]));
+            return call_op("aten::reshape", {it->second, make_list(shape)}, {});
+          }
+          throw Unsupported(where_ + ": " + base + " of a list a loop on the input's values appended to (only torch.stack(l) and torch.cat(l) along dim 0)");
+        }
     if (auto b = builtin(base, args)) return *b;
     if (symbolic_ && !in_symbolic_)
       if (auto r = symbolic_call(base, args)) return *r;
@@ -1400,7 +1787,7 @@ class Importer {
 
   PortId constant(const Val& v) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(g_.root(), g_.sym("prim::Constant"), amanda::Symbol());
+    OpId op = new_op(g_.sym("prim::Constant"));
     g_.set_attr(op, g_.sym("value"), to_value(v, where_));
     PortId out = g_.add_output(op, g_.sym("output"));
     g_.set_attr(out, g_.sym("@value"), Value(unique("const")));
@@ -1410,14 +1797,18 @@ class Importer {
 
   VRef emit(const schema::OpSchema& s, const Args& args, const std::vector<OutInfo>& outs) {
     Budget::run().charge(BudgetKind::Ops, 1, where_);
-    OpId op = g_.create_op(g_.root(), g_.sym(s.type), amanda::Symbol());
+    OpId op = new_op(g_.sym(s.type));
     for (size_t k = 0; k < s.inputs.size(); ++k) {
       PortId in = g_.add_input(op, g_.sym(s.inputs[k].expected_name().value_or("input." + std::to_string(k))));
       Val& a = *args[k];
       if (a.k == Val::K::None) continue;
       if (a.is_tensor()) {
         if (!a.defined) throw Unsupported(where_ + ": an undefined tensor as an input of " + s.type);
-        g_.connect(port_of(a), in);
+        g_.connect(visible(port_of(a)), in);
+        continue;
+      }
+      if (a.data) {  // a number the graph computes (an op with a const: rule will be reported)
+        g_.connect(visible(port_of(*a.data)), in);
         continue;
       }
       if (a.k == Val::K::List && has_dyn(a)) {
@@ -1432,7 +1823,7 @@ class Importer {
         }
         VRef t = call_op("aten::cat", {make_list(parts), make_int(0)}, {});
         in_symbolic_ = false;
-        g_.connect(port_of(*t), in);
+        g_.connect(visible(port_of(*t)), in);
         continue;
       }
       bool tensors = false;
@@ -1440,10 +1831,10 @@ class Importer {
         for (const auto& x : a.items) tensors |= x->is_tensor();
       if (tensors) {
         Budget::run().charge(BudgetKind::Ops, 1, where_);
-        OpId list = g_.create_op(g_.root(), g_.sym("prim::ListConstruct"), amanda::Symbol());
+        OpId list = new_op(g_.sym("prim::ListConstruct"));
         for (size_t e = 0; e < a.items.size(); ++e) {
           PortId ep = g_.add_input(list, g_.sym("elements." + std::to_string(e)));
-          if (a.items[e]->is_tensor()) g_.connect(port_of(*a.items[e]), ep);
+          if (a.items[e]->is_tensor()) g_.connect(visible(port_of(*a.items[e])), ep);
           else if (a.items[e]->k != Val::K::None) throw Unsupported(where_ + ": a list of tensors and " + describe(*a.items[e]));
         }
         PortId lo = g_.add_output(list, g_.sym("output"));
@@ -1495,6 +1886,8 @@ class Importer {
       if (self.known && self.folded_view)
         throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
       if (self.known) self.known = nullptr;
+      if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
+        throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");
       self.port = results[0]->port;
       self.dtype = results[0]->dtype;
       self.shape = results[0]->shape;

@@ -93,6 +93,10 @@ struct Val {
   // (x.size(0), then arithmetic) keeps its run-time value in `dyn`, a 0-d int64 graph tensor;
   // such a 0-d tensor (prim::NumToTensor of it) keeps the stand-in number in `hint`.
   VRef dyn;
+  // A Bool or Int computed from a tensor's values (bool(t), int(t), a loop's iteration number, a
+  // number an if/loop on data gives): its run-time value is this 0-d bool / int64 graph tensor;
+  // `b` and `i` mean nothing. A List with `data` is range() of such a count.
+  VRef data;
   bool has_hint = false;
   int64_t hint = 0;
 

@@ -153,6 +153,7 @@ std::string kind_name(const Val& v) {
 }
 
 std::string describe(const Val& v) {
+  if (v.data) return std::string(v.k == Val::K::Bool ? "a bool" : v.k == Val::K::Int ? "an int" : "a range") + " computed from the input's values";
   switch (v.k) {
     case Val::K::Bool: return v.b ? "True" : "False";
     case Val::K::Int: return std::to_string(v.i);
