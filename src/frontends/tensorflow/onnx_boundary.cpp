@@ -154,11 +154,41 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
   }
   for (const char* k : {"tfjs", "versions", "library", "imports", "version", "@tfjs_shard_bytes"})
     if (Symbol s = g.symbols().find(k); s != SymbolTable::kNone) g.erase_attr(root, s);
+  // TF1 while loops -> onnx::Loop ops (an op of an imported namespace: the table keeps it and
+  // converts its body).
+  if (lower_tf1_loops(g)) {
+    Value::Map imports;
+    imports.push_back({"onnx", Value(std::string("amanda/onnx/13"))});
+    g.set_attr(root, g.sym("imports"), Value(std::move(imports)));
+  }
 }
 
 void register_conventions(ir::Conventions& c) { c.add_constant_op("Const"); }
 
+namespace {
+// Loops made by lower_tf1_loops: the type ONNX knows, and each body output the value name of its
+// producer (an Identity of its own).
+void finish_loops(ir::Graph& g) {
+  std::vector<OpId> loops = g.ops_of_type("onnx::Loop");
+  if (loops.empty()) return;
+  for (OpId op : loops) {
+    g.set_type(op, g.sym("Loop"));
+    for (OpId body : g.attr_graphs(op))
+      for (PortId p : g.outputs(body)) {
+        if (g.is_control(p)) continue;
+        PortId src = g.producer(p);
+        if (!src)
+          throw Error(fmt::format("loop '{}': body output '{}' has no producer after the tables", g.name_str(op), g.port_name_str(p)));
+        if (g.is_graph(g.port_op(src))) continue;
+        g.set_attr(src, g.sym("@value"), Value(std::string(g.port_name_str(p))));
+      }
+  }
+  if (Symbol s = g.symbols().find("imports"); s != SymbolTable::kNone) g.erase_attr(g.root(), s);
+}
+}  // namespace
+
 void name_onnx_outputs(ir::Graph& g) {
+  finish_loops(g);
   for (PortId p : g.outputs(g.root())) {
     if (g.is_control(p)) continue;
     PortId src = g.producer(p);

@@ -27,10 +27,18 @@ namespace amanda::tf_frontend {
 // amanda::Error naming the node when an output name or a placeholder cannot be used.
 void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& outputs = {});
 
+// TF1 while loops (frames of Enter/Merge/Switch/LoopCond/NextIteration/Exit) become ops
+// `onnx::Loop` whose body attribute graph holds the loop's TF ops (the TF table converts them; the
+// root's `imports` says `onnx` is amanda/onnx/13), TensorLists of the common patterns become
+// tensors and scan outputs (src/frontends/tensorflow/tf1_loops.cpp). make_onnx_boundary calls it.
+// Returns whether there was a loop; throws amanda::Error naming the frame and op it cannot convert.
+bool lower_tf1_loops(ir::Graph& g);
+
 // After the tables ran: each root output's producer takes the output's name as its ONNX value
 // name (`@value`), so that the node writes the value the graph output names. Throws amanda::Error
 // naming an output that the rules left without a producer (an output of a TF op that its ONNX
 // form does not have: FusedBatchNorm's batch statistics).
+// Also renames the `onnx::Loop` ops lower_tf1_loops made to `Loop` and names their body outputs.
 void name_onnx_outputs(ir::Graph& g);
 
 // TensorFlow's conventions for the framework-neutral layers: `Const` makes a constant (so that
