@@ -420,9 +420,13 @@ def cases():
                c.const("m", [m], [], "int32"), c.const("iou", [0.3], []), c.const("st", [0.2], [])]
         if op == "NonMaxSuppressionV5":
             ins.append(c.const("sg", [0.0], []))
-        c.op("y", op, ins, T=F, **attrs)
+        c.op("nms", op, ins, T=F, **attrs)
+        # (TF.js computes V5's indices and scores only, not valid_outputs, and ignores its
+        # pad_to_max_output_size: the padded V5 rule is not checked against TF.js)
+        for k in range(2 if op != "NonMaxSuppressionV3" else 1):
+            c.op(f"y{k}", "Identity", [f"nms:{k}"], T=F if op == "NonMaxSuppressionV5" and k == 1 else I)
+    nms(case("NonMaxSuppressionV5"), "NonMaxSuppressionV5", 6, pad_to_max_output_size=False)
     for pad in (False, True):
-        nms(case(f"NonMaxSuppressionV5_pad{int(pad)}"), "NonMaxSuppressionV5", 6, pad_to_max_output_size=pad)
         nms(case(f"NonMaxSuppressionV4_pad{int(pad)}"), "NonMaxSuppressionV4", 6, pad_to_max_output_size=pad)
     nms(case("NonMaxSuppressionV3"), "NonMaxSuppressionV3", 4)
     c = case("NonMaxSuppressionV5_soft", refuse="NonMaxSuppressionV5")

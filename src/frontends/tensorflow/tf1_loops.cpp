@@ -375,6 +375,7 @@ class Lowering {
     g_.set_graph_namespace(body, g_.graph_namespace(root_));
     g_.mark_has_body(body);
     g_.set_attr(loop, g_.sym("body"), Value::graph(body));
+    g_.set_attr(loop, g_.sym("@tf1_frame"), Value(frame));
     auto typed = [&](PortId p, const std::string& tf_dtype, std::vector<Value> shape, bool with_shape) {
       std::string t = onnx_type(tf_dtype);
       if (t.empty()) refuse(frame, fmt::format("a loop value of type {} has no ONNX type", tf_dtype));
