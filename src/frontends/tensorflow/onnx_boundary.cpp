@@ -115,9 +115,11 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     for (OpId op : ops) {
       std::string_view type = g.type_str(op);
       if (type == "Const" || type == "Placeholder" || type == "NoOp") continue;
+      // (an op read only through control edges, as a TF1 loop's pivot, is read too)
       bool read = false;
       for (PortId p : g.outputs(op))
-        if (is_data(g, p) && g.first_out_edge(p)) read = true;
+        if (g.first_out_edge(p)) read = true;
+      if (PortId c = g.find_control(op, ir::PortDir::Out); c && g.first_out_edge(c)) read = true;
       if (read) continue;
       size_t k = 0;
       for (PortId p : g.outputs(op))

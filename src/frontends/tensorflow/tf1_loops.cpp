@@ -337,7 +337,11 @@ class Lowering {
         if (!machinery.contains(o.value)) frame_ops.insert(o.value);
         if (type(o) == "Exit" || type(o) == "NextIteration") continue;
         for (PortId p : data_outputs(o))
-          for (PortId c : g_.consumers(p)) work.push_back(g_.port_op(c));
+          for (PortId c : g_.consumers(p)) {
+            if (g_.is_graph(g_.port_op(c)))
+              refuse(frame, fmt::format("'{}' ({}) inside the loop is a graph output (fetch the loop's results)", g_.name_str(o), type(o)));
+            work.push_back(g_.port_op(c));
+          }
       }
     }
     // cond: backward from LoopCond inside the frame; body: the rest.
