@@ -58,11 +58,7 @@ class Lowering {
     std::map<std::string, std::vector<OpId>> frames;
     for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op))
       if (type(op) == "Enter") frames[str_attr(op, "frame_name")].push_back(op);
-    for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op)) {
-      std::string_view t = type(op);
-      if ((t == "Merge" || t == "Switch") && frames.empty())
-        throw Error(fmt::format("'{}' ({}): a TF1 cond (Switch/Merge without a while loop) is not converted to ONNX If", g_.name_str(op), t));
-    }
+    // (A TF1 cond, Switch/Merge outside any frame, is left to the table, which refuses it by name.)
     // Inner frames first: an inner loop's Enters read values of the outer frame.
     if (frames.size() > 1) {
       for (auto& [name, enters] : frames)
