@@ -57,7 +57,8 @@ std::vector<SignatureOutput> signature_outputs(const ir::Graph& g) {
   if (!outs || !outs->is_map()) return out;
   for (const auto& e : outs->as_map()) {
     const Value* n = e.value.is_map() ? e.value.find("name") : nullptr;
-    SignatureOutput o{n && n->is_string() ? n->as_string() : e.key, Value(), Value(), std::nullopt, {}};
+    SignatureOutput o;
+    o.name = n && n->is_string() ? n->as_string() : e.key;
     const Value* dt = e.value.is_map() ? e.value.find("dtype") : nullptr;
     const Value* ts = e.value.is_map() ? e.value.find("tensorShape") : nullptr;
     if (dt && dt->is_string() && dt->as_string().starts_with("DT_") && ts && ts->is_map()) {
