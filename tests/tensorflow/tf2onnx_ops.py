@@ -118,8 +118,8 @@ def while_loop(c, frame, vars_, cond, body, keep=None):
 
 
 def loops(case):
-    # x <- x * 0.5 + 1 + i, three times (the bound and 0.5 come in through constant Enters, 1 is a
-    # Const in the frame); the counter is an output too.
+    # x <- x * 0.5 + 1 + i - |x0|, three times (the bound, 0.5 and |x0| come in through constant
+    # Enters, 1 is a Const in the frame); the counter is an output too.
     c = case("while_loop")
     x = c.placeholder("x", [2, 3])
     c.const("zero", [0], [], "int32")
@@ -127,6 +127,8 @@ def loops(case):
     c.const("half", [0.5], [])
     c.op("w/enter_n", "Enter", ["n"], T=I, frame_name="w", is_constant=True, parallel_iterations=10)
     c.op("w/enter_half", "Enter", ["half"], T=F, frame_name="w", is_constant=True, parallel_iterations=10)
+    # an outer value that is not a Const, read in the body (a capture of the ONNX Loop)
+    c.op("w/enter_s", "Enter", [c.op("s", "Abs", [x], T=F)], T=F, frame_name="w", is_constant=True, parallel_iterations=10)
 
     def body(ids):
         i, v = ids
@@ -137,7 +139,8 @@ def loops(case):
         m = c.op("w/mul", "Mul", [v, "w/enter_half"], T=F)
         a = c.op("w/add", "AddV2", [m, "w/onef"], T=F)
         fi = c.op("w/fi", "Cast", [i], SrcT=I, DstT=F)
-        return [c.op("w/inc", "AddV2", [i, "w/one"], T=I), c.op("w/add2", "AddV2", [a, fi], T=F)]
+        a2 = c.op("w/add2", "AddV2", [a, fi], T=F)
+        return [c.op("w/inc", "AddV2", [i, "w/one"], T=I), c.op("w/add3", "Sub", [a2, "w/enter_s"], T=F)]
 
     ex_i, ex_x = while_loop(c, "w", [("i", "zero", "int32", False), ("x", x, "float32", False)],
                             lambda m: c.op("w/less", "Less", [m[0], "w/enter_n"], T=I), body)
