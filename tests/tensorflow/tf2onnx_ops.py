@@ -190,6 +190,28 @@ def loops(case):
     c2.op("z", "TensorListStack", ["m/exit_li", "shape3"], element_dtype=F, num_elements=-1)
 
 
+def conds(case):
+    # TF1 cond: Switch(x, p) feeds both branches, Merge(false result, true result); a second Merge
+    # passes the false side through unchanged. p = sum(x) > 0: the two seeds take both branches.
+    for name, xs in (("cond", [2, 3]), ("cond_other_side", [3, 1])):
+        c = case(name)
+        x = c.placeholder("x", xs)
+        c.const("axes", [0, 1], [2], "int32")
+        c.const("zero", [0.0], [])
+        p = c.op("p", "Greater", [c.op("sum", "Sum", [x, "axes"], T=F, Tidx=I, keep_dims=False), "zero"], T=F)
+        c.op("sw", "Switch", [x, p], T=F)
+        c.op("sw_s", "Switch", [c.op("ax", "Abs", [x], T=F), p], T=F)
+        c.op("pivot_t", "Identity", ["sw:1"], T=F)
+        c.nodes.append('node { name: "two" op: "Const" input: "^pivot_t" attr { key: "dtype" value { type: DT_FLOAT } } '
+                       'attr { key: "value" value { tensor { dtype: DT_FLOAT tensor_shape { } float_val: 2.0 } } } }')
+        f = c.op("f", "Neg", ["sw"], T=F)
+        t = c.op("t", "AddV2", [c.op("tm", "Mul", ["sw:1", "two"], T=F), "sw_s:1"], T=F)
+        c.op("m", "Merge", [f, t], T=F, N=2)
+        c.op("m2", "Merge", ["sw", c.op("t2", "Tanh", ["sw:1"], T=F)], T=F, N=2)
+        c.op("y", "Identity", ["m"], T=F)
+        c.op("y2", "Identity", ["m2"], T=F)
+
+
 def cases():
     out = []
 
@@ -442,8 +464,9 @@ def cases():
     c.op("y", "NonMaxSuppressionV5", [c.placeholder("b", [5, 4]), c.placeholder("s", [5]), c.const("m", [3], [], "int32"),
                                       c.const("iou", [0.5], []), c.const("st", [0.1], []), c.const("sg", [0.5], [])], T=F,
          pad_to_max_output_size=False)
-    # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand)
+    # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand) and conds
     loops(case)
+    conds(case)
     for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
         c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")
         c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, size, size, 2], [4], "int32"), c.weights("w", [3, 3, 2, 3]),

@@ -208,7 +208,8 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     if (Symbol s = g.symbols().find(k); s != SymbolTable::kNone) g.erase_attr(root, s);
   // TF1 while loops -> onnx::Loop ops (an op of an imported namespace: the table keeps it and
   // converts its body).
-  if (lower_tf1_loops(g)) {
+  bool loops = lower_tf1_loops(g);
+  if (lower_tf1_conds(g) || loops) {
     Value::Map imports;
     imports.push_back({"onnx", Value(std::string("amanda/onnx/13"))});
     g.set_attr(root, g.sym("imports"), Value(std::move(imports)));
@@ -219,13 +220,15 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
 void register_conventions(ir::Conventions& c) { c.add_constant_op("Const"); }
 
 namespace {
-// Loops made by lower_tf1_loops: the type ONNX knows, and each body output the value name of its
+// Loops and Ifs made by lower_tf1_loops/conds: the type ONNX knows, and each body output the value name of its
 // producer (an Identity of its own).
 void finish_loops(ir::Graph& g) {
   std::vector<OpId> loops = g.ops_of_type("onnx::Loop");
+  for (OpId op : g.ops_of_type("onnx::If")) loops.push_back(op);
   if (loops.empty()) return;
   for (OpId op : loops) {
-    g.set_type(op, g.sym("Loop"));
+    std::string type(g.type_str(op).substr(6));  // (a copy: interning may move the symbol table)
+    g.set_type(op, g.sym(type));
     for (OpId body : g.attr_graphs(op))
       for (PortId p : g.outputs(body)) {
         if (g.is_control(p)) continue;

@@ -34,6 +34,13 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& outputs = 
 // Returns whether there was a loop; throws amanda::Error naming the frame and op it cannot convert.
 bool lower_tf1_loops(ir::Graph& g);
 
+// TF1 conds (Switch/Merge outside any loop frame): each Merge becomes an op `onnx::If` on the
+// Switches' predicate, its then/else graphs holding copies of the branch ops the Merge's inputs
+// depend on (src/frontends/tensorflow/tf1_conds.cpp). Merges it cannot convert (nested conds, a
+// used value_index, inputs that are not the two sides of one predicate) are left to the table,
+// which refuses them by name. make_onnx_boundary calls it after lower_tf1_loops. Returns how many.
+size_t lower_tf1_conds(ir::Graph& g);
+
 // Select ops whose condition has the rank of their values (found by a few ops' rank rules: a TF
 // graph has no types) become SelectV2, the same op then, so that the table need not reshape the
 // condition at run time (src/frontends/tensorflow/select_ranks.cpp). make_onnx_boundary calls it.
