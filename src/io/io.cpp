@@ -147,6 +147,18 @@ void finish_conversion(ir::Graph& g, const std::string& from) {
   if (!from.starts_with("amanda/tensorflow/") || !g.type_str(g.root()).starts_with("amanda/onnx/")) return;
   // The ops the tables made have no value names or types yet: the graph outputs need both.
   tf_frontend::name_onnx_outputs(g);
+  if (!g.ops_of_type("Loop").empty()) {
+    // TF1 loops: the bodies' inputs and the Loops' outputs take the ranks inference gives around them.
+    onnx_frontend::InferOptions first;
+    first.write_attrs = false;
+    for (int round = 0; round < 4; ++round) {
+      try {
+        onnx_frontend::infer_types(g, first);
+      } catch (const std::exception&) {
+      }
+      if (!tf_frontend::type_loop_bodies(g)) break;
+    }
+  }
   onnx_frontend::InferOptions o;
   o.write_attrs = true;
   try {

@@ -2,6 +2,8 @@
 #include "amanda/frontends/tensorflow/onnx_boundary.h"
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
 #include <set>
 
 #include <fmt/format.h>
@@ -34,9 +36,16 @@ std::pair<std::string, size_t> split_tensor_name(const std::string& s) {
   return {s, 0};
 }
 
-// The TF.js signature's output names, in the file's order.
-std::vector<std::string> signature_outputs(const ir::Graph& g) {
-  std::vector<std::string> out;
+// The TF.js signature's outputs, in the file's order: the tensor name, and the signature's
+// `dtype` and `tensorShape` as ONNX value-info attributes (type, shape) when it gives them.
+struct SignatureOutput {
+  std::string name;
+  Value type, shape;
+  std::optional<ir::DType> dtype;
+  std::vector<ir::Dim> dims;
+};
+std::vector<SignatureOutput> signature_outputs(const ir::Graph& g) {
+  std::vector<SignatureOutput> out;
   const Value* tfjs = g.attr(g.root(), g.symbols().find("tfjs"));
   if (!tfjs || !tfjs->is_map()) return out;
   const Value* sig = tfjs->find("signature");
@@ -48,7 +57,37 @@ std::vector<std::string> signature_outputs(const ir::Graph& g) {
   if (!outs || !outs->is_map()) return out;
   for (const auto& e : outs->as_map()) {
     const Value* n = e.value.is_map() ? e.value.find("name") : nullptr;
-    out.push_back(n && n->is_string() ? n->as_string() : e.key);
+    SignatureOutput o;
+    o.name = n && n->is_string() ? n->as_string() : e.key;
+    const Value* dt = e.value.is_map() ? e.value.find("dtype") : nullptr;
+    const Value* ts = e.value.is_map() ? e.value.find("tensorShape") : nullptr;
+    if (dt && dt->is_string() && dt->as_string().starts_with("DT_") && ts && ts->is_map()) {
+      std::string name = dt->as_string().substr(3);
+      for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      if (name == "float") name = "float32";
+      if (name == "double") name = "float64";
+      auto dtype = ir::dtype_from_name(name);
+      const Value* dims = ts->find("dim");
+      Value::List shape;
+      bool ok = dtype.has_value() && !ts->find("unknownRank");
+      if (dims && dims->is_list())
+        for (const Value& d : dims->as_list()) {
+          const Value* size = d.is_map() ? d.find("size") : nullptr;
+          int64_t v = -1;
+          if (size && size->is_string()) v = std::strtoll(size->as_string().c_str(), nullptr, 10);
+          else if (size && size->is_int()) v = size->as_int();
+          shape.push_back(v >= 0 ? Value(v) : Value());
+          o.dims.push_back(v >= 0 ? ir::Dim::known(v) : ir::Dim::unknown());
+        }
+      else if (dims)
+        ok = false;
+      if (ok) {
+        o.type = Value(onnx_type_string(*dtype));
+        o.dtype = dtype;
+        o.shape = Value(std::move(shape));
+      }
+    }
+    out.push_back(std::move(o));
   }
   return out;
 }
@@ -69,15 +108,19 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
                               f->as_list().size()));
   }
   std::vector<OpId> ops = g.children(root);
-  std::vector<std::string> outputs = wanted.empty() ? signature_outputs(g) : wanted;
+  std::vector<SignatureOutput> sig = wanted.empty() ? signature_outputs(g) : std::vector<SignatureOutput>{};
+  std::vector<std::string> outputs = wanted;
+  for (const SignatureOutput& o : sig) outputs.push_back(o.name);
   if (outputs.empty()) {
     // A plain GraphDef: every data output of an op that nobody reads.
     for (OpId op : ops) {
       std::string_view type = g.type_str(op);
       if (type == "Const" || type == "Placeholder" || type == "NoOp") continue;
+      // (an op read only through control edges, as a TF1 loop's pivot, is read too)
       bool read = false;
       for (PortId p : g.outputs(op))
-        if (is_data(g, p) && g.first_out_edge(p)) read = true;
+        if (g.first_out_edge(p)) read = true;
+      if (PortId c = g.find_control(op, ir::PortDir::Out); c && g.first_out_edge(c)) read = true;
       if (read) continue;
       size_t k = 0;
       for (PortId p : g.outputs(op))
@@ -132,9 +175,18 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
       if (p == out) p = in;
     if (out) g.replace_all_uses(out, in);
   }
-  for (auto& [name, src] : out_ports) {
+  for (size_t i = 0; i < out_ports.size(); ++i) {
+    auto& [name, src] = out_ports[i];
     PortId port = g.add_port(root, ir::PortDir::Out, g.sym(name));
     g.connect(src, port);
+    // The signature's type, declared on the ONNX graph output (ONNX's inference merges it with what
+    // it infers: a value computed from a loop's result or a run-time Slice has no inferable rank in
+    // onnx 1.12, and onnx.checker wants a shape on every graph output).
+    if (i < sig.size() && !sig[i].type.is_null()) {
+      g.set_attr(port, g.sym("type"), sig[i].type);
+      g.set_attr(port, g.sym("shape"), sig[i].shape);
+      g.set_port_type(port, g.types().tensor(*sig[i].dtype, std::span<const ir::Dim>(sig[i].dims)));
+    }
   }
   // Control edges and NoOps mean nothing in ONNX.
   for (OpId op : ops) {
@@ -154,11 +206,88 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
   }
   for (const char* k : {"tfjs", "versions", "library", "imports", "version", "@tfjs_shard_bytes"})
     if (Symbol s = g.symbols().find(k); s != SymbolTable::kNone) g.erase_attr(root, s);
+  // TF1 while loops -> onnx::Loop ops (an op of an imported namespace: the table keeps it and
+  // converts its body).
+  bool loops = lower_tf1_loops(g);
+  if (lower_tf1_conds(g) || loops) {
+    Value::Map imports;
+    imports.push_back({"onnx", Value(std::string("amanda/onnx/13"))});
+    g.set_attr(root, g.sym("imports"), Value(std::move(imports)));
+  }
+  select_to_select_v2(g);
 }
 
 void register_conventions(ir::Conventions& c) { c.add_constant_op("Const"); }
 
+namespace {
+// Loops and Ifs made by lower_tf1_loops/conds: the type ONNX knows, and each body output the value name of its
+// producer (an Identity of its own).
+void finish_loops(ir::Graph& g) {
+  std::vector<OpId> loops = g.ops_of_type("onnx::Loop");
+  for (OpId op : g.ops_of_type("onnx::If")) loops.push_back(op);
+  if (loops.empty()) return;
+  for (OpId op : loops) {
+    std::string type(g.type_str(op).substr(6));  // (a copy: interning may move the symbol table)
+    g.set_type(op, g.sym(type));
+    for (OpId body : g.attr_graphs(op))
+      for (PortId p : g.outputs(body)) {
+        if (g.is_control(p)) continue;
+        PortId src = g.producer(p);
+        if (!src)
+          throw Error(fmt::format("loop '{}': body output '{}' has no producer after the tables", g.name_str(op), g.port_name_str(p)));
+        if (g.is_graph(g.port_op(src))) continue;
+        g.set_attr(src, g.sym("@value"), Value(std::string(g.port_name_str(p))));
+      }
+  }
+  if (Symbol s = g.symbols().find("imports"); s != SymbolTable::kNone) g.erase_attr(g.root(), s);
+}
+}  // namespace
+
+bool type_loop_bodies(ir::Graph& g) {
+  bool changed = false;
+  auto ranked = [&](PortId p) -> const ir::TypeData* {
+    if (!p || !g.port_type(p)) return nullptr;
+    const ir::TypeData& td = g.port_type_data(p);
+    return td.kind == ir::TypeKind::Tensor && td.ranked && td.elem != ir::DType::Undefined ? &td : nullptr;
+  };
+  auto set_rank = [&](PortId p, ir::DType elem, size_t rank) {
+    std::vector<ir::Dim> dims(rank, ir::Dim::unknown());
+    g.set_port_type(p, g.types().tensor(elem, std::span<const ir::Dim>(dims)));
+    if (g.is_graph(g.port_op(p))) {
+      g.set_attr(p, g.sym("type"), Value(onnx_type_string(elem)));
+      g.set_attr(p, g.sym("shape"), Value(Value::List(rank, Value())));
+    }
+    changed = true;
+  };
+  for (OpId op : g.ops_of_type("Loop")) {
+    const Value* b = g.attr(op, g.sym("body"));
+    if (!b || !b->is_graph() || !g.attr(op, g.sym("@tf1_frame"))) continue;
+    OpId body = b->as_graph();
+    auto ins = g.inputs(op);
+    auto bins = g.inputs(body);
+    size_t carried = 0;
+    for (PortId p : ins)
+      if (g.port_name_str(p).starts_with("v_initial.")) ++carried;
+    // Loop inputs: M, cond, v_initial.k, then captures; body inputs: iteration, cond, v.k.
+    for (size_t k = 2; k < 2 + carried && k < bins.size() && k < ins.size(); ++k)
+      if (const ir::TypeData* td = ranked(g.producer(ins[k])); td && !ranked(bins[k])) set_rank(bins[k], td->elem, td->dims.size());
+    // Loop outputs: the carried values (body outputs 1..), then the scans (one axis more).
+    std::vector<PortId> outs, bouts;
+    for (PortId p : g.outputs(op))
+      if (!g.is_control(p)) outs.push_back(p);
+    for (PortId p : g.outputs(body))
+      if (!g.is_control(p)) bouts.push_back(p);
+    for (size_t k = 0; k < outs.size() && k + 1 < bouts.size(); ++k) {
+      const ir::TypeData* td = ranked(g.producer(bouts[k + 1]));
+      if (!td) td = ranked(bouts[k + 1]);
+      if (td && !ranked(outs[k])) set_rank(outs[k], td->elem, td->dims.size() + (k < carried ? 0 : 1));
+    }
+  }
+  return changed;
+}
+
 void name_onnx_outputs(ir::Graph& g) {
+  finish_loops(g);
   for (PortId p : g.outputs(g.root())) {
     if (g.is_control(p)) continue;
     PortId src = g.producer(p);

@@ -57,7 +57,8 @@ function makeInputs(specs, seed) {
   for (const s of specs) {
     const n = s.shape.reduce((a, b) => a * b, 1);
     let data;
-    if (s.dtype === 'int32') data = Int32Array.from({length: n}, () => Math.floor(next() * (s.range || 256)) + (s.low || 0));
+    if (s.dtype === 'uint8') data = Uint8Array.from({length: n}, () => Math.floor(next() * 256));
+    else if (s.dtype === 'int32') data = Int32Array.from({length: n}, () => Math.floor(next() * (s.range || 256)) + (s.low || 0));
     else if (s.dtype === 'bool') data = Uint8Array.from({length: n}, () => (next() < 0.5 ? 1 : 0));
     else data = Float32Array.from({length: n}, () => (s.low !== undefined ? s.low + next() * s.range : next() * 2 - 1));
     out.push({...s, data});
@@ -76,10 +77,12 @@ async function compare(name, tfjsFile, onnxFile, specs, seeds) {
     const inputs = makeInputs(specs, seed);
     const feeds = {}, ortFeeds = {};
     for (const i of inputs) {
-      feeds[i.name.replace(/:0$/, '')] = tf.tensor(i.dtype === 'bool' ? Array.from(i.data, x => !!x) : i.data, i.shape, i.dtype);
+      // (TF.js has no uint8 tensors: an image input is fed as int32, as TF.js's own callers do)
+      feeds[i.name.replace(/:0$/, '')] = i.dtype === 'uint8' ? tf.tensor(Int32Array.from(i.data), i.shape, 'int32')
+          : tf.tensor(i.dtype === 'bool' ? Array.from(i.data, x => !!x) : i.data, i.shape, i.dtype);
       const onnxName = session.inputNames.find(n => n === tfName(i.name) || n === i.name);
       if (!onnxName) throw new Error(`input ${i.name}: the ONNX model has ${session.inputNames}`);
-      ortFeeds[onnxName] = new ort.Tensor(i.dtype === 'int32' ? 'int32' : i.dtype === 'bool' ? 'bool' : 'float32',
+      ortFeeds[onnxName] = new ort.Tensor(i.dtype === 'int32' ? 'int32' : i.dtype === 'bool' ? 'bool' : i.dtype === 'uint8' ? 'uint8' : 'float32',
                                           i.dtype === 'bool' ? Uint8Array.from(i.data) : i.data, i.shape);
     }
     const names = session.outputNames;
