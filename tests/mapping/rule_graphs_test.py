@@ -458,9 +458,64 @@ def hand_graphs():
                                      [f(0.02, "xs"), u(100, "xz"), numpy_helper.from_array(w8, "w"), f([0.01, 0.003, 0.02], "ws"),
                                       u([7, 128, 250], "wz"), f(0.5, "ys"), u(90, "yz"),
                                       numpy_helper.from_array(np.array([100, -2000, 31], np.int32), "b")]), {"x": x8})
-    # 11 -> 10: Det of 1x1 and of a batch of 3x3 matrices.
+    # 11 -> 10: Det (the expander's C++ lowering, lower_det: elimination with partial pivoting) of
+    # 1x1, a batch of 3x3, one 4x4 (a 0-D result), a [2, 3] batch of 6x6, 5x5 matrices
+    # with a zero first element (a swap at the first column), a singular one (a zero pivot), and a
+    # batch axis of unknown length.
     add("det_1x1_11", one(11, "Det", ["x"], [2, 1, 1], [2]))
     add("det_3x3_11", one(11, "Det", ["x"], [2, 3, 3], [2]))
+    add("det_4x4_11", one(11, "Det", ["x"], [4, 4], []), {"x": f32(4, 4, seed=31, scale=2.0)})
+    add("det_6x6_11", one(11, "Det", ["x"], [2, 3, 6, 6], [2, 3]), {"x": f32(2, 3, 6, 6, seed=32, scale=1.5)})
+    xd = f32(3, 5, 5, seed=33, scale=1.5)
+    xd[0, 0, 0] = 0.0
+    xd[1, :, 2] = 0.0  # singular: a zero column
+    xd[2] = np.triu(xd[2])
+    add("det_5x5_pivots_11", one(11, "Det", ["x"], [3, 5, 5], [3]), {"x": xd})
+    add("det_5x5_unknown_batch_11", one(11, "Det", ["x"], ["b", 5, 5], ["b"]), {"x": f32(2, 5, 5, seed=34)})
+    # 9 -> 8 (scan9_batch_axis_N_in_M_out: Unsqueeze, Transpose, Scan-8, Squeeze, Transpose) and
+    # 8 -> 7 (the expander's lower_scan8: a Loop over the batch around a Loop over the sequence):
+    # one Scan-9 per count of inputs and outputs (1..3 each), states and scan inputs, scan inputs
+    # along axis 1 or 0, forward or reversed, scan outputs stacked along axis 1 or 0; and a Scan-8
+    # with a batch of 2 and a reversed input.
+    for ni in (1, 2, 3):
+        for no in (1, 2, 3):
+            n_states = min(ni - 1, no)
+            n_scan = ni - n_states
+            n_out = no - n_states
+            body_in = [vi(f"s{j}", [3]) for j in range(n_states)] + [vi(f"e{i}", [3]) for i in range(n_scan)]
+            nodes = [helper.make_node("Sum", [f"e{i}" for i in range(n_scan)], ["acc"])]
+            outs = []
+            for j in range(n_states):
+                nodes.append(helper.make_node("Add" if j % 2 == 0 else "Sub", [f"s{j}", "acc"], [f"s{j}_out"]))
+                outs.append(f"s{j}_out")
+            for k in range(n_out):
+                nodes.append(helper.make_node("Mul", ["acc", f"e{k % n_scan}" if k else (outs[0] if outs else "acc")], [f"o{k}"]))
+                outs.append(f"o{k}")
+            body = helper.make_graph(nodes, "scan_body", body_in, [vi(o, [3]) for o in outs])
+            in_axes = [(i + ni) % 2 for i in range(n_scan)]
+            dirs = [(i + no) % 2 for i in range(n_scan)]
+            out_axes = [(k + ni + no) % 2 for k in range(n_out)]
+            opset = 11 if (ni, no) == (3, 3) else 9
+            attrs = {"num_scan_inputs": n_scan, "scan_input_directions": dirs}
+            if any(in_axes):
+                attrs["scan_input_axes"] = in_axes
+            if any(out_axes):
+                attrs["scan_output_axes"] = out_axes
+            g_in = [vi(f"xs{j}", [3]) for j in range(n_states)] + [vi(f"xe{i}", [3, 4] if in_axes[i] else [4, 3]) for i in range(n_scan)]
+            g_out = [vi(f"ys{j}", [3]) for j in range(n_states)] + [vi(f"yo{k}", [3, 4] if out_axes[k] else [4, 3]) for k in range(n_out)]
+            feeds = {v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=40 + k) for k, v in enumerate(g_in)}
+            add(f"scan9_{ni}_in_{no}_out_{opset}", model(opset, [helper.make_node("Scan", [v.name for v in g_in], [v.name for v in g_out], body=body, **attrs)],
+                                                         g_in, g_out), feeds)
+    sb = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "a"], ["s_out"]), helper.make_node("Mul", ["p_in", "b"], ["p_out"]),
+         helper.make_node("Sub", ["s_out", "p_out"], ["d"]), helper.make_node("Identity", ["s_out"], ["e"])],
+        "scan_body", [vi("s_in", [3]), vi("p_in", [3]), vi("a", [3]), vi("b", [3])],
+        [vi("s_out", [3]), vi("p_out", [3]), vi("d", [3]), vi("e", [3])])
+    add("scan8_batch_reverse_8", model(8, [helper.make_node("Scan", ["", "s0", "p0", "xa", "xb"], ["sf", "pf", "yd", "ye"], body=sb,
+                                                            num_scan_inputs=2, directions=[1, 0])],
+                                       [vi("s0", [2, 3]), vi("p0", [2, 3]), vi("xa", [2, 4, 3]), vi("xb", [2, 4, 3])],
+                                       [vi("sf", [2, 3]), vi("pf", [2, 3]), vi("yd", [2, 4, 3]), vi("ye", [2, 4, 3])]),
+        {"s0": f32(2, 3, seed=35), "p0": f32(2, 3, seed=36), "xa": f32(2, 4, 3, seed=37), "xb": f32(2, 4, 3, seed=38)})
     # 17 -> 16: STFT with a complex signal (window and length, window only, length only) and a
     # real one with both.
     sig_c = f32(1, 32, 2, seed=11)
@@ -486,6 +541,28 @@ def hand_graphs():
         {"x": np.array([-5, 0, 3, -1, 2147483647, -2147483648], np.int32)})
     add("shrink_int8_9", model(9, [helper.make_node("Shrink", ["x"], ["y"], lambd=2.0, bias=1.0)], [vi("x", [7], TensorProto.INT8)],
                                [vi("y", [7], TensorProto.INT8)]), {"x": np.array([-100, -3, -2, 0, 2, 3, 127], np.int8)})
+    # 16 -> 15: ScatterElements / ScatterND with reduction add or mul (scatterelements_add_where,
+    # scatterelements_mul_where, scatternd_add_where, scatternd_mul_where): duplicate indices,
+    # negative ones, another axis, int32 and float values, ND with k < rank (rows of updates).
+    for red in ("add", "mul"):
+        add(f"scatterelements_{red}_dup_axis1_16",
+            model(16, [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction=red)],
+                  [vi("x", [3, 5]), vi("u", [3, 3])], [vi("y", [3, 5])], [i64("i", [[1, 1, -1], [0, 4, 0], [2, 2, 2]])]),
+            {"x": f32(3, 5, seed=21), "u": f32(3, 3, seed=22, scale=2.0)})
+        add(f"scatterelements_{red}_int32_axis0_16",
+            model(16, [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], reduction=red)],
+                  [vi("x", [4, 2, 3], TensorProto.INT32), vi("u", [2, 2, 2], TensorProto.INT32)], [vi("y", [4, 2, 3], TensorProto.INT32)],
+                  [i64("i", [[[3, 3], [0, -4]], [[3, 1], [0, 0]]])]),
+            {"x": np.arange(24, dtype=np.int32).reshape(4, 2, 3) - 5, "u": np.array([[[2, -3], [4, 5]], [[-1, 7], [3, -2]]], np.int32)})
+        add(f"scatternd_{red}_rows_16",
+            model(16, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=red)],
+                  [vi("x", [4, 3, 2]), vi("u", [3, 3, 2])], [vi("y", [4, 3, 2])], [i64("i", [[1], [-1], [1]])]),
+            {"x": f32(4, 3, 2, seed=23), "u": f32(3, 3, 2, seed=24, scale=2.0)})
+        add(f"scatternd_{red}_elements_int32_16",
+            model(16, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=red)],
+                  [vi("x", [3, 4], TensorProto.INT32), vi("u", [4], TensorProto.INT32)], [vi("y", [3, 4], TensorProto.INT32)],
+                  [i64("i", [[0, 1], [2, -1], [0, 1], [0, 1]])]),
+            {"x": np.arange(12, dtype=np.int32).reshape(3, 4) - 4, "u": np.array([3, -2, 5, -1], np.int32)})
     return g
 
 

@@ -680,12 +680,299 @@ std::string lower_compress(const ir::Graph& g, ir::OpId op, const std::vector<ir
   return {};
 }
 
+// Scan-8 (a batch axis on every input and output, optional sequence_lens) below 8: a Loop over the
+// batch whose body takes batch element b of every input (Gather) and runs a Loop over the sequence:
+// its body reads element t of each scan input (T - 1 - t where `directions` says reverse), then
+// runs the Scan's body (its nodes copied, its inputs fed by Identity), carrying the states; the
+// sequence Loop's scan outputs are the Scan's, stacked in iteration order as Scan-8 stacks them; the
+// batch Loop stacks the final states and scan outputs over the batch (its scan outputs).
+// sequence_lens (lengths per batch element) given at run time is not lowered; a body that reads
+// values of the graph around it neither (the expander refuses such bodies).
+std::string lower_scan8(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                        const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* bv = g.attr(op, gg.sym("body"));
+  const ir::Value* nv = g.attr(op, gg.sym("num_scan_inputs"));
+  if (!bv || !bv->is_graph() || !nv || !nv->is_int()) return "the body and num_scan_inputs";
+  for (ir::PortId p : g.inputs(bv->as_graph()))
+    if (g.port_name_str(p).starts_with("@capture.")) return "a body that reads no value around it";
+  onnx::GraphProto sb;
+  detail::export_graph_proto(g, bv->as_graph(), sb);
+  const int M = int(nv->as_int());
+  const int N = sb.input_size() - M;
+  const int K = sb.output_size() - N;
+  if (M < 1 || N < 0 || K < 0) return "a body whose inputs and outputs agree with num_scan_inputs";
+  int off = int(ins.size()) - (N + M);
+  if (off != 0 && off != 1) return "as many inputs as the body's";
+  if (off == 1 && g.producer(ins[0])) return "no sequence_lens (lengths per batch element at run time are not lowered)";
+  std::vector<int64_t> dirs(M, 0);
+  if (const ir::Value* dv = g.attr(op, gg.sym("directions")); dv && dv->is_list()) {
+    const auto& l = dv->as_list();
+    for (size_t k = 0; k < l.size() && k < size_t(M); ++k)
+      if (l[k].is_int()) dirs[k] = l[k].as_int();
+  }
+  auto in_name = [&](int k) { return kIn + std::to_string(k + off); };
+  auto scalar_vi = [](onnx::ValueInfoProto* vi, const std::string& name, int type) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    tt->mutable_shape();
+  };
+  auto elem_vi = [](onnx::ValueInfoProto* vi, const std::string& name, const onnx::ValueInfoProto& like) {
+    vi->set_name(name);
+    if (like.type().has_tensor_type()) vi->mutable_type()->mutable_tensor_type()->set_elem_type(like.type().tensor_type().elem_type());
+  };
+  EinsumBuilder b{body};
+  auto last = [](onnx::GraphProto& gp) -> onnx::NodeProto& { return *gp.mutable_node(gp.node_size() - 1); };
+  auto bool_true = [](onnx::GraphProto& gp, const std::string& name) {
+    auto* c = gp.add_node();
+    c->set_op_type("Constant");
+    c->add_output(name);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    a->mutable_t()->add_int32_data(1);
+    return name;
+  };
+  // The batch size: axis 0 of the first scan input.
+  std::string shape0 = b.op("Shape", {in_name(N)});
+  std::string batch = b.op("Gather", {shape0, b.constant_i64({0}, false)});
+  EinsumBuilder::one_int(last(body), "axis", 0);
+  std::string yes = bool_true(body, b.fresh("true"));
+  auto* outer = body.add_node();
+  outer->set_op_type("Loop");
+  outer->add_input(batch);
+  outer->add_input(yes);
+  outer->add_input(batch);  // a carried value nobody reads (Loop-1 carries at least one)
+  outer->add_output(b.fresh("unused"));
+  for (int k = 0; k < N + K; ++k) outer->add_output(kOut + std::to_string(k));
+  auto* oa = outer->add_attribute();
+  oa->set_name("body");
+  oa->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& ob = *oa->mutable_g();
+  ob.set_name(b.fresh("scan_batch"));
+  EinsumBuilder obb{ob, 3000};
+  std::string bi = obb.fresh("b"), bc = obb.fresh("cond");
+  scalar_vi(ob.add_input(), bi, onnx::TensorProto::INT64);
+  scalar_vi(ob.add_input(), bc, onnx::TensorProto::BOOL);
+  std::string bdummy = obb.fresh("dummy");
+  scalar_vi(ob.add_input(), bdummy, onnx::TensorProto::INT64);
+  std::string bco = obb.op("Identity", {bc});
+  scalar_vi(ob.add_output(), bco, onnx::TensorProto::BOOL);
+  std::string bdo = obb.op("Identity", {bdummy});
+  scalar_vi(ob.add_output(), bdo, onnx::TensorProto::INT64);
+  std::vector<std::string> per;  // batch element b of every input
+  for (int k = 0; k < N + M; ++k) {
+    per.push_back(obb.op("Gather", {in_name(k), bi}));
+    EinsumBuilder::one_int(last(ob), "axis", 0);
+  }
+  std::string xs = obb.op("Shape", {per[N]});
+  std::string steps = obb.op("Gather", {xs, obb.constant_i64({0}, false)});
+  EinsumBuilder::one_int(last(ob), "axis", 0);
+  std::string last_step = obb.op("Sub", {steps, obb.constant_i64({1}, false)});
+  std::string yes2 = bool_true(ob, obb.fresh("true"));
+  auto* inner = ob.add_node();
+  inner->set_op_type("Loop");
+  inner->add_input(steps);
+  inner->add_input(yes2);
+  inner->add_input(steps);  // a carried value nobody reads (Loop-1 carries at least one)
+  for (int k = 0; k < N; ++k) inner->add_input(per[k]);
+  inner->add_output(obb.fresh("unused"));
+  std::vector<std::string> results;
+  for (int k = 0; k < N + K; ++k) {
+    results.push_back(obb.fresh("r"));
+    inner->add_output(results.back());
+    elem_vi(ob.add_output(), results.back(), sb.output(k));
+  }
+  auto* ia = inner->add_attribute();
+  ia->set_name("body");
+  ia->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& ib = *ia->mutable_g();
+  ib.set_name(b.fresh("scan_steps"));
+  EinsumBuilder ibb{ib, 4000};
+  std::string ti = ibb.fresh("t"), tc = ibb.fresh("cond");
+  scalar_vi(ib.add_input(), ti, onnx::TensorProto::INT64);
+  scalar_vi(ib.add_input(), tc, onnx::TensorProto::BOOL);
+  std::string tdummy = ibb.fresh("dummy");
+  scalar_vi(ib.add_input(), tdummy, onnx::TensorProto::INT64);
+  std::vector<std::string> states;
+  for (int k = 0; k < N; ++k) {
+    states.push_back(ibb.fresh("s"));
+    auto* vi = ib.add_input();
+    *vi = sb.input(k);
+    vi->set_name(states.back());
+  }
+  std::string ico = ibb.op("Identity", {tc});
+  scalar_vi(ib.add_output(), ico, onnx::TensorProto::BOOL);
+  std::string tdo = ibb.op("Identity", {tdummy});
+  scalar_vi(ib.add_output(), tdo, onnx::TensorProto::INT64);
+  std::string rev;
+  for (int k = 0; k < N + M; ++k) {
+    std::string src = k < N ? states[k] : "";
+    if (k >= N) {
+      std::string idx = ti;
+      if (dirs[k - N] != 0) {
+        if (rev.empty()) rev = ibb.op("Sub", {last_step, ti});
+        idx = rev;
+      }
+      src = ibb.op("Gather", {per[k], idx});
+      EinsumBuilder::one_int(last(ib), "axis", 0);
+    }
+    ibb.op("Identity", {src}, sb.input(k).name());
+  }
+  for (const auto& init : sb.initializer()) *ib.add_initializer() = init;
+  for (const auto& n : sb.node()) *ib.add_node() = n;
+  for (const auto& vi : sb.value_info()) *ib.add_value_info() = vi;
+  for (int k = 0; k < N + K; ++k) {
+    // A body output that is one of its inputs or another output still gets a value of its own.
+    std::string o = ibb.op("Identity", {sb.output(k).name()});
+    auto* vi = ib.add_output();
+    *vi = sb.output(k);
+    vi->set_name(o);
+  }
+  return {};
+}
+
+// Det (new in 11) below 11, for square matrices of a known size n (any batch shape): Gaussian
+// elimination with partial pivoting, unrolled over the n - 1 columns, as the LU factorization
+// onnxruntime (Eigen) computes. Column k: the row of the largest |a| among rows k.. (ArgMax, the
+// first of equals) is swapped with row k (Where with one-hot masks per matrix: exact), the sign
+// flips where a swap happened; rows below k lose f * row k with f = a[r][k] / pivot (0 where the
+// pivot is 0: nothing to eliminate, the determinant is then 0). The determinant is the sign times
+// the product of the diagonal (ReduceProd). n = 1 is the element itself.
+std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
+                      const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  if (ins.empty() || !types[0].has_tensor_type() || !types[0].tensor_type().has_shape()) return "the input's shape";
+  const auto& tt = types[0].tensor_type();
+  int elem = tt.elem_type();
+  if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::DOUBLE && elem != onnx::TensorProto::FLOAT16)
+    return "a float16, float or double input";
+  int rank = tt.shape().dim_size();
+  if (rank < 2) return "an input of rank 2 or more";
+  const auto& dn = tt.shape().dim(rank - 1);
+  const auto& dm = tt.shape().dim(rank - 2);
+  if (!dn.has_dim_value() || !dm.has_dim_value() || dn.dim_value() != dm.dim_value() || dn.dim_value() < 1)
+    return "square matrices of a known size";
+  const int64_t n = dn.dim_value();
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto typed = [&](double v) {
+    std::string out = b.fresh("c");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(elem);
+    if (elem == onnx::TensorProto::DOUBLE) t->add_double_data(v);
+    else if (elem == onnx::TensorProto::FLOAT) t->add_float_data(float(v));
+    else t->add_int32_data(v == 0 ? 0 : v == 1 ? 0x3C00 : 0xBC00);  // float16 0, 1, -1
+    return out;
+  };
+  auto bools = [&](const std::vector<int64_t>& shape, const std::vector<bool>& v) {
+    std::string out = b.fresh("m");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::BOOL);
+    for (int64_t d : shape) t->add_dims(d);
+    for (bool x : v) t->add_int32_data(x);
+    return out;
+  };
+  auto gather = [&](const std::string& x, const std::string& idx, int64_t axis) {
+    std::string o = b.op("Gather", {x, idx});
+    EinsumBuilder::one_int(last(), "axis", axis);
+    return o;
+  };
+  std::string x = kIn + "0";
+  std::string a = b.reshape(x, {-1, n, n});
+  std::string det;
+  if (n == 1) {
+    det = b.reshape(a, {-1});
+  } else {
+    std::string zero = typed(0), one = typed(1), minus = typed(-1);
+    std::string sign;
+    std::vector<int64_t> rows(n);
+    for (int64_t r = 0; r < n; ++r) rows[r] = r;
+    std::string row_ids = b.constant_i64(std::vector<int64_t>{rows});
+    std::string row_ids2 = b.reshape(row_ids, {1, n});
+    for (int64_t k = 0; k + 1 < n; ++k) {
+      std::string kk = b.constant_i64({k}, false);
+      std::string col = gather(a, kk, 2);  // [B, n]
+      std::string mag = b.op("Abs", {col});
+      std::vector<bool> ge(n), gt(n), is_k(n);
+      for (int64_t r = 0; r < n; ++r) ge[r] = r >= k, gt[r] = r > k, is_k[r] = r == k;
+      std::string cand = b.op("Where", {bools({1, n}, ge), mag, minus});
+      std::string p = b.op("ArgMax", {cand});  // [B, 1]
+      EinsumBuilder::one_int(last(), "axis", 1);
+      EinsumBuilder::one_int(last(), "keepdims", 1);
+      std::string hot = b.op("Equal", {p, row_ids2});  // [B, n]
+      std::string hot3 = b.op("Unsqueeze", {hot});
+      EinsumBuilder::ints(last(), "axes", {2});
+      std::string picked = b.op("Where", {hot3, a, zero});
+      std::string rowp = b.op("ReduceSum", {picked});  // [B, 1, n]
+      EinsumBuilder::ints(last(), "axes", {1});
+      EinsumBuilder::one_int(last(), "keepdims", 1);
+      std::string rowk = gather(a, b.constant_i64({k}), 1);  // [B, 1, n]
+      std::string swapped_rows = b.op("Where", {hot3, rowk, a});
+      std::string sw = b.op("Where", {bools({1, n, 1}, is_k), rowp, swapped_rows});
+      std::string same = b.op("Equal", {p, b.constant_i64({k}, false)});  // [B, 1]
+      std::string flip = b.op("Where", {same, one, minus});
+      sign = sign.empty() ? flip : b.op("Mul", {sign, flip});
+      std::string pivot = gather(rowp, kk, 2);  // [B, 1]
+      std::string col2 = gather(sw, kk, 2);     // [B, n]
+      std::string f = b.op("Div", {col2, pivot});
+      std::string pz = b.op("Equal", {pivot, zero});
+      std::string pnz = b.op("Not", {pz});
+      std::string below = b.op("And", {bools({1, n}, gt), pnz});  // [B, n]
+      std::string f0 = b.op("Where", {below, f, zero});
+      std::string f3 = b.op("Unsqueeze", {f0});
+      EinsumBuilder::ints(last(), "axes", {2});
+      std::string prod = b.op("Mul", {f3, rowp});
+      std::string sub = b.op("Sub", {sw, prod});
+      std::string below3 = b.op("Unsqueeze", {below});
+      EinsumBuilder::ints(last(), "axes", {2});
+      a = b.op("Where", {below3, sub, sw});
+    }
+    std::vector<int64_t> diag(n);
+    for (int64_t r = 0; r < n; ++r) diag[r] = r * (n + 1);
+    std::string flat = b.reshape(a, {-1, n * n});
+    std::string d = gather(flat, b.constant_i64(diag), 1);
+    std::string pr = b.op("ReduceProd", {d});
+    EinsumBuilder::ints(last(), "axes", {1});
+    EinsumBuilder::one_int(last(), "keepdims", 1);
+    det = b.reshape(b.op("Mul", {pr, sign}), {-1});
+  }
+  // The batch shape: the input's without its last two axes.
+  std::vector<int64_t> batch;
+  bool known = true;
+  for (int k = 0; k + 2 < rank; ++k) {
+    if (!tt.shape().dim(k).has_dim_value()) known = false;
+    else batch.push_back(tt.shape().dim(k).dim_value());
+  }
+  if (known) {
+    b.op("Reshape", {det, b.constant_i64(batch)}, kOut + "0");
+  } else {
+    std::string sh = b.op("Shape", {x});
+    std::string bs = b.op("Slice", {sh, b.constant_i64({0}), b.constant_i64({rank - 2})});
+    b.op("Reshape", {det, bs}, kOut + "0");
+  }
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
   // whose lowering a table cannot write: Einsum's equation is a string to parse; DFT's matrix of
   // sines and cosines is computed.
-  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}};
+  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}, {"Scan", lower_scan8}, {"Det", lower_det}};
   return m;
 }
 
