@@ -506,6 +506,12 @@ def hand_graphs():
             feeds = {v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=40 + k) for k, v in enumerate(g_in)}
             add(f"scan9_{ni}_in_{no}_out_{opset}", model(opset, [helper.make_node("Scan", [v.name for v in g_in], [v.name for v in g_out], body=body, **attrs)],
                                                          g_in, g_out), feeds)
+            # 8 -> 9 (scan8_batch_of_one_N_in_M_out: Squeeze, Scan-9, Unsqueeze), and 8 -> 7.
+            g8_in = [vi(f"xs{j}", [1, 3]) for j in range(n_states)] + [vi(f"xe{i}", [1, 4, 3]) for i in range(n_scan)]
+            g8_out = [vi(f"ys{j}", [1, 3]) for j in range(n_states)] + [vi(f"yo{k}", [1, 4, 3]) for k in range(n_out)]
+            feeds8 = {v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=50 + k) for k, v in enumerate(g8_in)}
+            add(f"scan8_batch1_{ni}_in_{no}_out_8", model(8, [helper.make_node("Scan", [""] + [v.name for v in g8_in], [v.name for v in g8_out], body=body,
+                                                                               num_scan_inputs=n_scan, directions=dirs)], g8_in, g8_out), feeds8)
     sb = helper.make_graph(
         [helper.make_node("Add", ["s_in", "a"], ["s_out"]), helper.make_node("Mul", ["p_in", "b"], ["p_out"]),
          helper.make_node("Sub", ["s_out", "p_out"], ["d"]), helper.make_node("Identity", ["s_out"], ["e"])],
