@@ -198,6 +198,52 @@ def one(opset, op, ins, x_shape, y_shape, inits=(), y_elem=TensorProto.FLOAT, ex
     return model(opset, nodes, [vi("x", x_shape)], outputs, inits)
 
 
+def gridsample_bicubic_numpy(X, G, pad, align):
+    """GridSample-16 bicubic as its ONNX specification (and onnx.reference) describes it: a point
+    outside [lo, hi] is clamped (border) or reflected (reflection) first; the 4x4 pixels around it
+    are read with the padding; the weights are the cubic convolution's with A = -0.75."""
+    def weights(t, a=-0.75):
+        t = abs(t)
+        return np.array([((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+                         ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1, ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a])
+
+    def reflect(v, lo, hi):
+        if lo <= v <= hi:
+            return v
+        d = lo - v if v < lo else v - hi
+        n = int(d / (hi - lo))
+        r = d - n * (hi - lo)
+        return (lo + r if n % 2 == 0 else hi - r) if v < lo else (hi - r if n % 2 == 0 else lo + r)
+
+    n_, c_, h_, w_ = X.shape
+    xs, ys = ((0, w_ - 1), (0, h_ - 1)) if align else ((-0.5, w_ - 0.5), (-0.5, h_ - 0.5))
+
+    def pixel(n, r, c):
+        if pad == "zeros":
+            return X[n, :, r, c] if 0 <= r < h_ and 0 <= c < w_ else np.zeros(c_)
+        if pad == "border":
+            return X[n, :, min(max(r, 0), h_ - 1), min(max(c, 0), w_ - 1)]
+        return X[n, :, int(reflect(float(r), *ys)), int(reflect(float(c), *xs))]
+
+    Y = np.zeros((n_, c_) + G.shape[1:3])
+    for n in range(n_):
+        for i in range(G.shape[1]):
+            for j in range(G.shape[2]):
+                gx, gy = (float(v) for v in G[n, i, j])
+                x = (gx + 1) / 2 * (w_ - 1) if align else ((gx + 1) * w_ - 1) / 2
+                y = (gy + 1) / 2 * (h_ - 1) if align else ((gy + 1) * h_ - 1) / 2
+                if not (xs[0] <= x <= xs[1] and ys[0] <= y <= ys[1]):
+                    if pad == "border":
+                        x, y = min(max(x, 0), w_ - 1), min(max(y, 0), h_ - 1)
+                    elif pad == "reflection":
+                        x, y = reflect(x, *xs), reflect(y, *ys)
+                x0, y0 = int(np.floor(x)) - 1, int(np.floor(y)) - 1
+                wx, wy = weights(x - x0 - 1), weights(y - y0 - 1)
+                rows = [sum(wx[b] * pixel(n, y0 + a, x0 + b) for b in range(4)) for a in range(4)]
+                Y[n, :, i, j] = sum(wy[a] * rows[a] for a in range(4))
+    return Y.astype(np.float32)
+
+
 def hand_graphs():
     """[(name, ModelProto, {input: array})]: each aimed at the rules named in its comment."""
     X = {"x": f32(2, 3, 4, 5)}
@@ -547,6 +593,17 @@ def hand_graphs():
         {"x": np.array([-5, 0, 3, -1, 2147483647, -2147483648], np.int32)})
     add("shrink_int8_9", model(9, [helper.make_node("Shrink", ["x"], ["y"], lambd=2.0, bias=1.0)], [vi("x", [7], TensorProto.INT8)],
                                [vi("y", [7], TensorProto.INT8)]), {"x": np.array([-100, -3, -2, 0, 2, 3, 127], np.int8)})
+    # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
+    # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
+    # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
+    for mode, pad, align in [("bilinear", "reflection", 1), ("nearest", "reflection", 0), ("nearest", "reflection", 1),
+                             ("bicubic", "zeros", 1), ("bicubic", "border", 0), ("bicubic", "border", 1),
+                             ("bicubic", "reflection", 0), ("bicubic", "reflection", 1)]:
+        feeds = {"x": f32(2, 3, 4, 5, seed=60), "grid": f32(2, 3, 6, 2, seed=61, scale=3.5)}
+        add(f"gridsample_{mode}_{pad}_align{align}_16",
+            model(16, [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=align)],
+                  [vi("x", [2, 3, 4, 5]), vi("grid", [2, 3, 6, 2])], [vi("y", [2, 3, 3, 6])]),
+            feeds, expected=[gridsample_bicubic_numpy(feeds["x"], feeds["grid"], pad, align)] if mode == "bicubic" else None)
     # 16 -> 15: ScatterElements / ScatterND with reduction add or mul (scatterelements_add_where,
     # scatterelements_mul_where, scatternd_add_where, scatternd_mul_where): duplicate indices,
     # negative ones, another axis, int32 and float values, ND with k < rank (rows of updates).
