@@ -593,6 +593,15 @@ def hand_graphs():
         {"x": np.array([-5, 0, 3, -1, 2147483647, -2147483648], np.int32)})
     add("shrink_int8_9", model(9, [helper.make_node("Shrink", ["x"], ["y"], lambd=2.0, bias=1.0)], [vi("x", [7], TensorProto.INT8)],
                                [vi("y", [7], TensorProto.INT8)]), {"x": np.array([-100, -3, -2, 0, 2, 3, 127], np.int8)})
+    # 11 -> 10: Unique (the expander's lower_unique): float slices along axis 1 (sorted, duplicates
+    # that differ only in a late element), unsorted elements of a 1-D input of unknown length.
+    xu = np.array([[[1, 2, 3], [0, 5, 1], [1, 2, 3], [1, 2, -4], [0, 5, 1]], [[2, 2, 2], [0, 0, 0], [2, 2, 2], [7, 1, 0], [0, 0, 0]]], np.float32)
+    uo = [("i", [None], TensorProto.INT64), ("v", [None], TensorProto.INT64), ("c", [None], TensorProto.INT64)]
+    add("unique_sorted_axis1_11", model(11, [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], axis=1)], [vi("x", [2, 5, 3])],
+                                        [vi("y", [2, None, 3])] + [vi(*o) for o in uo]), {"x": xu})
+    add("unique_unsorted_unknown_length_11", model(11, [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], sorted=0)], [vi("x", ["n"])],
+                                                   [vi("y", [None])] + [vi(*o) for o in uo]),
+        {"x": np.array([3.5, -1, 3.5, 2, -1, 0, 7, 2, 2], np.float32)})
     # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
     # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
     # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
