@@ -602,6 +602,22 @@ def hand_graphs():
     add("unique_unsorted_unknown_length_11", model(11, [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], sorted=0)], [vi("x", ["n"])],
                                                    [vi("y", [None])] + [vi(*o) for o in uo]),
         {"x": np.array([3.5, -1, 3.5, 2, -1, 0, 7, 2, 2], np.float32)})
+    # 10 -> 9: NonMaxSuppression (the expander's lower_nms): random boxes in 2 batches and 3 classes
+    # with tied scores, no score_threshold, center_point_box 1; corner boxes with flipped corners
+    # and every threshold; a max of 2 per class.
+    rng = np.random.default_rng(70)
+    cb = rng.uniform(0, 10, size=(2, 8, 4)).astype(np.float32)
+    cb[..., 2:] = rng.uniform(0.5, 4, size=(2, 8, 2))
+    sc = rng.choice(np.array([0.1, 0.5, 0.5, 0.7, 0.9], np.float32), size=(2, 3, 8))
+    add("nms_center_ties_10", model(10, [helper.make_node("NonMaxSuppression", ["b", "s", "m", "t"], ["y"], center_point_box=1)],
+                                    [vi("b", [2, 8, 4]), vi("s", [2, 3, 8])], [vi("y", [None, 3], TensorProto.INT64)],
+                                    [i64("m", [5]), numpy_helper.from_array(np.array([0.2], np.float32), "t")]), {"b": cb, "s": sc})
+    kb = rng.uniform(0, 6, size=(1, 7, 4)).astype(np.float32)
+    add("nms_corners_thresholds_10", model(10, [helper.make_node("NonMaxSuppression", ["b", "s", "m", "t", "st"], ["y"])],
+                                           [vi("b", [1, 7, 4]), vi("s", [1, 2, 7]), vi("m", [1], TensorProto.INT64), vi("t", [1]), vi("st", [1])],
+                                           [vi("y", [None, 3], TensorProto.INT64)]),
+        {"b": kb, "s": rng.uniform(0, 1, size=(1, 2, 7)).astype(np.float32), "m": np.array([2], np.int64),
+         "t": np.array([0.1], np.float32), "st": np.array([0.3], np.float32)})
     # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
     # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
     # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
