@@ -618,6 +618,15 @@ def hand_graphs():
                                            [vi("y", [None, 3], TensorProto.INT64)]),
         {"b": kb, "s": rng.uniform(0, 1, size=(1, 2, 7)).astype(np.float32), "m": np.array([2], np.int64),
          "t": np.array([0.1], np.float32), "st": np.array([0.3], np.float32)})
+    # RoiAlign lowered (roialign_half_pixel_{avg,max}_gather 16 -> 15, roialign_{avg,max}_gather
+    # 10 -> 9): rois partly outside the input, a tiny one, spatial_scale 0.5, 2 batches, max mode.
+    rr = numpy_helper.from_array(np.array([[0, 0, 9, 9], [-3, 2, 5, 14], [4.2, 3.1, 4.6, 3.5], [10, 1, 20, 8]], np.float32), "rois")
+    rb = numpy_helper.from_array(np.array([0, 1, 1, 0], np.int64), "bi")
+    for op_set, ctm, mode in [(16, "half_pixel", "avg"), (16, "half_pixel", "max"), (10, None, "max"), (10, None, "avg")]:
+        kw = {"coordinate_transformation_mode": ctm} if ctm else {}
+        add(f"roialign_{ctm or 'output_half_pixel'}_{mode}_{op_set}",
+            one(op_set, "RoiAlign", ["x", "rois", "bi"], [2, 3, 8, 7], [4, 3, 3, 2], [rr, rb], output_height=3, output_width=2, sampling_ratio=2,
+                spatial_scale=0.5, mode=mode, **kw), {"x": f32(2, 3, 8, 7, seed=80, scale=3.0)})
     # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
     # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
     # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
