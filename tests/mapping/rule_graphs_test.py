@@ -627,6 +627,17 @@ def hand_graphs():
         add(f"roialign_{ctm or 'output_half_pixel'}_{mode}_{op_set}",
             one(op_set, "RoiAlign", ["x", "rois", "bi"], [2, 3, 8, 7], [4, 3, 3, 2], [rr, rb], output_height=3, output_width=2, sampling_ratio=2,
                 spatial_scale=0.5, mode=mode, **kw), {"x": f32(2, 3, 8, 7, seed=80, scale=3.0)})
+    # 9 -> 8: TfIdfVectorizer (the expander's lower_tfidf): TFIDF with weights and trigrams with
+    # skips over int32 rows; IDF over a 1-D int64 input, unigrams to bigrams.
+    pool = dict(pool_int64s=[1, 2, 3, 1, 2, 2, 3, 3, 1, 1, 2, 3], ngram_counts=[0, 3, 9], ngram_indexes=[5, 0, 1, 2, 3, 4, 6])
+    tok = np.random.default_rng(90).integers(0, 4, size=(3, 9)).astype(np.int32)
+    add("tfidf_tfidf_trigrams_skips_9", model(9, [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=2, max_gram_length=3,
+                                                                  max_skip_count=2, weights=[0.5, 1, 2, 0.25, 3, 1.5, 0.75], **pool)],
+                                             [vi("x", [3, 9], TensorProto.INT32)], [vi("y", [3, 7])]), {"x": tok})
+    add("tfidf_idf_unigrams_9", model(9, [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="IDF", min_gram_length=1, max_gram_length=2,
+                                                          max_skip_count=1, weights=[2, 1, 0.5, 3, 1, 1, 1], **pool)],
+                                      [vi("x", [11], TensorProto.INT64)], [vi("y", [7])]),
+        {"x": np.array([1, 2, 3, 3, 1, 2, 2, 0, 3, 1, 2], np.int64)})
     # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
     # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
     # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
