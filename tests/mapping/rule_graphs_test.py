@@ -523,6 +523,8 @@ def hand_graphs():
     # one Scan-9 per count of inputs and outputs (1..3 each), states and scan inputs, scan inputs
     # along axis 1 or 0, forward or reversed, scan outputs stacked along axis 1 or 0; and a Scan-8
     # with a batch of 2 and a reversed input.
+    # (all nine counts in one graph each way: one conversion per target exercises the nine rules)
+    nodes9, in9, out9, feeds9, nodes8, in8, out8, feeds8 = [], [], [], {}, [], [], [], {}
     for ni in (1, 2, 3):
         for no in (1, 2, 3):
             n_states = min(ni - 1, no)
@@ -541,23 +543,28 @@ def hand_graphs():
             in_axes = [(i + ni) % 2 for i in range(n_scan)]
             dirs = [(i + no) % 2 for i in range(n_scan)]
             out_axes = [(k + ni + no) % 2 for k in range(n_out)]
-            opset = 11 if (ni, no) == (3, 3) else 9
             attrs = {"num_scan_inputs": n_scan, "scan_input_directions": dirs}
             if any(in_axes):
                 attrs["scan_input_axes"] = in_axes
             if any(out_axes):
                 attrs["scan_output_axes"] = out_axes
-            g_in = [vi(f"xs{j}", [3]) for j in range(n_states)] + [vi(f"xe{i}", [3, 4] if in_axes[i] else [4, 3]) for i in range(n_scan)]
-            g_out = [vi(f"ys{j}", [3]) for j in range(n_states)] + [vi(f"yo{k}", [3, 4] if out_axes[k] else [4, 3]) for k in range(n_out)]
-            feeds = {v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=40 + k) for k, v in enumerate(g_in)}
-            add(f"scan9_{ni}_in_{no}_out_{opset}", model(opset, [helper.make_node("Scan", [v.name for v in g_in], [v.name for v in g_out], body=body, **attrs)],
-                                                         g_in, g_out), feeds)
+            p_ = f"n{ni}{no}_"
+            g_in = [vi(f"{p_}xs{j}", [3]) for j in range(n_states)] + [vi(f"{p_}xe{i}", [3, 4] if in_axes[i] else [4, 3]) for i in range(n_scan)]
+            g_out = [vi(f"{p_}ys{j}", [3]) for j in range(n_states)] + [vi(f"{p_}yo{k}", [3, 4] if out_axes[k] else [4, 3]) for k in range(n_out)]
+            feeds9.update({v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=40 + ni * 10 + no + k) for k, v in enumerate(g_in)})
+            nodes9.append(helper.make_node("Scan", [v.name for v in g_in], [v.name for v in g_out], body=body, **attrs))
+            in9 += g_in
+            out9 += g_out
             # 8 -> 9 (scan8_batch_of_one_N_in_M_out: Squeeze, Scan-9, Unsqueeze), and 8 -> 7.
-            g8_in = [vi(f"xs{j}", [1, 3]) for j in range(n_states)] + [vi(f"xe{i}", [1, 4, 3]) for i in range(n_scan)]
-            g8_out = [vi(f"ys{j}", [1, 3]) for j in range(n_states)] + [vi(f"yo{k}", [1, 4, 3]) for k in range(n_out)]
-            feeds8 = {v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=50 + k) for k, v in enumerate(g8_in)}
-            add(f"scan8_batch1_{ni}_in_{no}_out_8", model(8, [helper.make_node("Scan", [""] + [v.name for v in g8_in], [v.name for v in g8_out], body=body,
-                                                                               num_scan_inputs=n_scan, directions=dirs)], g8_in, g8_out), feeds8)
+            g8_in = [vi(f"{p_}xs{j}", [1, 3]) for j in range(n_states)] + [vi(f"{p_}xe{i}", [1, 4, 3]) for i in range(n_scan)]
+            g8_out = [vi(f"{p_}ys{j}", [1, 3]) for j in range(n_states)] + [vi(f"{p_}yo{k}", [1, 4, 3]) for k in range(n_out)]
+            feeds8.update({v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=50 + ni * 10 + no + k) for k, v in enumerate(g8_in)})
+            nodes8.append(helper.make_node("Scan", [""] + [v.name for v in g8_in], [v.name for v in g8_out], body=body, num_scan_inputs=n_scan,
+                                           directions=dirs))
+            in8 += g8_in
+            out8 += g8_out
+    add("scan9_counts_1_to_3_11", model(11, nodes9, in9, out9), feeds9)
+    add("scan8_batch1_counts_1_to_3_8", model(8, nodes8, in8, out8), feeds8)
     sb = helper.make_graph(
         [helper.make_node("Add", ["s_in", "a"], ["s_out"]), helper.make_node("Mul", ["p_in", "b"], ["p_out"]),
          helper.make_node("Sub", ["s_out", "p_out"], ["d"]), helper.make_node("Identity", ["s_out"], ["e"])],
@@ -622,11 +629,12 @@ def hand_graphs():
     # 10 -> 9): rois partly outside the input, a tiny one, spatial_scale 0.5, 2 batches, max mode.
     rr = numpy_helper.from_array(np.array([[0, 0, 9, 9], [-3, 2, 5, 14], [4.2, 3.1, 4.6, 3.5], [10, 1, 20, 8]], np.float32), "rois")
     rb = numpy_helper.from_array(np.array([0, 1, 1, 0], np.int64), "bi")
-    for op_set, ctm, mode in [(16, "half_pixel", "avg"), (16, "half_pixel", "max"), (10, None, "max"), (10, None, "avg")]:
+    for op_set, ctm in [(16, "half_pixel"), (10, None)]:
         kw = {"coordinate_transformation_mode": ctm} if ctm else {}
-        add(f"roialign_{ctm or 'output_half_pixel'}_{mode}_{op_set}",
-            one(op_set, "RoiAlign", ["x", "rois", "bi"], [2, 3, 8, 7], [4, 3, 3, 2], [rr, rb], output_height=3, output_width=2, sampling_ratio=2,
-                spatial_scale=0.5, mode=mode, **kw), {"x": f32(2, 3, 8, 7, seed=80, scale=3.0)})
+        add(f"roialign_{ctm or 'output_half_pixel'}_avg_max_{op_set}",
+            model(op_set, [helper.make_node("RoiAlign", ["x", "rois", "bi"], [f"y{mode}"], output_height=3, output_width=2, sampling_ratio=2,
+                                            spatial_scale=0.5, mode=mode, **kw) for mode in ("avg", "max")],
+                  [vi("x", [2, 3, 8, 7])], [vi("yavg", [4, 3, 3, 2]), vi("ymax", [4, 3, 3, 2])], [rr, rb]), {"x": f32(2, 3, 8, 7, seed=80, scale=3.0)})
     # 9 -> 8: TfIdfVectorizer (the expander's lower_tfidf): TFIDF with weights and trigrams with
     # skips over int32 rows; IDF over a 1-D int64 input, unigrams to bigrams.
     pool = dict(pool_int64s=[1, 2, 3, 1, 2, 2, 3, 3, 1, 1, 2, 3], ngram_counts=[0, 3, 9], ngram_indexes=[5, 0, 1, 2, 3, 4, 6])
@@ -641,36 +649,39 @@ def hand_graphs():
     # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
     # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
     # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
-    for mode, pad, align in [("bilinear", "reflection", 1), ("nearest", "reflection", 0), ("nearest", "reflection", 1),
-                             ("bicubic", "zeros", 1), ("bicubic", "border", 0), ("bicubic", "border", 1),
-                             ("bicubic", "reflection", 0), ("bicubic", "reflection", 1)]:
-        feeds = {"x": f32(2, 3, 4, 5, seed=60), "grid": f32(2, 3, 6, 2, seed=61, scale=3.5)}
-        add(f"gridsample_{mode}_{pad}_align{align}_16",
-            model(16, [helper.make_node("GridSample", ["x", "grid"], ["y"], mode=mode, padding_mode=pad, align_corners=align)],
+    # (one graph for the six that onnxruntime computes as the ONNX reference does; bicubic + border,
+    # where onnxruntime is off, in graphs of their own, compared with numpy)
+    feeds = {"x": f32(2, 3, 4, 5, seed=60), "grid": f32(2, 3, 6, 2, seed=61, scale=3.5)}
+    gs = [("bilinear", "reflection", 1), ("nearest", "reflection", 0), ("nearest", "reflection", 1), ("bicubic", "zeros", 1),
+          ("bicubic", "reflection", 0), ("bicubic", "reflection", 1)]
+    add("gridsample_reflection_bicubic_16",
+        model(16, [helper.make_node("GridSample", ["x", "grid"], [f"y{k}"], mode=m, padding_mode=p_, align_corners=a_) for k, (m, p_, a_) in enumerate(gs)],
+              [vi("x", [2, 3, 4, 5]), vi("grid", [2, 3, 6, 2])], [vi(f"y{k}", [2, 3, 3, 6]) for k in range(len(gs))]), feeds)
+    for align in (0, 1):
+        add(f"gridsample_bicubic_border_align{align}_16",
+            model(16, [helper.make_node("GridSample", ["x", "grid"], ["y"], mode="bicubic", padding_mode="border", align_corners=align)],
                   [vi("x", [2, 3, 4, 5]), vi("grid", [2, 3, 6, 2])], [vi("y", [2, 3, 3, 6])]),
-            feeds, expected=[gridsample_bicubic_numpy(feeds["x"], feeds["grid"], pad, align)] if mode == "bicubic" else None)
+            feeds, expected=[gridsample_bicubic_numpy(feeds["x"], feeds["grid"], "border", align)])
     # 16 -> 15: ScatterElements / ScatterND with reduction add or mul (scatterelements_add_where,
     # scatterelements_mul_where, scatternd_add_where, scatternd_mul_where): duplicate indices,
     # negative ones, another axis, int32 and float values, ND with k < rank (rows of updates).
+    # (both reductions of each case in one graph)
+    nodes, ins_, outs_, feeds, inits = [], [], [], {}, []
     for red in ("add", "mul"):
-        add(f"scatterelements_{red}_dup_axis1_16",
-            model(16, [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=1, reduction=red)],
-                  [vi("x", [3, 5]), vi("u", [3, 3])], [vi("y", [3, 5])], [i64("i", [[1, 1, -1], [0, 4, 0], [2, 2, 2]])]),
-            {"x": f32(3, 5, seed=21), "u": f32(3, 3, seed=22, scale=2.0)})
-        add(f"scatterelements_{red}_int32_axis0_16",
-            model(16, [helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], reduction=red)],
-                  [vi("x", [4, 2, 3], TensorProto.INT32), vi("u", [2, 2, 2], TensorProto.INT32)], [vi("y", [4, 2, 3], TensorProto.INT32)],
-                  [i64("i", [[[3, 3], [0, -4]], [[3, 1], [0, 0]]])]),
-            {"x": np.arange(24, dtype=np.int32).reshape(4, 2, 3) - 5, "u": np.array([[[2, -3], [4, 5]], [[-1, 7], [3, -2]]], np.int32)})
-        add(f"scatternd_{red}_rows_16",
-            model(16, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=red)],
-                  [vi("x", [4, 3, 2]), vi("u", [3, 3, 2])], [vi("y", [4, 3, 2])], [i64("i", [[1], [-1], [1]])]),
-            {"x": f32(4, 3, 2, seed=23), "u": f32(3, 3, 2, seed=24, scale=2.0)})
-        add(f"scatternd_{red}_elements_int32_16",
-            model(16, [helper.make_node("ScatterND", ["x", "i", "u"], ["y"], reduction=red)],
-                  [vi("x", [3, 4], TensorProto.INT32), vi("u", [4], TensorProto.INT32)], [vi("y", [3, 4], TensorProto.INT32)],
-                  [i64("i", [[0, 1], [2, -1], [0, 1], [0, 1]])]),
-            {"x": np.arange(12, dtype=np.int32).reshape(3, 4) - 4, "u": np.array([3, -2, 5, -1], np.int32)})
+        r = red[0]
+        nodes += [helper.make_node("ScatterElements", ["xa", "ia", "ua"], [f"ya{r}"], axis=1, reduction=red),
+                  helper.make_node("ScatterElements", ["xb", "ib", "ub"], [f"yb{r}"], reduction=red),
+                  helper.make_node("ScatterND", ["xc", "ic", "uc"], [f"yc{r}"], reduction=red),
+                  helper.make_node("ScatterND", ["xd", "id", "ud"], [f"yd{r}"], reduction=red)]
+        outs_ += [vi(f"ya{r}", [3, 5]), vi(f"yb{r}", [4, 2, 3], TensorProto.INT32), vi(f"yc{r}", [4, 3, 2]), vi(f"yd{r}", [3, 4], TensorProto.INT32)]
+    ins_ = [vi("xa", [3, 5]), vi("ua", [3, 3]), vi("xb", [4, 2, 3], TensorProto.INT32), vi("ub", [2, 2, 2], TensorProto.INT32),
+            vi("xc", [4, 3, 2]), vi("uc", [3, 3, 2]), vi("xd", [3, 4], TensorProto.INT32), vi("ud", [4], TensorProto.INT32)]
+    inits = [i64("ia", [[1, 1, -1], [0, 4, 0], [2, 2, 2]]), i64("ib", [[[3, 3], [0, -4]], [[3, 1], [0, 0]]]), i64("ic", [[1], [-1], [1]]),
+             i64("id", [[0, 1], [2, -1], [0, 1], [0, 1]])]
+    feeds = {"xa": f32(3, 5, seed=21), "ua": f32(3, 3, seed=22, scale=2.0), "xb": np.arange(24, dtype=np.int32).reshape(4, 2, 3) - 5,
+             "ub": np.array([[[2, -3], [4, 5]], [[-1, 7], [3, -2]]], np.int32), "xc": f32(4, 3, 2, seed=23), "uc": f32(3, 3, 2, seed=24, scale=2.0),
+             "xd": np.arange(12, dtype=np.int32).reshape(3, 4) - 4, "ud": np.array([3, -2, 5, -1], np.int32)}
+    add("scatter_reductions_16", model(16, nodes, ins_, outs_, inits), feeds)
     return g
 
 
