@@ -31,27 +31,43 @@ Lowerings (rules that write an op the older opset lacks, or a mode or type it la
 ops; their conditions are listed below as `c`): DFT (the function expander's lowering: a product
 with a matrix of sines and cosines, computed in double; the input's shape known, dft_length absent
 or constant), STFT (frame step, frame length and window read at run time: Range, Gather, Mod,
-Cos, Sin, two products in double) (17 -> 16), GridSample (16 -> 15), Shape start/end (15 -> 14),
+Cos, Sin, two products in double), MelWeightMatrix (the function expander's lowering:
+onnxruntime's float32 computation with Range, Log, Pow and Floor, 0/1 masks) (17 -> 16),
+GridSample, every mode and padding (onnxruntime's computation: reflection by GsReflect with Where,
+bicubic from 4x4 pixels with A = -0.75; for bicubic with border padding onnxruntime 1.30 itself
+differs from the ONNX reference's algorithm by up to 0.16 on grids outside [-1, 1], and the
+conversion follows the reference: mapping.rule_graphs checks it against numpy), RoiAlign with half_pixel (sampling_ratio above 0: the
+samples, bilinear weights and Gather as onnxruntime computes them), ScatterElements and ScatterND
+with reduction add or mul (Equal of every update's position with every position, Where,
+ReduceSum/ReduceProd: duplicates accumulate, inf and NaN stay put) (16 -> 15), Shape start/end (15 -> 14),
 Trilu, training BatchNormalization, GRU/LSTM/RNN layout = 1, Reshape allowzero, Identity of a
 sequence (14 -> 13), per-axis QuantizeLinear/DequantizeLinear, Split sizes from the outputs
 (13 -> 12), integer Pow, int8/uint8 MaxPool, Dropout's mask in inference, GatherND's batch_dims,
 Einsum (the function expander's lowering: one or two operands) (12 -> 11), GatherElements, GatherND,
 ScatterND, CumSum, Range, Round, BitShift, Equal on floats, TopK smallest, OneHot's negative indices,
-DepthToSpace CRD, Resize's other coordinate modes and cubic, Det of 1x1, 2x2 and 3x3 matrices
-(11 -> 10), ThresholdedRelu, QuantizeLinear, DequantizeLinear, integer Mod, IsInf, TopK's K from
+DepthToSpace CRD, Resize's other coordinate modes and cubic, Det of any known n x n (the function
+expander's lowering: Gaussian elimination with partial pivoting, unrolled), Unique (the function
+expander's lowering: every pair of slices compared, NonZero of the first occurrences, ranks for the
+sorted order) (11 -> 10), ThresholdedRelu, QuantizeLinear, DequantizeLinear, integer Mod, IsInf, TopK's K from
 the output, Slice with bounds at run time (Gather, or NonZero when the output's length is not
 known) and with steps above 1, ReverseSequence, MaxPool/AveragePool ceil_mode, MatMulInteger (int32
 MatMul), ConvInteger, QLinearConv (float32 Conv while every sum fits 24 bits: at most 258 products
 per output), QLinearMatMul (onnxruntime's requantization: the int32 product times
-a_scale * b_scale / y_scale in float32, rounded half to even) (10 -> 9), Where, EyeLike,
+a_scale * b_scale / y_scale in float32, rounded half to even), NonMaxSuppression (the function
+expander's lowering: pairwise suppression as onnxruntime's SuppressByIOU, one Loop over batch,
+class and box by score whose If appends each kept row), RoiAlign (sampling_ratio above 0) (10 -> 9),
+Where, EyeLike,
 ConstantOfShape, OneHot, Upsample with scales at run time, Sinh, Cosh, Asinh, Acosh, Atanh (Exp,
 Log, Sqrt), Erf (Abramowitz and Stegun 7.1.26: an approximation, absolute error below 1.5e-7),
 Sign, IsNaN, Shrink, int32 MatMul through float64, Scatter (Equal of every update's flat position
 with every position, the last hit's number by ReduceMax, a Gather from data and updates end to end:
 exact for any value), MaxUnpool (the same, from its indices into zeros of the output's shape),
 NonZero and Compress (the function expander's lowerings: a Loop over the
-elements whose If appends each hit's index to a loop-carried vector; integer Div for coordinates)
-(9 -> 8), Expand (8 -> 7). Ops defined by an
+elements whose If appends each hit's index to a loop-carried vector; integer Div for coordinates),
+TfIdfVectorizer (the function expander's lowering: n-grams at constant positions compared with the
+pool, counted, placed by a constant MatMul), Scan-9 as Scan-8 (Unsqueeze/Transpose, Squeeze/Transpose;
+1..3 inputs and outputs) (9 -> 8), Scan-8 as Scan-9 for a batch of one (8 -> 9), Expand, Scan
+(the function expander's lowering: a Loop over the batch around a Loop over the sequence) (8 -> 7). Ops defined by an
 ONNX function are expanded by it, also when the body holds a graph (SequenceMap's Loop, whose body
 is the op's own graph, written back as a GraphProto for ONNX's builder) and when the body's inputs
 are values made inside the model (the types come from our inference);
@@ -62,29 +78,27 @@ docs/mapping-tables.md describes each.
 - a value type the older opset lacks: bfloat16 before 13, sequences before 11, optionals before
   15, and sequences carried by If/Loop before 13 (If-11/Loop-11 carry tensors only), string
   tensors in ops that take none;
-- a mode the older op does not have and no composition reproduces exactly: RoiAlign's 'half_pixel'
-  (opset 15 clamps small boxes to one pixel), Dropout in training (training_mode not a constant
+- a mode the older op does not have and no composition reproduces exactly: Dropout in training (training_mode not a constant
   false, ratio not a constant 0) before 12, a floating-point Mod (fmod) before 10 (a / b rounds before it is truncated);
 - Where on floating-point values below 9 when the output's shape is not known (arithmetic with a
-  0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape).
+  0/1 mask turns inf and NaN into NaN; the exact Gather lowering needs the shape);
+- TfIdfVectorizer over strings below 9 (no op before 9 compares strings; StringNormalizer below 10
+  likewise).
 
 **Not lowered** (refused with the reason, but expressible in principle; each message says "not
 lowered"):
 
-- an output whose size depends on the data (Unique below 11, NonMaxSuppression below 10): the
-  Loop that lowers NonZero below 9 could grow them too, with a sort (Unique) or the suppression's
-  sequential choices (NonMaxSuppression) inside;
-- MelWeightMatrix (its sizes are scalars read at run time), TfIdfVectorizer below 9, RoiAlign below
-  10, Scan below 8 (a Loop), GridSample's reflection padding and bicubic mode, Resize's
-  tf_crop_and_resize below 11, DFT with dft_length at run time, Det of matrices larger than 3x3,
+- RoiAlign with sampling_ratio 0 (a sampling grid whose size depends on each roi: a Loop over the
+  rois), Scan-8 with sequence_lens or a batch above one to 9 (a Loop over the batch around the body:
+  a new graph a table cannot write), Scan-9 with reversed scan outputs or more than 3 inputs or
+  outputs to 8, Resize's tf_crop_and_resize below 11, DFT with dft_length at run time,
   ConvInteger/QLinearConv with more than 258 products per output, GRU/LSTM/RNN `layout` = 1 with
-  initial states, MaxPool's dilations below 10;
+  initial states, MaxPool's dilations below 10; TfIdfVectorizer below 9 over rows of unknown length;
 - the lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
   possible axis, picked with Gather, as for rank 2), or any shape unknown (the Gather indices are a
   constant); Einsum with three or more operands (pairwise contractions), a dimension of 1
-  broadcast against another, or unknown dimensions; ScatterND with reduction add or mul below 16
-  (a Loop over the updates, one ScatterND each, would keep duplicate indices exact; sums through a
-  one-hot MatMul would turn inf into NaN); ReverseSequence, GatherND and ScatterND of unknown shapes;
+  broadcast against another, or unknown dimensions; ScatterElements/ScatterND with reduction,
+  GridSample, Det, ReverseSequence, GatherND and ScatterND of unknown shapes;
 - inputs a newer opset takes at run time that an older one wants as attributes, when neither a
   constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11,
   Slice's axes, steps at run time, or bounds on several axes, below 10): only a graph that branches
@@ -95,26 +109,27 @@ lowered"):
   and says so in its report. That converts swin_t to opsets 9 and 10 (160 values folded, about 0.8 s
   more, paid only by conversions the first attempt refused).
 
-**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 1`, Release, issue
-13, end of session 9, on libonnx-testdata as Debian ships it): 925 node tests, 9,273 conversions:
-8,490 match onnxruntime (48 of them the node tests' expected outputs, where onnxruntime's own
-float32 DFT/STFT of the original is off by up to 1.6e-4; or, where onnxruntime cannot run the
-original, the expected outputs), 282 unverified (the inputs or outputs are sequences or optionals,
-the model draws random numbers, or neither onnxruntime nor the expected outputs can check it), 0
+**Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 2`, Release, issue
+13, session 10, on libonnx-testdata as Debian ships it; 737 s on two busy cores): 925 node tests,
+9,273 conversions: 8,629 match onnxruntime (48 of them the node tests' expected outputs, where
+onnxruntime's own float32 DFT/STFT of the original is off by up to 2.4e-4; or, where onnxruntime
+cannot run the original, the expected outputs), 283 unverified (the inputs or outputs are sequences
+or optionals, the model draws random numbers, onnxruntime has no kernel for an op of the result
+(MelWeightMatrix -> 7: Max-6), or neither onnxruntime nor the expected outputs can check it), 0
 mismatches (worst relative difference 2.7e-06), 0 checker failures, 0 crashes, 0 "not yet", 0 "no
-rule"; 501 refused (381 naming a condition, 120 an op the target lacks): **8,772 converted
-(94.6%)**; 91.1% at the start of session 9 (+170 the `_expanded` SoftmaxCrossEntropyLoss tests,
-whose inner NegativeLogLikelihoodLoss is now expanded with the types our inference gives
-intermediate values; +48 SequenceMap to 13..16; +20 STFT; +150 the opset-9 elementwise lowerings;
-NonZero, Compress, Scatter, MaxUnpool, Range below 9; the integer and quantized products below 10;
-Det below 11).
+rule"; 361 refused (334 naming a condition, 27 an op the target lacks): **8,912 converted (96.1%)**;
+94.6% (8,772) at the end of session 9: +27 ScatterElements/ScatterND with reduction below 16, +12
+Scan (9 -> 8 and 7, 8 -> 7 and 9..17), +18 GridSample's reflection and bicubic, +20 Unique below
+11, +27 NonMaxSuppression below 10, +14 TfIdfVectorizer below 9, +10 MelWeightMatrix, +12 RoiAlign
+(half_pixel below 16, any below 10).
 
-The biggest refusals left: Loop/If carrying sequences or optional sequences to opsets that lack
-those types (90, impossible), ReduceSum with axes at run time below 13 (30), Slice with axes at run
-time below 10 (27), NonMaxSuppression below 10 (27), bfloat16 Casts below 13 (36, impossible),
-Unique below 11 (20), StringNormalizer below 10 (18, impossible), GridSample's reflection/bicubic
-(18), optionals below 15 (32, impossible), Dropout in training (30, impossible), TfIdfVectorizer
-below 9 (14), MelWeightMatrix (10).
+The biggest refusals left: Loop/If/Identity carrying sequences or optional sequences to opsets
+that lack those types (impossible), ReduceSum with axes at run time below 13 (30), Slice with axes
+at run time below 10 (27), bfloat16 Casts below 13 (36, impossible), StringNormalizer below 10 (18,
+impossible), optionals below 15 (32, impossible), Dropout in training (30, impossible), Pad's pads
+at run time below 11 (12), floating-point Mod below 10 (9, impossible), 64-bit integer Max/Min
+below 12 (20; the 32-bit ones go through float64). The only refusals of the sweep that say "not
+lowered": Resize's tf_crop_and_resize below 11 (4).
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
 14..17 and back to 13, onnxruntime against the original): **all 64 conversions are written and

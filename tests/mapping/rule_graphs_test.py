@@ -198,6 +198,52 @@ def one(opset, op, ins, x_shape, y_shape, inits=(), y_elem=TensorProto.FLOAT, ex
     return model(opset, nodes, [vi("x", x_shape)], outputs, inits)
 
 
+def gridsample_bicubic_numpy(X, G, pad, align):
+    """GridSample-16 bicubic as its ONNX specification (and onnx.reference) describes it: a point
+    outside [lo, hi] is clamped (border) or reflected (reflection) first; the 4x4 pixels around it
+    are read with the padding; the weights are the cubic convolution's with A = -0.75."""
+    def weights(t, a=-0.75):
+        t = abs(t)
+        return np.array([((a * (t + 1) - 5 * a) * (t + 1) + 8 * a) * (t + 1) - 4 * a, ((a + 2) * t - (a + 3)) * t * t + 1,
+                         ((a + 2) * (1 - t) - (a + 3)) * (1 - t) * (1 - t) + 1, ((a * (2 - t) - 5 * a) * (2 - t) + 8 * a) * (2 - t) - 4 * a])
+
+    def reflect(v, lo, hi):
+        if lo <= v <= hi:
+            return v
+        d = lo - v if v < lo else v - hi
+        n = int(d / (hi - lo))
+        r = d - n * (hi - lo)
+        return (lo + r if n % 2 == 0 else hi - r) if v < lo else (hi - r if n % 2 == 0 else lo + r)
+
+    n_, c_, h_, w_ = X.shape
+    xs, ys = ((0, w_ - 1), (0, h_ - 1)) if align else ((-0.5, w_ - 0.5), (-0.5, h_ - 0.5))
+
+    def pixel(n, r, c):
+        if pad == "zeros":
+            return X[n, :, r, c] if 0 <= r < h_ and 0 <= c < w_ else np.zeros(c_)
+        if pad == "border":
+            return X[n, :, min(max(r, 0), h_ - 1), min(max(c, 0), w_ - 1)]
+        return X[n, :, int(reflect(float(r), *ys)), int(reflect(float(c), *xs))]
+
+    Y = np.zeros((n_, c_) + G.shape[1:3])
+    for n in range(n_):
+        for i in range(G.shape[1]):
+            for j in range(G.shape[2]):
+                gx, gy = (float(v) for v in G[n, i, j])
+                x = (gx + 1) / 2 * (w_ - 1) if align else ((gx + 1) * w_ - 1) / 2
+                y = (gy + 1) / 2 * (h_ - 1) if align else ((gy + 1) * h_ - 1) / 2
+                if not (xs[0] <= x <= xs[1] and ys[0] <= y <= ys[1]):
+                    if pad == "border":
+                        x, y = min(max(x, 0), w_ - 1), min(max(y, 0), h_ - 1)
+                    elif pad == "reflection":
+                        x, y = reflect(x, *xs), reflect(y, *ys)
+                x0, y0 = int(np.floor(x)) - 1, int(np.floor(y)) - 1
+                wx, wy = weights(x - x0 - 1), weights(y - y0 - 1)
+                rows = [sum(wx[b] * pixel(n, y0 + a, x0 + b) for b in range(4)) for a in range(4)]
+                Y[n, :, i, j] = sum(wy[a] * rows[a] for a in range(4))
+    return Y.astype(np.float32)
+
+
 def hand_graphs():
     """[(name, ModelProto, {input: array})]: each aimed at the rules named in its comment."""
     X = {"x": f32(2, 3, 4, 5)}
@@ -458,9 +504,77 @@ def hand_graphs():
                                      [f(0.02, "xs"), u(100, "xz"), numpy_helper.from_array(w8, "w"), f([0.01, 0.003, 0.02], "ws"),
                                       u([7, 128, 250], "wz"), f(0.5, "ys"), u(90, "yz"),
                                       numpy_helper.from_array(np.array([100, -2000, 31], np.int32), "b")]), {"x": x8})
-    # 11 -> 10: Det of 1x1 and of a batch of 3x3 matrices.
+    # 11 -> 10: Det (the expander's C++ lowering, lower_det: elimination with partial pivoting) of
+    # 1x1, a batch of 3x3, one 4x4 (a 0-D result), a [2, 3] batch of 6x6, 5x5 matrices
+    # with a zero first element (a swap at the first column), a singular one (a zero pivot), and a
+    # batch axis of unknown length.
     add("det_1x1_11", one(11, "Det", ["x"], [2, 1, 1], [2]))
     add("det_3x3_11", one(11, "Det", ["x"], [2, 3, 3], [2]))
+    add("det_4x4_11", one(11, "Det", ["x"], [4, 4], []), {"x": f32(4, 4, seed=31, scale=2.0)})
+    add("det_6x6_11", one(11, "Det", ["x"], [2, 3, 6, 6], [2, 3]), {"x": f32(2, 3, 6, 6, seed=32, scale=1.5)})
+    xd = f32(3, 5, 5, seed=33, scale=1.5)
+    xd[0, 0, 0] = 0.0
+    xd[1, :, 2] = 0.0  # singular: a zero column
+    xd[2] = np.triu(xd[2])
+    add("det_5x5_pivots_11", one(11, "Det", ["x"], [3, 5, 5], [3]), {"x": xd})
+    add("det_5x5_unknown_batch_11", one(11, "Det", ["x"], ["b", 5, 5], ["b"]), {"x": f32(2, 5, 5, seed=34)})
+    # 9 -> 8 (scan9_batch_axis_N_in_M_out: Unsqueeze, Transpose, Scan-8, Squeeze, Transpose) and
+    # 8 -> 7 (the expander's lower_scan8: a Loop over the batch around a Loop over the sequence):
+    # one Scan-9 per count of inputs and outputs (1..3 each), states and scan inputs, scan inputs
+    # along axis 1 or 0, forward or reversed, scan outputs stacked along axis 1 or 0; and a Scan-8
+    # with a batch of 2 and a reversed input.
+    # (all nine counts in one graph each way: one conversion per target exercises the nine rules)
+    nodes9, in9, out9, feeds9, nodes8, in8, out8, feeds8 = [], [], [], {}, [], [], [], {}
+    for ni in (1, 2, 3):
+        for no in (1, 2, 3):
+            n_states = min(ni - 1, no)
+            n_scan = ni - n_states
+            n_out = no - n_states
+            body_in = [vi(f"s{j}", [3]) for j in range(n_states)] + [vi(f"e{i}", [3]) for i in range(n_scan)]
+            nodes = [helper.make_node("Sum", [f"e{i}" for i in range(n_scan)], ["acc"])]
+            outs = []
+            for j in range(n_states):
+                nodes.append(helper.make_node("Add" if j % 2 == 0 else "Sub", [f"s{j}", "acc"], [f"s{j}_out"]))
+                outs.append(f"s{j}_out")
+            for k in range(n_out):
+                nodes.append(helper.make_node("Mul", ["acc", f"e{k % n_scan}" if k else (outs[0] if outs else "acc")], [f"o{k}"]))
+                outs.append(f"o{k}")
+            body = helper.make_graph(nodes, "scan_body", body_in, [vi(o, [3]) for o in outs])
+            in_axes = [(i + ni) % 2 for i in range(n_scan)]
+            dirs = [(i + no) % 2 for i in range(n_scan)]
+            out_axes = [(k + ni + no) % 2 for k in range(n_out)]
+            attrs = {"num_scan_inputs": n_scan, "scan_input_directions": dirs}
+            if any(in_axes):
+                attrs["scan_input_axes"] = in_axes
+            if any(out_axes):
+                attrs["scan_output_axes"] = out_axes
+            p_ = f"n{ni}{no}_"
+            g_in = [vi(f"{p_}xs{j}", [3]) for j in range(n_states)] + [vi(f"{p_}xe{i}", [3, 4] if in_axes[i] else [4, 3]) for i in range(n_scan)]
+            g_out = [vi(f"{p_}ys{j}", [3]) for j in range(n_states)] + [vi(f"{p_}yo{k}", [3, 4] if out_axes[k] else [4, 3]) for k in range(n_out)]
+            feeds9.update({v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=40 + ni * 10 + no + k) for k, v in enumerate(g_in)})
+            nodes9.append(helper.make_node("Scan", [v.name for v in g_in], [v.name for v in g_out], body=body, **attrs))
+            in9 += g_in
+            out9 += g_out
+            # 8 -> 9 (scan8_batch_of_one_N_in_M_out: Squeeze, Scan-9, Unsqueeze), and 8 -> 7.
+            g8_in = [vi(f"{p_}xs{j}", [1, 3]) for j in range(n_states)] + [vi(f"{p_}xe{i}", [1, 4, 3]) for i in range(n_scan)]
+            g8_out = [vi(f"{p_}ys{j}", [1, 3]) for j in range(n_states)] + [vi(f"{p_}yo{k}", [1, 4, 3]) for k in range(n_out)]
+            feeds8.update({v.name: f32(*[d.dim_value for d in v.type.tensor_type.shape.dim], seed=50 + ni * 10 + no + k) for k, v in enumerate(g8_in)})
+            nodes8.append(helper.make_node("Scan", [""] + [v.name for v in g8_in], [v.name for v in g8_out], body=body, num_scan_inputs=n_scan,
+                                           directions=dirs))
+            in8 += g8_in
+            out8 += g8_out
+    add("scan9_counts_1_to_3_11", model(11, nodes9, in9, out9), feeds9)
+    add("scan8_batch1_counts_1_to_3_8", model(8, nodes8, in8, out8), feeds8)
+    sb = helper.make_graph(
+        [helper.make_node("Add", ["s_in", "a"], ["s_out"]), helper.make_node("Mul", ["p_in", "b"], ["p_out"]),
+         helper.make_node("Sub", ["s_out", "p_out"], ["d"]), helper.make_node("Identity", ["s_out"], ["e"])],
+        "scan_body", [vi("s_in", [3]), vi("p_in", [3]), vi("a", [3]), vi("b", [3])],
+        [vi("s_out", [3]), vi("p_out", [3]), vi("d", [3]), vi("e", [3])])
+    add("scan8_batch_reverse_8", model(8, [helper.make_node("Scan", ["", "s0", "p0", "xa", "xb"], ["sf", "pf", "yd", "ye"], body=sb,
+                                                            num_scan_inputs=2, directions=[1, 0])],
+                                       [vi("s0", [2, 3]), vi("p0", [2, 3]), vi("xa", [2, 4, 3]), vi("xb", [2, 4, 3])],
+                                       [vi("sf", [2, 3]), vi("pf", [2, 3]), vi("yd", [2, 4, 3]), vi("ye", [2, 4, 3])]),
+        {"s0": f32(2, 3, seed=35), "p0": f32(2, 3, seed=36), "xa": f32(2, 4, 3, seed=37), "xb": f32(2, 4, 3, seed=38)})
     # 17 -> 16: STFT with a complex signal (window and length, window only, length only) and a
     # real one with both.
     sig_c = f32(1, 32, 2, seed=11)
@@ -486,6 +600,88 @@ def hand_graphs():
         {"x": np.array([-5, 0, 3, -1, 2147483647, -2147483648], np.int32)})
     add("shrink_int8_9", model(9, [helper.make_node("Shrink", ["x"], ["y"], lambd=2.0, bias=1.0)], [vi("x", [7], TensorProto.INT8)],
                                [vi("y", [7], TensorProto.INT8)]), {"x": np.array([-100, -3, -2, 0, 2, 3, 127], np.int8)})
+    # 11 -> 10: Unique (the expander's lower_unique): float slices along axis 1 (sorted, duplicates
+    # that differ only in a late element), unsorted elements of a 1-D input of unknown length.
+    xu = np.array([[[1, 2, 3], [0, 5, 1], [1, 2, 3], [1, 2, -4], [0, 5, 1]], [[2, 2, 2], [0, 0, 0], [2, 2, 2], [7, 1, 0], [0, 0, 0]]], np.float32)
+    uo = [("i", [None], TensorProto.INT64), ("v", [None], TensorProto.INT64), ("c", [None], TensorProto.INT64)]
+    add("unique_sorted_axis1_11", model(11, [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], axis=1)], [vi("x", [2, 5, 3])],
+                                        [vi("y", [2, None, 3])] + [vi(*o) for o in uo]), {"x": xu})
+    add("unique_unsorted_unknown_length_11", model(11, [helper.make_node("Unique", ["x"], ["y", "i", "v", "c"], sorted=0)], [vi("x", ["n"])],
+                                                   [vi("y", [None])] + [vi(*o) for o in uo]),
+        {"x": np.array([3.5, -1, 3.5, 2, -1, 0, 7, 2, 2], np.float32)})
+    # 10 -> 9: NonMaxSuppression (the expander's lower_nms): random boxes in 2 batches and 3 classes
+    # with tied scores, no score_threshold, center_point_box 1; corner boxes with flipped corners
+    # and every threshold; a max of 2 per class.
+    rng = np.random.default_rng(70)
+    cb = rng.uniform(0, 10, size=(2, 8, 4)).astype(np.float32)
+    cb[..., 2:] = rng.uniform(0.5, 4, size=(2, 8, 2))
+    sc = rng.choice(np.array([0.1, 0.5, 0.5, 0.7, 0.9], np.float32), size=(2, 3, 8))
+    add("nms_center_ties_10", model(10, [helper.make_node("NonMaxSuppression", ["b", "s", "m", "t"], ["y"], center_point_box=1)],
+                                    [vi("b", [2, 8, 4]), vi("s", [2, 3, 8])], [vi("y", [None, 3], TensorProto.INT64)],
+                                    [i64("m", [5]), numpy_helper.from_array(np.array([0.2], np.float32), "t")]), {"b": cb, "s": sc})
+    kb = rng.uniform(0, 6, size=(1, 7, 4)).astype(np.float32)
+    add("nms_corners_thresholds_10", model(10, [helper.make_node("NonMaxSuppression", ["b", "s", "m", "t", "st"], ["y"])],
+                                           [vi("b", [1, 7, 4]), vi("s", [1, 2, 7]), vi("m", [1], TensorProto.INT64), vi("t", [1]), vi("st", [1])],
+                                           [vi("y", [None, 3], TensorProto.INT64)]),
+        {"b": kb, "s": rng.uniform(0, 1, size=(1, 2, 7)).astype(np.float32), "m": np.array([2], np.int64),
+         "t": np.array([0.1], np.float32), "st": np.array([0.3], np.float32)})
+    # RoiAlign lowered (roialign_half_pixel_{avg,max}_gather 16 -> 15, roialign_{avg,max}_gather
+    # 10 -> 9): rois partly outside the input, a tiny one, spatial_scale 0.5, 2 batches, max mode.
+    rr = numpy_helper.from_array(np.array([[0, 0, 9, 9], [-3, 2, 5, 14], [4.2, 3.1, 4.6, 3.5], [10, 1, 20, 8]], np.float32), "rois")
+    rb = numpy_helper.from_array(np.array([0, 1, 1, 0], np.int64), "bi")
+    for op_set, ctm in [(16, "half_pixel"), (10, None)]:
+        kw = {"coordinate_transformation_mode": ctm} if ctm else {}
+        add(f"roialign_{ctm or 'output_half_pixel'}_avg_max_{op_set}",
+            model(op_set, [helper.make_node("RoiAlign", ["x", "rois", "bi"], [f"y{mode}"], output_height=3, output_width=2, sampling_ratio=2,
+                                            spatial_scale=0.5, mode=mode, **kw) for mode in ("avg", "max")],
+                  [vi("x", [2, 3, 8, 7])], [vi("yavg", [4, 3, 3, 2]), vi("ymax", [4, 3, 3, 2])], [rr, rb]), {"x": f32(2, 3, 8, 7, seed=80, scale=3.0)})
+    # 9 -> 8: TfIdfVectorizer (the expander's lower_tfidf): TFIDF with weights and trigrams with
+    # skips over int32 rows; IDF over a 1-D int64 input, unigrams to bigrams.
+    pool = dict(pool_int64s=[1, 2, 3, 1, 2, 2, 3, 3, 1, 1, 2, 3], ngram_counts=[0, 3, 9], ngram_indexes=[5, 0, 1, 2, 3, 4, 6])
+    tok = np.random.default_rng(90).integers(0, 4, size=(3, 9)).astype(np.int32)
+    add("tfidf_tfidf_trigrams_skips_9", model(9, [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="TFIDF", min_gram_length=2, max_gram_length=3,
+                                                                  max_skip_count=2, weights=[0.5, 1, 2, 0.25, 3, 1.5, 0.75], **pool)],
+                                             [vi("x", [3, 9], TensorProto.INT32)], [vi("y", [3, 7])]), {"x": tok})
+    add("tfidf_idf_unigrams_9", model(9, [helper.make_node("TfIdfVectorizer", ["x"], ["y"], mode="IDF", min_gram_length=1, max_gram_length=2,
+                                                          max_skip_count=1, weights=[2, 1, 0.5, 3, 1, 1, 1], **pool)],
+                                      [vi("x", [11], TensorProto.INT64)], [vi("y", [7])]),
+        {"x": np.array([1, 2, 3, 3, 1, 2, 2, 0, 3, 1, 2], np.int64)})
+    # 16 -> 15: GridSample's reflection padding (gridsample_bilinear_reflection_gather,
+    # gridsample_nearest_reflection_gather) and bicubic mode (gridsample_bicubic_*_gather), with
+    # grids reaching far outside [-1, 1] (several reflections) and both align_corners.
+    # (one graph for the six that onnxruntime computes as the ONNX reference does; bicubic + border,
+    # where onnxruntime is off, in graphs of their own, compared with numpy)
+    feeds = {"x": f32(2, 3, 4, 5, seed=60), "grid": f32(2, 3, 6, 2, seed=61, scale=3.5)}
+    gs = [("bilinear", "reflection", 1), ("nearest", "reflection", 0), ("nearest", "reflection", 1), ("bicubic", "zeros", 1),
+          ("bicubic", "reflection", 0), ("bicubic", "reflection", 1)]
+    add("gridsample_reflection_bicubic_16",
+        model(16, [helper.make_node("GridSample", ["x", "grid"], [f"y{k}"], mode=m, padding_mode=p_, align_corners=a_) for k, (m, p_, a_) in enumerate(gs)],
+              [vi("x", [2, 3, 4, 5]), vi("grid", [2, 3, 6, 2])], [vi(f"y{k}", [2, 3, 3, 6]) for k in range(len(gs))]), feeds)
+    for align in (0, 1):
+        add(f"gridsample_bicubic_border_align{align}_16",
+            model(16, [helper.make_node("GridSample", ["x", "grid"], ["y"], mode="bicubic", padding_mode="border", align_corners=align)],
+                  [vi("x", [2, 3, 4, 5]), vi("grid", [2, 3, 6, 2])], [vi("y", [2, 3, 3, 6])]),
+            feeds, expected=[gridsample_bicubic_numpy(feeds["x"], feeds["grid"], "border", align)])
+    # 16 -> 15: ScatterElements / ScatterND with reduction add or mul (scatterelements_add_where,
+    # scatterelements_mul_where, scatternd_add_where, scatternd_mul_where): duplicate indices,
+    # negative ones, another axis, int32 and float values, ND with k < rank (rows of updates).
+    # (both reductions of each case in one graph)
+    nodes, ins_, outs_, feeds, inits = [], [], [], {}, []
+    for red in ("add", "mul"):
+        r = red[0]
+        nodes += [helper.make_node("ScatterElements", ["xa", "ia", "ua"], [f"ya{r}"], axis=1, reduction=red),
+                  helper.make_node("ScatterElements", ["xb", "ib", "ub"], [f"yb{r}"], reduction=red),
+                  helper.make_node("ScatterND", ["xc", "ic", "uc"], [f"yc{r}"], reduction=red),
+                  helper.make_node("ScatterND", ["xd", "id", "ud"], [f"yd{r}"], reduction=red)]
+        outs_ += [vi(f"ya{r}", [3, 5]), vi(f"yb{r}", [4, 2, 3], TensorProto.INT32), vi(f"yc{r}", [4, 3, 2]), vi(f"yd{r}", [3, 4], TensorProto.INT32)]
+    ins_ = [vi("xa", [3, 5]), vi("ua", [3, 3]), vi("xb", [4, 2, 3], TensorProto.INT32), vi("ub", [2, 2, 2], TensorProto.INT32),
+            vi("xc", [4, 3, 2]), vi("uc", [3, 3, 2]), vi("xd", [3, 4], TensorProto.INT32), vi("ud", [4], TensorProto.INT32)]
+    inits = [i64("ia", [[1, 1, -1], [0, 4, 0], [2, 2, 2]]), i64("ib", [[[3, 3], [0, -4]], [[3, 1], [0, 0]]]), i64("ic", [[1], [-1], [1]]),
+             i64("id", [[0, 1], [2, -1], [0, 1], [0, 1]])]
+    feeds = {"xa": f32(3, 5, seed=21), "ua": f32(3, 3, seed=22, scale=2.0), "xb": np.arange(24, dtype=np.int32).reshape(4, 2, 3) - 5,
+             "ub": np.array([[[2, -3], [4, 5]], [[-1, 7], [3, -2]]], np.int32), "xc": f32(4, 3, 2, seed=23), "uc": f32(3, 3, 2, seed=24, scale=2.0),
+             "xd": np.arange(12, dtype=np.int32).reshape(3, 4) - 4, "ud": np.array([3, -2, 5, -1], np.int32)}
+    add("scatter_reductions_16", model(16, nodes, ins_, outs_, inits), feeds)
     return g
 
 

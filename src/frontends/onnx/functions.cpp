@@ -680,12 +680,879 @@ std::string lower_compress(const ir::Graph& g, ir::OpId op, const std::vector<ir
   return {};
 }
 
+// Scan-8 (a batch axis on every input and output, optional sequence_lens) below 8: a Loop over the
+// batch whose body takes batch element b of every input (Gather) and runs a Loop over the sequence:
+// its body reads element t of each scan input (T - 1 - t where `directions` says reverse), then
+// runs the Scan's body (its nodes copied, its inputs fed by Identity), carrying the states; the
+// sequence Loop's scan outputs are the Scan's, stacked in iteration order as Scan-8 stacks them; the
+// batch Loop stacks the final states and scan outputs over the batch (its scan outputs).
+// sequence_lens (lengths per batch element) given at run time is not lowered; a body that reads
+// values of the graph around it neither (the expander refuses such bodies).
+std::string lower_scan8(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                        const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  const ir::Value* bv = g.attr(op, gg.sym("body"));
+  const ir::Value* nv = g.attr(op, gg.sym("num_scan_inputs"));
+  if (!bv || !bv->is_graph() || !nv || !nv->is_int()) return "the body and num_scan_inputs";
+  for (ir::PortId p : g.inputs(bv->as_graph()))
+    if (g.port_name_str(p).starts_with("@capture.")) return "a body that reads no value around it";
+  onnx::GraphProto sb;
+  detail::export_graph_proto(g, bv->as_graph(), sb);
+  const int M = int(nv->as_int());
+  const int N = sb.input_size() - M;
+  const int K = sb.output_size() - N;
+  if (M < 1 || N < 0 || K < 0) return "a body whose inputs and outputs agree with num_scan_inputs";
+  int off = int(ins.size()) - (N + M);
+  if (off != 0 && off != 1) return "as many inputs as the body's";
+  if (off == 1 && g.producer(ins[0])) return "no sequence_lens (lengths per batch element at run time are not lowered)";
+  std::vector<int64_t> dirs(M, 0);
+  if (const ir::Value* dv = g.attr(op, gg.sym("directions")); dv && dv->is_list()) {
+    const auto& l = dv->as_list();
+    for (size_t k = 0; k < l.size() && k < size_t(M); ++k)
+      if (l[k].is_int()) dirs[k] = l[k].as_int();
+  }
+  auto in_name = [&](int k) { return kIn + std::to_string(k + off); };
+  auto scalar_vi = [](onnx::ValueInfoProto* vi, const std::string& name, int type) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    tt->mutable_shape();
+  };
+  auto elem_vi = [](onnx::ValueInfoProto* vi, const std::string& name, const onnx::ValueInfoProto& like) {
+    vi->set_name(name);
+    if (like.type().has_tensor_type()) vi->mutable_type()->mutable_tensor_type()->set_elem_type(like.type().tensor_type().elem_type());
+  };
+  EinsumBuilder b{body};
+  auto last = [](onnx::GraphProto& gp) -> onnx::NodeProto& { return *gp.mutable_node(gp.node_size() - 1); };
+  auto bool_true = [](onnx::GraphProto& gp, const std::string& name) {
+    auto* c = gp.add_node();
+    c->set_op_type("Constant");
+    c->add_output(name);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    a->mutable_t()->add_int32_data(1);
+    return name;
+  };
+  // The batch size: axis 0 of the first scan input.
+  std::string shape0 = b.op("Shape", {in_name(N)});
+  std::string batch = b.op("Gather", {shape0, b.constant_i64({0}, false)});
+  EinsumBuilder::one_int(last(body), "axis", 0);
+  std::string yes = bool_true(body, b.fresh("true"));
+  auto* outer = body.add_node();
+  outer->set_op_type("Loop");
+  outer->add_input(batch);
+  outer->add_input(yes);
+  outer->add_input(batch);  // a carried value nobody reads (Loop-1 carries at least one)
+  outer->add_output(b.fresh("unused"));
+  for (int k = 0; k < N + K; ++k) outer->add_output(kOut + std::to_string(k));
+  auto* oa = outer->add_attribute();
+  oa->set_name("body");
+  oa->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& ob = *oa->mutable_g();
+  ob.set_name(b.fresh("scan_batch"));
+  EinsumBuilder obb{ob, 3000};
+  std::string bi = obb.fresh("b"), bc = obb.fresh("cond");
+  scalar_vi(ob.add_input(), bi, onnx::TensorProto::INT64);
+  scalar_vi(ob.add_input(), bc, onnx::TensorProto::BOOL);
+  std::string bdummy = obb.fresh("dummy");
+  scalar_vi(ob.add_input(), bdummy, onnx::TensorProto::INT64);
+  std::string bco = obb.op("Identity", {bc});
+  scalar_vi(ob.add_output(), bco, onnx::TensorProto::BOOL);
+  std::string bdo = obb.op("Identity", {bdummy});
+  scalar_vi(ob.add_output(), bdo, onnx::TensorProto::INT64);
+  std::vector<std::string> per;  // batch element b of every input
+  for (int k = 0; k < N + M; ++k) {
+    per.push_back(obb.op("Gather", {in_name(k), bi}));
+    EinsumBuilder::one_int(last(ob), "axis", 0);
+  }
+  std::string xs = obb.op("Shape", {per[N]});
+  std::string steps = obb.op("Gather", {xs, obb.constant_i64({0}, false)});
+  EinsumBuilder::one_int(last(ob), "axis", 0);
+  std::string last_step = obb.op("Sub", {steps, obb.constant_i64({1}, false)});
+  std::string yes2 = bool_true(ob, obb.fresh("true"));
+  auto* inner = ob.add_node();
+  inner->set_op_type("Loop");
+  inner->add_input(steps);
+  inner->add_input(yes2);
+  inner->add_input(steps);  // a carried value nobody reads (Loop-1 carries at least one)
+  for (int k = 0; k < N; ++k) inner->add_input(per[k]);
+  inner->add_output(obb.fresh("unused"));
+  std::vector<std::string> results;
+  for (int k = 0; k < N + K; ++k) {
+    results.push_back(obb.fresh("r"));
+    inner->add_output(results.back());
+    elem_vi(ob.add_output(), results.back(), sb.output(k));
+  }
+  auto* ia = inner->add_attribute();
+  ia->set_name("body");
+  ia->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& ib = *ia->mutable_g();
+  ib.set_name(b.fresh("scan_steps"));
+  EinsumBuilder ibb{ib, 4000};
+  std::string ti = ibb.fresh("t"), tc = ibb.fresh("cond");
+  scalar_vi(ib.add_input(), ti, onnx::TensorProto::INT64);
+  scalar_vi(ib.add_input(), tc, onnx::TensorProto::BOOL);
+  std::string tdummy = ibb.fresh("dummy");
+  scalar_vi(ib.add_input(), tdummy, onnx::TensorProto::INT64);
+  std::vector<std::string> states;
+  for (int k = 0; k < N; ++k) {
+    states.push_back(ibb.fresh("s"));
+    auto* vi = ib.add_input();
+    *vi = sb.input(k);
+    vi->set_name(states.back());
+  }
+  std::string ico = ibb.op("Identity", {tc});
+  scalar_vi(ib.add_output(), ico, onnx::TensorProto::BOOL);
+  std::string tdo = ibb.op("Identity", {tdummy});
+  scalar_vi(ib.add_output(), tdo, onnx::TensorProto::INT64);
+  std::string rev;
+  for (int k = 0; k < N + M; ++k) {
+    std::string src = k < N ? states[k] : "";
+    if (k >= N) {
+      std::string idx = ti;
+      if (dirs[k - N] != 0) {
+        if (rev.empty()) rev = ibb.op("Sub", {last_step, ti});
+        idx = rev;
+      }
+      src = ibb.op("Gather", {per[k], idx});
+      EinsumBuilder::one_int(last(ib), "axis", 0);
+    }
+    ibb.op("Identity", {src}, sb.input(k).name());
+  }
+  for (const auto& init : sb.initializer()) *ib.add_initializer() = init;
+  for (const auto& n : sb.node()) *ib.add_node() = n;
+  for (const auto& vi : sb.value_info()) *ib.add_value_info() = vi;
+  for (int k = 0; k < N + K; ++k) {
+    // A body output that is one of its inputs or another output still gets a value of its own.
+    std::string o = ibb.op("Identity", {sb.output(k).name()});
+    auto* vi = ib.add_output();
+    *vi = sb.output(k);
+    vi->set_name(o);
+  }
+  return {};
+}
+
+// Det (new in 11) below 11, for square matrices of a known size n (any batch shape): Gaussian
+// elimination with partial pivoting, unrolled over the n - 1 columns, as the LU factorization
+// onnxruntime (Eigen) computes. Column k: the row of the largest |a| among rows k.. (ArgMax, the
+// first of equals) is swapped with row k (Where with one-hot masks per matrix: exact), the sign
+// flips where a swap happened; rows below k lose f * row k with f = a[r][k] / pivot (0 where the
+// pivot is 0: nothing to eliminate, the determinant is then 0). The determinant is the sign times
+// the product of the diagonal (ReduceProd). n = 1 is the element itself.
+std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>& ins,
+                      const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  if (ins.empty() || !types[0].has_tensor_type() || !types[0].tensor_type().has_shape()) return "the input's shape";
+  const auto& tt = types[0].tensor_type();
+  int elem = tt.elem_type();
+  if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::DOUBLE && elem != onnx::TensorProto::FLOAT16)
+    return "a float16, float or double input";
+  int rank = tt.shape().dim_size();
+  if (rank < 2) return "an input of rank 2 or more";
+  const auto& dn = tt.shape().dim(rank - 1);
+  const auto& dm = tt.shape().dim(rank - 2);
+  if (!dn.has_dim_value() || !dm.has_dim_value() || dn.dim_value() != dm.dim_value() || dn.dim_value() < 1)
+    return "square matrices of a known size";
+  const int64_t n = dn.dim_value();
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto typed = [&](double v) {
+    std::string out = b.fresh("c");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(elem);
+    if (elem == onnx::TensorProto::DOUBLE) t->add_double_data(v);
+    else if (elem == onnx::TensorProto::FLOAT) t->add_float_data(float(v));
+    else t->add_int32_data(v == 0 ? 0 : v == 1 ? 0x3C00 : 0xBC00);  // float16 0, 1, -1
+    return out;
+  };
+  auto bools = [&](const std::vector<int64_t>& shape, const std::vector<bool>& v) {
+    std::string out = b.fresh("m");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(onnx::TensorProto::BOOL);
+    for (int64_t d : shape) t->add_dims(d);
+    for (bool x : v) t->add_int32_data(x);
+    return out;
+  };
+  auto gather = [&](const std::string& x, const std::string& idx, int64_t axis) {
+    std::string o = b.op("Gather", {x, idx});
+    EinsumBuilder::one_int(last(), "axis", axis);
+    return o;
+  };
+  std::string x = kIn + "0";
+  std::string a = b.reshape(x, {-1, n, n});
+  std::string det;
+  if (n == 1) {
+    det = b.reshape(a, {-1});
+  } else {
+    std::string zero = typed(0), one = typed(1), minus = typed(-1);
+    std::string sign;
+    std::vector<int64_t> rows(n);
+    for (int64_t r = 0; r < n; ++r) rows[r] = r;
+    std::string row_ids = b.constant_i64(std::vector<int64_t>{rows});
+    std::string row_ids2 = b.reshape(row_ids, {1, n});
+    for (int64_t k = 0; k + 1 < n; ++k) {
+      std::string kk = b.constant_i64({k}, false);
+      std::string col = gather(a, kk, 2);  // [B, n]
+      std::string mag = b.op("Abs", {col});
+      std::vector<bool> ge(n), gt(n), is_k(n);
+      for (int64_t r = 0; r < n; ++r) ge[r] = r >= k, gt[r] = r > k, is_k[r] = r == k;
+      std::string cand = b.op("Where", {bools({1, n}, ge), mag, minus});
+      std::string p = b.op("ArgMax", {cand});  // [B, 1]
+      EinsumBuilder::one_int(last(), "axis", 1);
+      EinsumBuilder::one_int(last(), "keepdims", 1);
+      std::string hot = b.op("Equal", {p, row_ids2});  // [B, n]
+      std::string hot3 = b.op("Unsqueeze", {hot});
+      EinsumBuilder::ints(last(), "axes", {2});
+      std::string picked = b.op("Where", {hot3, a, zero});
+      std::string rowp = b.op("ReduceSum", {picked});  // [B, 1, n]
+      EinsumBuilder::ints(last(), "axes", {1});
+      EinsumBuilder::one_int(last(), "keepdims", 1);
+      std::string rowk = gather(a, b.constant_i64({k}), 1);  // [B, 1, n]
+      std::string swapped_rows = b.op("Where", {hot3, rowk, a});
+      std::string sw = b.op("Where", {bools({1, n, 1}, is_k), rowp, swapped_rows});
+      std::string same = b.op("Equal", {p, b.constant_i64({k}, false)});  // [B, 1]
+      std::string flip = b.op("Where", {same, one, minus});
+      sign = sign.empty() ? flip : b.op("Mul", {sign, flip});
+      std::string pivot = gather(rowp, kk, 2);  // [B, 1]
+      std::string col2 = gather(sw, kk, 2);     // [B, n]
+      std::string f = b.op("Div", {col2, pivot});
+      std::string pz = b.op("Equal", {pivot, zero});
+      std::string pnz = b.op("Not", {pz});
+      std::string below = b.op("And", {bools({1, n}, gt), pnz});  // [B, n]
+      std::string f0 = b.op("Where", {below, f, zero});
+      std::string f3 = b.op("Unsqueeze", {f0});
+      EinsumBuilder::ints(last(), "axes", {2});
+      std::string prod = b.op("Mul", {f3, rowp});
+      std::string sub = b.op("Sub", {sw, prod});
+      std::string below3 = b.op("Unsqueeze", {below});
+      EinsumBuilder::ints(last(), "axes", {2});
+      a = b.op("Where", {below3, sub, sw});
+    }
+    std::vector<int64_t> diag(n);
+    for (int64_t r = 0; r < n; ++r) diag[r] = r * (n + 1);
+    std::string flat = b.reshape(a, {-1, n * n});
+    std::string d = gather(flat, b.constant_i64(diag), 1);
+    std::string pr = b.op("ReduceProd", {d});
+    EinsumBuilder::ints(last(), "axes", {1});
+    EinsumBuilder::one_int(last(), "keepdims", 1);
+    det = b.reshape(b.op("Mul", {pr, sign}), {-1});
+  }
+  // The batch shape: the input's without its last two axes.
+  std::vector<int64_t> batch;
+  bool known = true;
+  for (int k = 0; k + 2 < rank; ++k) {
+    if (!tt.shape().dim(k).has_dim_value()) known = false;
+    else batch.push_back(tt.shape().dim(k).dim_value());
+  }
+  if (known) {
+    b.op("Reshape", {det, b.constant_i64(batch)}, kOut + "0");
+  } else {
+    std::string sh = b.op("Shape", {x});
+    std::string bs = b.op("Slice", {sh, b.constant_i64({0}), b.constant_i64({rank - 2})});
+    b.op("Reshape", {det, bs}, kOut + "0");
+  }
+  return {};
+}
+
+// Unique (new in 11) below 11: slices along `axis` (or the elements, without one) compared pairwise.
+// R = the input as [d, m] (the axis first); E[i][j]: slices i and j equal in every element
+// (ReduceMin of Equal); a slice is the first of its kind when no earlier one equals it; NonZero of
+// those gives the unique ones in order of first occurrence. Sorted: slice i < slice j when at the
+// first position where they differ (no difference before it: a MatMul of the differences with a
+// strictly upper 0/1 matrix) i's element is smaller; the rank of a unique slice is the count of
+// unique slices below it, and the order is the inverse of the ranks (Equal with 0..u-1, ArgMax).
+// Y gathers the input along the axis; inverse_indices and counts compare every element's first
+// occurrence with the order. 0..k-1 of a length known at run time: NonZero of ConstantOfShape(k, 1).
+// Sizes of d^2 m: for modest inputs; exact for any values but NaN (Equal never holds for NaN).
+std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                         const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  if (ins.empty() || !types[0].has_tensor_type()) return "the input's type";
+  const ir::Value* av = g.attr(op, gg.sym("axis"));
+  const ir::Value* sv = g.attr(op, gg.sym("sorted"));
+  bool sorted = !sv || !sv->is_int() || sv->as_int() != 0;
+  bool has_axis = av && av->is_int();
+  int rank = types[0].tensor_type().has_shape() ? types[0].tensor_type().shape().dim_size() : -1;
+  int64_t axis = 0;
+  if (has_axis) {
+    if (rank < 1) return "the input's rank (an axis is given)";
+    axis = av->as_int() < 0 ? av->as_int() + rank : av->as_int();
+    if (axis < 0 || axis >= rank) return "an axis within the input's rank";
+  }
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto cast = [&](const std::string& x, int to) {
+    std::string o = b.op("Cast", {x});
+    EinsumBuilder::one_int(last(), "to", to);
+    return o;
+  };
+  auto unsq = [&](const std::string& x, int64_t a) {
+    std::string o = b.op("Unsqueeze", {x});
+    EinsumBuilder::ints(last(), "axes", {a});
+    return o;
+  };
+  auto reduce = [&](const std::string& type, const std::string& x, int64_t a) {
+    std::string o = b.op(type, {x});
+    EinsumBuilder::ints(last(), "axes", {a});
+    EinsumBuilder::one_int(last(), "keepdims", 0);
+    return o;
+  };
+  auto argmax = [&](const std::string& x, int64_t a) {
+    std::string o = b.op("ArgMax", {x});
+    EinsumBuilder::one_int(last(), "axis", a);
+    EinsumBuilder::one_int(last(), "keepdims", 0);
+    return o;
+  };
+  // 0..k-1 for a 1-D int64 shape-like [k]
+  auto iota = [&](const std::string& len1d) {
+    std::string ones = b.op("ConstantOfShape", {len1d});
+    auto* a = last().add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_int64_data(1);
+    return b.reshape(b.op("NonZero", {ones}), {-1});
+  };
+  std::string x = kIn + "0";
+  std::string r;
+  if (!has_axis) {
+    r = b.reshape(x, {-1, 1});
+  } else {
+    std::vector<int64_t> perm{axis};
+    for (int k = 0; k < rank; ++k)
+      if (k != axis) perm.push_back(k);
+    r = b.reshape(b.transpose(x, perm), {0, -1});
+  }
+  std::string a3 = unsq(r, 1), b3 = unsq(r, 0);  // [d, 1, m], [1, d, m]
+  std::string eq = b.op("Equal", {a3, b3});       // [d, d, m]
+  std::string eqf = cast(eq, onnx::TensorProto::FLOAT);
+  std::string same = reduce("ReduceMin", eqf, 2);  // [d, d]: 1 where slices i and j are equal
+  std::string shape_r = b.op("Shape", {r});
+  std::string dlen = b.op("Slice", {shape_r, b.constant_i64({0}), b.constant_i64({1})});
+  std::string mlen = b.op("Slice", {shape_r, b.constant_i64({1}), b.constant_i64({2})});
+  std::string id = iota(dlen);  // [d]
+  std::string idf = cast(id, onnx::TensorProto::FLOAT);  // (Less takes floats only before 9)
+  std::string earlier = b.op("Less", {unsq(idf, 1), unsq(idf, 0)});  // [i, j]: i < j
+  std::string prior = reduce("ReduceMax", b.op("Mul", {same, cast(earlier, onnx::TensorProto::FLOAT)}), 0);  // [d]
+  std::string half_f = b.fresh("half");
+  {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(half_f);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(0.5f);
+  }
+  std::string first = b.op("Less", {prior, half_f});           // [d] bool
+  std::string uidx = b.reshape(b.op("NonZero", {first}), {-1});  // [u]
+  std::string order = uidx;
+  if (sorted) {
+    // x_i[k] < x_j[k]; integers compared as float64 (Less takes floats only before 9; exact up to 2^53)
+    int elem = types[0].tensor_type().elem_type();
+    bool is_float = elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::DOUBLE || elem == onnx::TensorProto::FLOAT16;
+    std::string lt = is_float ? b.op("Less", {a3, b3})
+                              : b.op("Less", {cast(a3, onnx::TensorProto::DOUBLE), cast(b3, onnx::TensorProto::DOUBLE)});  // [d, d, m]
+    std::string ne = cast(b.op("Not", {eq}), onnx::TensorProto::FLOAT);
+    std::string mi = iota(mlen);  // [m]
+    std::string mif = cast(mi, onnx::TensorProto::FLOAT);
+    std::string upper = cast(b.op("Less", {unsq(mif, 1), unsq(mif, 0)}), onnx::TensorProto::FLOAT);  // [k', k]: k' < k
+    std::string before = b.op("MatMul", {ne, upper});  // [d, d, m]: differences before k
+    std::string clean = b.op("Less", {before, half_f});
+    std::string decisive = b.op("And", {lt, clean});
+    std::string less = reduce("ReduceMax", cast(decisive, onnx::TensorProto::FLOAT), 2);  // [i, j]: slice i < slice j
+    std::string firstf = unsq(cast(first, onnx::TensorProto::FLOAT), 0);                  // [1, d]
+    std::string rank_all = b.reshape(b.op("MatMul", {firstf, less}), {-1});               // [d]
+    std::string ranks = b.op("Gather", {rank_all, uidx});                                 // [u]
+    EinsumBuilder::one_int(last(), "axis", 0);
+    std::string ui = iota(b.op("Shape", {uidx}));
+    std::string pos = b.op("Equal", {unsq(cast(ui, onnx::TensorProto::FLOAT), 1), unsq(ranks, 0)});  // [q, k]
+    std::string k = argmax(cast(pos, onnx::TensorProto::FLOAT), 1);
+    order = b.op("Gather", {uidx, k});
+    EinsumBuilder::one_int(last(), "axis", 0);
+  }
+  if (has_axis) {
+    b.op("Gather", {x, order}, kOut + "0");
+    EinsumBuilder::one_int(last(), "axis", axis);
+  } else {
+    b.op("Gather", {b.reshape(x, {-1}), order}, kOut + "0");
+    EinsumBuilder::one_int(last(), "axis", 0);
+  }
+  b.op("Identity", {order}, kOut + "1");
+  std::string rep = argmax(same, 0);  // [d]: the first slice equal to each
+  std::string hit = cast(b.op("Equal", {unsq(order, 1), unsq(rep, 0)}), onnx::TensorProto::FLOAT);  // [u, d]
+  b.op("Identity", {argmax(hit, 0)}, kOut + "2");
+  std::string cnt = reduce("ReduceSum", hit, 1);
+  b.op("Cast", {cnt}, kOut + "3");
+  EinsumBuilder::one_int(last(), "to", onnx::TensorProto::INT64);
+  return {};
+}
+
+// NonMaxSuppression (new in 10) below 10: onnxruntime's greedy selection as one Loop over every
+// (batch, class, k) in order, k the k-th box by score (higher first, the lower index among equal
+// scores: its rank is the count of boxes before it, the order the inverse of the ranks). Whether a
+// box suppresses another is computed beforehand for every pair of boxes of a batch, as onnxruntime's
+// SuppressByIOU does (the intersection and both areas positive, IoU > iou_threshold). The loop
+// carries the boxes selected in the current (batch, class) as a 0/1 vector, their count and the
+// output rows: a box is kept when its score is above score_threshold (when given), fewer than
+// max_output_boxes_per_class are kept, and no kept box suppresses it; an If appends its row.
+std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                      const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  if (ins.size() < 2) return "boxes and scores";
+  for (int k = 0; k < 2; ++k)
+    if (!types[k].has_tensor_type() || types[k].tensor_type().elem_type() != onnx::TensorProto::FLOAT)
+      return "float boxes and scores";
+  const ir::Value* cv = g.attr(op, gg.sym("center_point_box"));
+  bool center = cv && cv->is_int() && cv->as_int() != 0;
+  auto present = [&](size_t k) { return k < ins.size() && g.producer(ins[k]); };
+  EinsumBuilder b{body};
+  auto last = [&](onnx::GraphProto& gp) -> onnx::NodeProto& { return *gp.mutable_node(gp.node_size() - 1); };
+  auto cast = [&](EinsumBuilder& e, const std::string& x, int to) {
+    std::string o = e.op("Cast", {x});
+    EinsumBuilder::one_int(last(e.body), "to", to);
+    return o;
+  };
+  auto unsq = [&](EinsumBuilder& e, const std::string& x, int64_t a) {
+    std::string o = e.op("Unsqueeze", {x});
+    EinsumBuilder::ints(last(e.body), "axes", {a});
+    return o;
+  };
+  auto gather = [&](EinsumBuilder& e, const std::string& x, const std::string& i, int64_t axis) {
+    std::string o = e.op("Gather", {x, i});
+    EinsumBuilder::one_int(last(e.body), "axis", axis);
+    return o;
+  };
+  auto fconst = [&](onnx::GraphProto& gp, EinsumBuilder& e, float v) {
+    std::string out = e.fresh("f");
+    auto* c = gp.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(v);
+    return out;
+  };
+  std::string boxes = kIn + "0", scores = kIn + "1";
+  // Corners of every box: [B, N] each.
+  std::vector<std::string> comp;
+  for (int64_t k = 0; k < 4; ++k) comp.push_back(gather(b, boxes, b.constant_i64({k}, false), 2));
+  std::string xmin, xmax, ymin, ymax;
+  if (!center) {
+    xmin = b.op("Min", {comp[1], comp[3]});
+    xmax = b.op("Max", {comp[1], comp[3]});
+    ymin = b.op("Min", {comp[0], comp[2]});
+    ymax = b.op("Max", {comp[0], comp[2]});
+  } else {
+    std::string two = fconst(body, b, 2.0f);
+    std::string wh = b.op("Div", {comp[2], two}), hh = b.op("Div", {comp[3], two});
+    xmin = b.op("Sub", {comp[0], wh});
+    xmax = b.op("Add", {comp[0], wh});
+    ymin = b.op("Sub", {comp[1], hh});
+    ymax = b.op("Add", {comp[1], hh});
+  }
+  auto pair = [&](const std::string& v, bool first) { return unsq(b, v, first ? 2 : 1); };  // [B, N, 1] / [B, 1, N]
+  std::string ixmin = b.op("Max", {pair(xmin, true), pair(xmin, false)});
+  std::string ixmax = b.op("Min", {pair(xmax, true), pair(xmax, false)});
+  std::string iymin = b.op("Max", {pair(ymin, true), pair(ymin, false)});
+  std::string iymax = b.op("Min", {pair(ymax, true), pair(ymax, false)});
+  std::string zero = fconst(body, b, 0.0f);
+  std::string okx = b.op("Greater", {ixmax, ixmin}), oky = b.op("Greater", {iymax, iymin});
+  std::string inter = b.op("Mul", {b.op("Sub", {ixmax, ixmin}), b.op("Sub", {iymax, iymin})});
+  std::string area = b.op("Mul", {b.op("Sub", {xmax, xmin}), b.op("Sub", {ymax, ymin})});  // [B, N]
+  std::string a1 = pair(area, true), a2 = pair(area, false);
+  std::string uni = b.op("Sub", {b.op("Add", {a1, a2}), inter});
+  std::string valid = b.op("And", {okx, oky});
+  valid = b.op("And", {valid, b.op("Greater", {inter, zero})});
+  valid = b.op("And", {valid, b.op("Greater", {a1, zero})});
+  valid = b.op("And", {valid, b.op("Greater", {a2, zero})});
+  valid = b.op("And", {valid, b.op("Greater", {uni, zero})});
+  std::string iou = b.op("Div", {inter, uni});
+  std::string thr = present(3) ? b.reshape(kIn + "3", {}) : zero;
+  std::string sup = b.op("And", {valid, b.op("Greater", {iou, thr})});
+  std::string supf = cast(b, sup, onnx::TensorProto::FLOAT);  // [B, N, N]
+  std::string shp = b.op("Shape", {scores});  // [B, C, N]
+  std::string nlen = b.op("Slice", {shp, b.constant_i64({2}), b.constant_i64({3})});
+  std::string clen = b.op("Slice", {shp, b.constant_i64({1}), b.constant_i64({2})});
+  std::string rows_shape = b.op("Concat", {b.constant_i64({-1}), nlen});
+  EinsumBuilder::one_int(last(body), "axis", 0);
+  std::string sup_rows = b.op("Reshape", {supf, rows_shape});  // [B * N, N]
+  // Ranks: box j before box i when s_j > s_i, or equal and j < i.
+  std::string ones = b.op("ConstantOfShape", {nlen});
+  {
+    auto* a = last(body).add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_dims(1);
+    a->mutable_t()->add_int64_data(1);
+  }
+  std::string iota = b.reshape(b.op("NonZero", {ones}), {-1});  // [N] int64
+  std::string iotaf = cast(b, iota, onnx::TensorProto::FLOAT);
+  std::string si = unsq(b, scores, 3), sj = unsq(b, scores, 2);  // [B, C, N, 1] (i), [B, C, 1, N] (j)
+  std::string higher = b.op("Greater", {sj, si});
+  std::string tie = b.op("And", {b.op("Not", {b.op("Greater", {si, sj})}), b.op("Not", {higher})});
+  std::string lower_idx = b.op("Less", {unsq(b, iotaf, 0), unsq(b, iotaf, 1)});  // [i, j]: j < i
+  std::string before = b.op("Or", {higher, b.op("And", {tie, lower_idx})});
+  std::string rank = b.op("ReduceSum", {cast(b, before, onnx::TensorProto::FLOAT)});  // [B, C, N]
+  EinsumBuilder::ints(last(body), "axes", {3});
+  EinsumBuilder::one_int(last(body), "keepdims", 0);
+  std::string at = b.op("Equal", {cast(b, unsq(b, rank, 2), onnx::TensorProto::INT64), unsq(b, iota, 1)});  // [B, C, q, i]
+  std::string order = b.op("ArgMax", {cast(b, at, onnx::TensorProto::FLOAT)});  // [B, C, q]
+  EinsumBuilder::one_int(last(body), "axis", 3);
+  EinsumBuilder::one_int(last(body), "keepdims", 0);
+  std::string order_flat = b.reshape(order, {-1});
+  std::string scores_flat = b.reshape(scores, {-1});
+  std::string nscal = b.reshape(nlen, {}), cscal = b.reshape(clen, {});
+  std::string total = b.op("Size", {scores});
+  // (compared as floats: Less takes floats only before 9)
+  std::string maxo = cast(b, present(2) ? b.reshape(kIn + "2", {}) : b.constant_i64({0}, false), onnx::TensorProto::FLOAT);
+  std::string sthr = present(4) ? b.reshape(kIn + "4", {}) : "";
+  std::string yes = b.fresh("true");
+  {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(yes);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
+    a->mutable_t()->add_int32_data(1);
+  }
+  std::string empty = b.fresh("empty");
+  {
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(empty);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
+    a->mutable_t()->add_dims(0);
+    a->mutable_t()->add_dims(3);
+  }
+  std::string sel0 = b.op("Mul", {iotaf, zero});  // [N] zeros
+  std::string cnt0 = b.constant_i64({0}, false);
+  auto* loop = body.add_node();
+  loop->set_op_type("Loop");
+  loop->add_input(total);
+  loop->add_input(yes);
+  loop->add_input(sel0);
+  loop->add_input(cnt0);
+  loop->add_input(empty);
+  loop->add_output(b.fresh("sel_final"));
+  loop->add_output(b.fresh("cnt_final"));
+  loop->add_output(kOut + "0");
+  auto* la = loop->add_attribute();
+  la->set_name("body");
+  la->set_type(onnx::AttributeProto::GRAPH);
+  onnx::GraphProto& lb = *la->mutable_g();
+  lb.set_name(b.fresh("nms_loop"));
+  EinsumBuilder e{lb, 5000};
+  auto vinfo = [](onnx::ValueInfoProto* vi, const std::string& name, int type, int rank) {
+    vi->set_name(name);
+    auto* tt = vi->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    auto* sh = tt->mutable_shape();
+    for (int k = 0; k < rank; ++k) sh->add_dim();
+  };
+  std::string t = e.fresh("t"), cin = e.fresh("cond"), sel = e.fresh("sel"), cnt = e.fresh("cnt"), rows = e.fresh("rows");
+  vinfo(lb.add_input(), t, onnx::TensorProto::INT64, 0);
+  vinfo(lb.add_input(), cin, onnx::TensorProto::BOOL, 0);
+  vinfo(lb.add_input(), sel, onnx::TensorProto::FLOAT, 1);
+  vinfo(lb.add_input(), cnt, onnx::TensorProto::INT64, 0);
+  vinfo(lb.add_input(), rows, onnx::TensorProto::INT64, 2);
+  std::string cout = e.op("Identity", {cin});
+  std::string bc = e.op("Div", {t, nscal});   // b * C + c
+  std::string kq = e.op("Sub", {t, e.op("Mul", {bc, nscal})});
+  std::string bb = e.op("Div", {bc, cscal});
+  std::string cc = e.op("Sub", {bc, e.op("Mul", {bb, cscal})});
+  std::string i = gather(e, order_flat, t, 0);
+  std::string score = gather(e, scores_flat, e.op("Add", {e.op("Sub", {t, kq}), i}), 0);
+  std::string fresh_set = e.op("Equal", {kq, e.constant_i64({0}, false)});
+  std::string keepf = cast(e, e.op("Not", {fresh_set}), onnx::TensorProto::FLOAT);
+  std::string keepi = cast(e, e.op("Not", {fresh_set}), onnx::TensorProto::INT64);
+  std::string sel_now = e.op("Mul", {sel, keepf});
+  std::string cnt_now = e.op("Mul", {cnt, keepi});
+  std::string srow = gather(e, sup_rows, e.op("Add", {e.op("Mul", {bb, nscal}), i}), 0);  // [N]
+  std::string hit = e.op("ReduceMax", {e.op("Mul", {sel_now, srow})});
+  EinsumBuilder::one_int(last(lb), "keepdims", 0);
+  std::string half = fconst(lb, e, 0.5f);
+  std::string ok = e.op("Not", {e.op("Greater", {hit, half})});
+  ok = e.op("And", {ok, e.op("Less", {cast(e, cnt_now, onnx::TensorProto::FLOAT), maxo})});
+  if (!sthr.empty()) ok = e.op("And", {ok, e.op("Greater", {score, sthr})});
+  std::string okf = cast(e, ok, onnx::TensorProto::FLOAT);
+  std::string onehot = cast(e, e.op("Equal", {iota, i}), onnx::TensorProto::FLOAT);
+  std::string sel_out = e.op("Add", {sel_now, e.op("Mul", {onehot, okf})});
+  std::string cnt_out = e.op("Add", {cnt_now, cast(e, ok, onnx::TensorProto::INT64)});
+  std::string rows_out = e.fresh("rows_out");
+  auto* iff = lb.add_node();
+  iff->set_op_type("If");
+  iff->add_input(ok);
+  iff->add_output(rows_out);
+  for (const char* branch : {"then_branch", "else_branch"}) {
+    auto* ba = iff->add_attribute();
+    ba->set_name(branch);
+    ba->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& bg = *ba->mutable_g();
+    bg.set_name(e.fresh(branch));
+    EinsumBuilder f{bg, branch[0] == 't' ? 6000 : 6500};
+    std::string o = f.fresh("o");
+    vinfo(bg.add_output(), o, onnx::TensorProto::INT64, 2);
+    if (branch[0] == 't') {
+      std::string row = f.op("Concat", {f.reshape(bb, {1}), f.reshape(cc, {1}), f.reshape(i, {1})});
+      EinsumBuilder::one_int(last(bg), "axis", 0);
+      f.op("Concat", {rows, f.reshape(row, {1, 3})}, o);
+      EinsumBuilder::one_int(last(bg), "axis", 0);
+    } else {
+      f.op("Identity", {rows}, o);
+    }
+  }
+  vinfo(lb.add_output(), cout, onnx::TensorProto::BOOL, 0);
+  vinfo(lb.add_output(), sel_out, onnx::TensorProto::FLOAT, 1);
+  vinfo(lb.add_output(), cnt_out, onnx::TensorProto::INT64, 0);
+  vinfo(lb.add_output(), rows_out, onnx::TensorProto::INT64, 2);
+  return {};
+}
+
+// MelWeightMatrix (new in 17) below 17: onnxruntime's computation in float32 written with Range:
+// the num_mel_bins + 2 points evenly spaced in mel (2595 log10(1 + hz / 700): Log / ln 10) turned
+// back into hertz (700 (10^(m / 2595) - 1), Pow) and into spectrogram bins floor((dft_length + 1)
+// hz / sample_rate); filter i rises from bin[i] to bin[i + 1] ((j - lower) / (center - lower), or 1
+// at the center when they are equal) and falls to bin[i + 2] ((higher - j) / (higher - center),
+// written last); rows 0 .. dft_length / 2 (0/1 masks over [bins, filters]).
+std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                                  const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  if (ins.size() < 5) return "its five inputs";
+  const ir::Value* dv = g.attr(op, gg.sym("output_datatype"));
+  int out_type = dv && dv->is_int() ? int(dv->as_int()) : onnx::TensorProto::FLOAT;
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto cast = [&](const std::string& x, int to) {
+    std::string o = b.op("Cast", {x});
+    EinsumBuilder::one_int(last(), "to", to);
+    return o;
+  };
+  auto f = [&](float v) {
+    std::string out = b.fresh("f");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
+    a->mutable_t()->add_float_data(v);
+    return out;
+  };
+  auto i64 = [&](int64_t v) { return b.constant_i64({v}, false); };
+  auto scalar = [&](int k, int to) { return cast(b.reshape(kIn + std::to_string(k), {}), to); };
+  std::string nmb = scalar(0, onnx::TensorProto::INT64), dft = scalar(1, onnx::TensorProto::INT64);
+  std::string sr = scalar(2, onnx::TensorProto::FLOAT);
+  std::string lo = scalar(3, onnx::TensorProto::FLOAT), hi = scalar(4, onnx::TensorProto::FLOAT);
+  auto mel = [&](const std::string& hz) {
+    std::string v = b.op("Add", {f(1.0f), b.op("Div", {hz, f(700.0f)})});
+    std::string l10 = b.op("Div", {b.op("Log", {v}), f(std::log(10.0f))});
+    return b.op("Mul", {f(2595.0f), l10});
+  };
+  std::string lmel = mel(lo), hmel = mel(hi);
+  std::string npts = b.op("Add", {nmb, i64(2)});
+  std::string step = b.op("Div", {b.op("Sub", {hmel, lmel}), cast(npts, onnx::TensorProto::FLOAT)});
+  std::string idx = cast(b.op("Range", {i64(0), npts, i64(1)}), onnx::TensorProto::FLOAT);
+  std::string m = b.op("Add", {lmel, b.op("Mul", {step, idx})});
+  std::string hz = b.op("Mul", {f(700.0f), b.op("Sub", {b.op("Pow", {f(10.0f), b.op("Div", {m, f(2595.0f)})}), f(1.0f)})});
+  std::string dft1 = cast(b.op("Add", {dft, i64(1)}), onnx::TensorProto::FLOAT);
+  std::string bins = cast(b.op("Floor", {b.op("Div", {b.op("Mul", {dft1, hz}), sr})}), onnx::TensorProto::INT64);  // [K]
+  auto part = [&](int64_t from) {  // bins[from .. from + nmb) (Gather at a Range: no Slice bounds at run time before 10)
+    std::string at = b.op("Range", {i64(from), b.op("Add", {nmb, i64(from)}), i64(1)});
+    std::string o = b.op("Gather", {bins, at});
+    EinsumBuilder::one_int(last(), "axis", 0);
+    return b.reshape(o, {1, -1});  // [1, nmb]
+  };
+  std::string lower = part(0), centre = part(1), higher = part(2);
+  std::string nspec = b.op("Add", {b.op("Div", {dft, i64(2)}), i64(1)});
+  std::string j = b.reshape(b.op("Range", {i64(0), nspec, i64(1)}), {-1, 1});  // [S, 1]
+  // Bins compared as float (exact: small integers; Less/Greater take floats only before 9), the
+  // weights blended with 0/1 masks (exact: every term is finite, the divisors not 0; Where
+  // before 9 needs the output's shape).
+  auto fl = [&](const std::string& x) { return cast(x, onnx::TensorProto::FLOAT); };
+  std::string jf = fl(j), lowf = fl(lower), cenf = fl(centre), higf = fl(higher);
+  std::string ltc = b.op("Sub", {cenf, lowf}), cth = b.op("Sub", {higf, cenf});
+  std::string zf = f(0.0f), one = f(1.0f);
+  std::string ge_l = b.op("Not", {b.op("Less", {jf, lowf})});
+  std::string le_c = b.op("Not", {b.op("Greater", {jf, cenf})});
+  std::string rising = fl(b.op("And", {b.op("And", {ge_l, le_c}), b.op("Greater", {ltc, zf})}));
+  std::string at_c = b.op("And", {b.op("Not", {b.op("Less", {jf, cenf})}), b.op("Not", {b.op("Greater", {jf, cenf})})});
+  std::string flat = b.op("Not", {b.op("Greater", {ltc, zf})});
+  std::string peak = fl(b.op("And", {at_c, flat}));
+  std::string half = f(0.5f);
+  auto at_least_1 = [&](const std::string& d) { return b.op("Add", {d, fl(b.op("Less", {d, half}))}); };  // (no broadcasting Max before 8)
+  std::string up = b.op("Div", {b.op("Sub", {jf, lowf}), at_least_1(ltc)});
+  std::string ge_c = b.op("Not", {b.op("Less", {jf, cenf})});
+  std::string lt_h = b.op("Less", {jf, higf});
+  std::string falling = fl(b.op("And", {ge_c, lt_h}));
+  std::string down = b.op("Div", {b.op("Sub", {higf, jf}), at_least_1(cth)});
+  auto blend = [&](const std::string& mask, const std::string& a, const std::string& rest) {
+    return b.op("Add", {b.op("Mul", {mask, a}), b.op("Mul", {b.op("Sub", {one, mask}), rest})});
+  };
+  std::string w = b.op("Mul", {rising, up});
+  w = blend(peak, one, w);
+  w = blend(falling, down, w);
+  b.op("Cast", {w}, kOut + "0");
+  EinsumBuilder::one_int(last(), "to", out_type);
+  return {};
+}
+
+// TfIdfVectorizer (new in 9) below 9, for an integer input of known shape: every n-gram length n in
+// [min_gram_length, max_gram_length] and skip s (0 only for unigrams, else 0..max_skip_count) is a
+// set of constant positions; the n shifted copies of the input (Gather at constant indices, one row
+// at a time: n-grams do not cross rows) are compared with each pool n-gram's tokens (Equal, And),
+// and the matches counted (ReduceSum). A constant 0/1 matrix puts each pool entry's count at its
+// ngram_indexes column (MatMul: exact for counts below 2^24); IDF keeps 1 where the count is
+// positive, IDF and TFIDF multiply by the weights. String pools: no op before 9 compares strings.
+std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                        const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  auto ints = [&](const char* name) {
+    std::vector<int64_t> v;
+    if (const ir::Value* a = g.attr(op, gg.sym(name)); a && a->is_list())
+      for (const auto& x : a->as_list())
+        if (x.is_int()) v.push_back(x.as_int());
+    return v;
+  };
+  auto one = [&](const char* name, int64_t d) {
+    const ir::Value* a = g.attr(op, gg.sym(name));
+    return a && a->is_int() ? a->as_int() : d;
+  };
+  std::vector<int64_t> pool = ints("pool_int64s"), counts = ints("ngram_counts"), indexes = ints("ngram_indexes");
+  if (pool.empty()) return "pool_int64s (a string pool: no op before 9 compares strings)";
+  if (ins.empty() || !types[0].has_tensor_type() || !types[0].tensor_type().has_shape()) return "the input's shape";
+  const auto& sh = types[0].tensor_type().shape();
+  int rank = sh.dim_size();
+  if (rank < 1 || rank > 2 || !sh.dim(rank - 1).has_dim_value()) return "a 1-D or 2-D input whose rows' length is known";
+  int elem = types[0].tensor_type().elem_type();
+  if (elem != onnx::TensorProto::INT64 && elem != onnx::TensorProto::INT32) return "an int32 or int64 input";
+  const int64_t L = sh.dim(rank - 1).dim_value();
+  const int64_t lo = one("min_gram_length", 1), hi = one("max_gram_length", 1), skips = one("max_skip_count", 0);
+  std::string mode = "TF";
+  if (const ir::Value* m = g.attr(op, gg.sym("mode")); m && m->is_string()) mode = m->as_string();
+  std::vector<double> weights;
+  if (const ir::Value* w = g.attr(op, gg.sym("weights")); w && w->is_list())
+    for (const auto& x : w->as_list()) weights.push_back(x.is_float() ? x.as_float() : x.is_int() ? double(x.as_int()) : 1.0);
+  // Pool entries: (n, first token offset) in pool order.
+  std::vector<std::pair<int64_t, int64_t>> entries;
+  for (size_t k = 0; k < counts.size(); ++k) {
+    int64_t n = int64_t(k) + 1, from = counts[k], to = k + 1 < counts.size() ? counts[k + 1] : int64_t(pool.size());
+    if (from < 0 || to > int64_t(pool.size()) || (to - from) % n) return "ngram_counts consistent with pool_int64s";
+    for (int64_t at = from; at < to; at += n) entries.push_back({n, at});
+  }
+  if (entries.size() != indexes.size()) return "one ngram_indexes entry per pool n-gram";
+  int64_t width = 0;
+  for (int64_t x : indexes) width = std::max(width, x + 1);
+  EinsumBuilder b{body};
+  auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
+  auto tensor_const = [&](int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+    std::string out = b.fresh("k");
+    auto* c = body.add_node();
+    c->set_op_type("Constant");
+    c->add_output(out);
+    auto* a = c->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (double x : v) {
+      if (type == onnx::TensorProto::FLOAT) t->add_float_data(float(x));
+      else if (type == onnx::TensorProto::INT32) t->add_int32_data(int32_t(x));
+      else t->add_int64_data(int64_t(x));
+    }
+    return out;
+  };
+  std::string x = b.reshape(kIn + "0", {-1, L});  // [B, L]
+  std::vector<std::string> per_entry_counts(entries.size());
+  for (int64_t n = lo; n <= hi; ++n) {
+    std::vector<size_t> of_n;
+    for (size_t k = 0; k < entries.size(); ++k)
+      if (entries[k].first == n) of_n.push_back(k);
+    if (of_n.empty()) continue;
+    const int64_t G = int64_t(of_n.size());
+    std::string total;
+    for (int64_t s = 0; s <= (n == 1 ? 0 : skips); ++s) {
+      const int64_t dist = s + 1, npos = L - (n - 1) * dist;
+      if (npos <= 0) continue;
+      std::string match;
+      for (int64_t m = 0; m < n; ++m) {
+        std::vector<int64_t> at(npos);
+        for (int64_t i = 0; i < npos; ++i) at[i] = i + m * dist;
+        std::string xm = b.op("Gather", {x, b.constant_i64(at)});  // [B, npos]
+        EinsumBuilder::one_int(last(), "axis", 1);
+        std::string xm3 = b.op("Unsqueeze", {xm});  // [B, 1, npos]
+        EinsumBuilder::ints(last(), "axes", {1});
+        std::vector<double> tok(G);
+        for (int64_t k = 0; k < G; ++k) tok[k] = double(pool[entries[of_n[k]].second + m]);
+        std::string eq = b.op("Equal", {xm3, tensor_const(elem, {1, G, 1}, tok)});  // [B, G, npos]
+        match = match.empty() ? eq : b.op("And", {match, eq});
+      }
+      std::string c = b.op("ReduceSum", {b.op("Cast", {match})});
+      EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 2), "to", onnx::TensorProto::FLOAT);
+      EinsumBuilder::ints(last(), "axes", {2});
+      EinsumBuilder::one_int(last(), "keepdims", 0);  // [B, G]
+      total = total.empty() ? c : b.op("Add", {total, c});
+    }
+    if (total.empty()) continue;
+    // Place the G counts at their columns: [B, G] x [G, width].
+    std::vector<double> place(size_t(G * width), 0.0);
+    for (int64_t k = 0; k < G; ++k) {
+      size_t e = of_n[k];
+      double w = e < weights.size() ? weights[e] : 1.0;
+      place[size_t(k * width + indexes[e])] = mode == "TF" ? 1.0 : w;
+    }
+    std::string cnt = total;
+    if (mode == "IDF") {
+      std::string pos = b.op("Greater", {cnt, tensor_const(onnx::TensorProto::FLOAT, {}, {0.0})});
+      cnt = b.op("Cast", {pos});
+      EinsumBuilder::one_int(last(), "to", onnx::TensorProto::FLOAT);
+    }
+    per_entry_counts[of_n[0]] = b.op("MatMul", {cnt, tensor_const(onnx::TensorProto::FLOAT, {G, width}, place)});
+  }
+  std::string out;
+  for (const auto& c : per_entry_counts)
+    if (!c.empty()) out = out.empty() ? c : b.op("Add", {out, c});
+  if (out.empty()) {  // no n-gram length in range: zeros
+    std::string xf = b.op("Cast", {x});
+    EinsumBuilder::one_int(last(), "to", onnx::TensorProto::FLOAT);
+    out = b.op("MatMul", {xf, tensor_const(onnx::TensorProto::FLOAT, {L, width}, std::vector<double>(size_t(L * width), 0.0))});
+  }
+  if (rank == 1) out = b.reshape(out, {width});
+  b.op("Identity", {out}, kOut + "0");
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
   // whose lowering a table cannot write: Einsum's equation is a string to parse; DFT's matrix of
   // sines and cosines is computed.
-  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}};
+  static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}, {"Scan", lower_scan8}, {"Det", lower_det}, {"Unique", lower_unique}, {"NonMaxSuppression", lower_nms}, {"MelWeightMatrix", lower_melweightmatrix}, {"TfIdfVectorizer", lower_tfidf}};
   return m;
 }
 
