@@ -14,8 +14,15 @@ the eager torchvision module the .pt was traced from, and as a user waits for it
 amanda's; where torch cannot export the saved module, the eager module in the new process).
 Prints the times and the ratios torch.onnx.export / amanda ("fails" where torch.onnx.export
 cannot export the module).
+
+Names of tests/pytorch/more_models_test.py (lraspp_mobilenet_v3_large, lstm, gru,
+transformer_encoder, fcn_resnet50, deeplabv3_mobilenet_v3_large, r3d_18; `--more` for all of
+them) are traced as that test traces them (under torch.no_grad(), strict=False) with its inputs,
+and timed the same way against a new process's torch.onnx.export of the saved module.
+scripts/torch_models_sweep.py --speed does the same for every classification model.
 """
 import argparse
+import contextlib
 import os
 import subprocess
 import sys
@@ -28,6 +35,7 @@ import torchvision
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "tests", "pytorch"))
 import torchvision_convert_test as tv  # noqa: E402
+import more_models_test as mm  # noqa: E402
 
 
 def best(fn, reps):
@@ -55,7 +63,10 @@ def main():
     ap.add_argument("models", nargs="*", default=tv.MODELS)
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--reader", default="auto", choices=["auto", "script", "libtorch"])
+    ap.add_argument("--more", action="store_true", help="the models of tests/pytorch/more_models_test.py")
     a = ap.parse_args()
+    if a.more or any(n in mm.MODELS for n in a.models):
+        return more_models(a, list(mm.MODELS) if a.more else a.models)
     os.makedirs(a.models_dir, exist_ok=True)
     print(f"amanda convert --reader {a.reader}; ratios are torch.onnx.export's time / amanda's")
     print(f"{'model':16} {'amanda convert':>15}  {'export(saved .pt)':>18}  {'export(eager module)':>18}  {'new python process':>18}")
@@ -109,6 +120,49 @@ def main():
             for t in (te, tg, tc):
                 if isinstance(t, str):
                     print(f"    {t}")
+
+
+def more_models(a, names):
+    """Segmentation, video, recurrent and encoder models: amanda convert (the whole command) against
+    torch.onnx.export of the same saved module in a new Python process, best of --reps each."""
+    print(f"amanda convert --reader script; torch.onnx.export in a new process; ratio = torch / amanda (best of {a.reps})")
+    print(f"{'model':30} {'amanda convert':>15}  {'torch.onnx.export':>18}")
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            make, inputs, modes, _ = mm.MODELS[name]
+            torch.manual_seed(0)
+            m = make().eval()
+            xs = inputs()
+            grad = "no_grad" not in modes  # as the test traces it (the encoder: with grad only)
+            with torch.no_grad() if not grad else contextlib.nullcontext():
+                tm = torch.jit.trace(m, xs, check_trace=False, strict=False)
+            pt = os.path.join(tmp, name + ".pt")
+            tm.save(pt)
+            xin = os.path.join(tmp, name + ".inputs.pt")
+            torch.save(xs, xin)
+            out = os.path.join(tmp, name + ".onnx")
+            cmd = [a.amanda, "convert", pt, "--reader", "script", "-o", out, "-q"]
+            for x in xs:
+                cmd += ["--input-shape", ",".join(map(str, x.shape)), "--input-type", mm.TYPES[x.dtype]]
+            ctx = "contextlib.nullcontext()" if grad else "torch.no_grad()"
+            code = ("import contextlib, torch; m = torch.jit.load(%r).eval(); xs = torch.load(%r)\n"
+                    "with %s: torch.onnx.export(m, tuple(xs), %r, opset_version=13)" % (pt, xin, ctx, out + ".torch.onnx"))
+            # torch.onnx.export cannot export a saved module with dict outputs (prim::DictConstruct):
+            # then the eager module, rebuilt as the test builds it, with grad on as users call it.
+            code_eager = ("import sys, torch; sys.path.insert(0, %r); import more_models_test as mm\n"
+                          "torch.manual_seed(0); m = mm.MODELS[%r][0]().eval(); xs = torch.load(%r)\n"
+                          "torch.onnx.export(m, tuple(xs), %r, opset_version=13)"
+                          % (os.path.join(ROOT, "tests", "pytorch"), name, xin, out + ".torch.onnx"))
+            ta = best(lambda: subprocess.run(cmd, check=True, capture_output=True), a.reps)
+            tc = best(lambda: subprocess.run(["/usr/bin/python3", "-c", code], check=True, capture_output=True), a.reps)
+            which = "saved module"
+            if isinstance(tc, str):
+                tc = best(lambda: subprocess.run(["/usr/bin/python3", "-c", code_eager], check=True, capture_output=True), a.reps)
+                which = "eager module"
+            if isinstance(ta, str):
+                print(f"{name:30} amanda {ta}")
+                continue
+            print(f"{name:30} {ta:14.2f}s  {cell(tc, ta)}  ({which})", flush=True)
 
 
 if __name__ == "__main__":

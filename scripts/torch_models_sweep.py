@@ -10,10 +10,17 @@ saved, converted by `amanda convert --input-shape ... --reader READER`, run in o
 and compared with torch's output (max abs difference within 1e-4, torch's output not all zero).
 Without model names and --all: one small model per family. Prints one line per model and a
 summary; exit 1 when a model fails.
+
+With --speed, each model is also exported by torch.onnx.export (opset 13) in a new Python process
+(`/usr/bin/python3 -c 'import torch; torch.onnx.export(torch.jit.load(PT), ...)'`, the saved
+module that amanda converts; where torch cannot export it, the eager module rebuilt the same way),
+timed as a whole beside the whole `amanda convert` command (one run each, same go), and the ratio
+torch / amanda is printed; the summary gives the smallest ratio (issue 14: at least 10x).
 """
 import argparse
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -85,7 +92,9 @@ def main():
     ap.add_argument("--all", action="store_true", help="every classification model of torchvision")
     ap.add_argument("--grad", action="store_true", help="trace without torch.no_grad()")
     ap.add_argument("--reader", default="script")
+    ap.add_argument("--speed", action="store_true", help="also time torch.onnx.export in a new process")
     a = ap.parse_args()
+    ratios = []
     names = a.models or (torchvision.models.list_models(module=torchvision.models) if a.all else SMALL)
     results = []
     with tempfile.TemporaryDirectory() as tmp:
@@ -118,6 +127,9 @@ def main():
                                + (["--external-data"] if big else []),
                                capture_output=True, text=True)
             t2 = time.time()
+            speed = ""
+            if a.speed and r.returncode == 0:
+                speed = torch_export_speed(name, pt, size, tmp, t2 - t1, a.grad, ratios)
             if r.returncode != 0:
                 lines = [l for l in (r.stdout + r.stderr).splitlines() if "x" in l and "::" in l][:4]
                 results.append((name, "convert_failed", " | ".join(l.strip() for l in lines) or (r.stdout + r.stderr)[-300:]))
@@ -148,10 +160,45 @@ def main():
             results.append((name, "passed" if ok else "mismatch", f"{diff:.3g}"))
             print(f"{name:<22} {'ok' if ok else 'MISMATCH'}: max abs diff {diff:.3g} (max abs {float(np.abs(ref).max()):.3g}"
                   f"{', BatchNorm statistics calibrated' if calibrated else ''}); "
-                  f"trace {t1 - t0:.1f} s, convert {t2 - t1:.2f} s{noise}", flush=True)
+                  f"trace {t1 - t0:.1f} s, convert {t2 - t1:.2f} s{speed}{noise}", flush=True)
     n = sum(s == "passed" for _, s, _ in results)
     print(f"{n}/{len(results)} models convert and match torch ({'without' if a.grad else 'under'} torch.no_grad(), reader {a.reader})")
+    if ratios:
+        done = [r for r in ratios if r[1] is not None]
+        low = min(done, key=lambda r: r[1]) if done else None
+        print(f"speed: torch.onnx.export (new process) / amanda convert over {len(done)} models: "
+              + (f"smallest {low[1]:.1f}x ({low[0]}), median {sorted(r[1] for r in done)[len(done) // 2]:.1f}x" if low else "none")
+              + (f"; torch.onnx.export fails on {', '.join(r[0] for r in ratios if r[1] is None)}" if len(done) < len(ratios) else ""))
     return 0 if n == len(results) else 1
+
+
+def torch_export_speed(name, pt, size, tmp, t_amanda, grad, ratios):
+    """torch.onnx.export in a new Python process, the whole process timed; falls back to the
+    eager module (rebuilt as main() builds it, exported with grad enabled as users call it, which
+    avoids torch's fused attention that torch.onnx.export cannot export) where torch cannot export
+    the saved one."""
+    sub = os.path.join(tmp, "torch_export")  # torch's output (and its external data over 2 GiB)
+    out = os.path.join(sub, name + ".onnx")
+    x = f"torch.randn(1, 3, {size}, {size})"
+    ctx = "contextlib.nullcontext()" if grad else "torch.no_grad()"
+    codes = [f"import contextlib, torch\nm = torch.jit.load({pt!r}).eval()\nwith {ctx}: torch.onnx.export(m, ({x},), {out!r}, opset_version=13)",
+             f"import contextlib, torch, torchvision\ntorch.manual_seed(0)\n"
+             f"m = torchvision.models.get_model({name!r}, weights=None"
+             + (", aux_logits=False, init_weights=True" if name in ("inception_v3", "googlenet") else "") + ").eval()\n"
+             f"torch.onnx.export(m, ({x},), {out!r}, opset_version=13)"]  # grad on, as users call it: no fused attention
+    err = ""
+    for which, code in zip(("saved module", "eager module"), codes):
+        os.makedirs(sub, exist_ok=True)
+        t0 = time.time()
+        r = subprocess.run(["/usr/bin/python3", "-c", code], capture_output=True, text=True)
+        t = time.time() - t0
+        shutil.rmtree(sub, ignore_errors=True)
+        if r.returncode == 0:
+            ratios.append((name, t / t_amanda))
+            return f"; torch.onnx.export ({which}, new process) {t:.2f} s: {t / t_amanda:.1f}x"
+        err = (r.stderr.strip().splitlines() or ["?"])[-1][:160]
+    ratios.append((name, None))
+    return f"; torch.onnx.export fails: {err}"
 
 
 if __name__ == "__main__":
