@@ -14,6 +14,7 @@
 
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
@@ -165,6 +166,8 @@ void expect_round_trip(const tf::GraphDef& g, const char* what) {
   }
   b = export_graph_bytes(doc);
   EXPECT_EQ(a, b);
+  // The bytes read by the wire fast path: the same IR as from the message.
+  EXPECT_EQ(ir::first_difference(import_graph_bytes(a).graph, doc.graph), "");
   // Through the YAML form and back, too.
   std::string yaml = text::to_text(doc, text::Format::Yaml);
   Diagnostics diags;
