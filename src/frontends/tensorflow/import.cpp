@@ -65,6 +65,10 @@ class Importer {
       nodes.refs.reserve(root_nodes_->size());
       for (std::string_view b : *root_nodes_)
         if (!nodes.add_wire(b)) nodes.add_message(parse_node(b), true);
+      // The IR's arrays sized once (growing them copied them again and again): a port per input
+      // and about one output per node, an edge per input.
+      size_t n = nodes.refs.size(), in = nodes.inputs.size();
+      g_.reserve(n, in + n + n / 4, in);
     } else {
       for (const auto& n : gd_.node()) nodes.add_message(n, owned_);
     }
