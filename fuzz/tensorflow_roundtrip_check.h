@@ -10,11 +10,15 @@
 #include <string>
 #include <string_view>
 
+#include <google/protobuf/io/coded_stream.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
+
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/savedmodel.h"
 #include "amanda/frontends/tensorflow/tfjs.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
+#include "amanda_tf_graph.pb.h"
 
 namespace amanda::fuzz {
 
@@ -93,6 +97,20 @@ inline std::string tensorflow_roundtrip_problem(std::string_view input) {
   }
   Diagnostics problems;
   ir::verify(doc->graph, problems);
+  if (mode == 'b') {
+    // The wire reader (import_graph_bytes) against protobuf's parse and the message importer:
+    // whatever the first accepts, protobuf accepts, and both give the same graph.
+    tensorflow::GraphDef parsed;
+    if (!parsed.ParseFromArray(body.data(), static_cast<int>(body.size())))
+      return "the wire reader accepted bytes protobuf refuses";
+    try {
+      text::Document via_message = tf_frontend::import_graph(parsed);
+      if (std::string d = ir::first_difference(via_message.graph, doc->graph); !d.empty())
+        return "the wire reader and protobuf's message give different graphs: " + d;
+    } catch (const std::exception& e) {
+      return std::string("the message importer refuses what the wire reader took: ") + e.what();
+    }
+  }
   // Export in the same form, then import that again (a TF.js model: from the written shards).
   std::string bytes;
   tf_frontend::TfjsFiles files;
@@ -131,6 +149,19 @@ inline std::string tensorflow_roundtrip_problem(std::string_view input) {
     return std::string("the re-imported graph does not export: ") + e.what();
   }
   if (twice != bytes) return "the second export is not identical to the first";
+  if (mode == 'b') {
+    // The bytes written straight from the IR are protobuf's deterministic serialisation.
+    tensorflow::GraphDef whole;
+    tf_frontend::export_graph(*doc, whole);
+    std::string want;
+    {
+      google::protobuf::io::StringOutputStream s(&want);
+      google::protobuf::io::CodedOutputStream c(&s);
+      c.SetSerializationDeterministic(true);
+      whole.SerializeToCodedStream(&c);
+    }
+    if (want != bytes) return "export_graph_bytes differs from protobuf's serialisation of export_graph";
+  }
   return "";
 }
 

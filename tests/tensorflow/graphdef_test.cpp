@@ -14,6 +14,7 @@
 
 #include "amanda/frontends/tensorflow/graphdef.h"
 #include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
@@ -165,6 +166,8 @@ void expect_round_trip(const tf::GraphDef& g, const char* what) {
   }
   b = export_graph_bytes(doc);
   EXPECT_EQ(a, b);
+  // The bytes read by the wire fast path: the same IR as from the message.
+  EXPECT_EQ(ir::first_difference(import_graph_bytes(a).graph, doc.graph), "");
   // Through the YAML form and back, too.
   std::string yaml = text::to_text(doc, text::Format::Yaml);
   Diagnostics diags;
@@ -315,6 +318,94 @@ TEST(GraphDef, BadGraphsAreRefused) {
   } catch (const ParseError& e) {
     EXPECT_NE(std::string(e.what()).find("not valid UTF-8"), std::string::npos) << e.what();
   }
+}
+
+// The wire reader (import.cpp's fast path) on bytes it must leave to protobuf or read as protobuf
+// would: hand-made encodings that protobuf's own serialiser never writes (fields out of order, a
+// key twice, a oneof set twice, unpacked lists, overlong varints, ...). Each gives the same graph as
+// protobuf's parsed message, and exports to protobuf's bytes of the exported message.
+namespace wirebytes {
+std::string varint(uint64_t v) {
+  std::string out;
+  while (v >= 0x80) {
+    out += static_cast<char>(v | 0x80);
+    v >>= 7;
+  }
+  out += static_cast<char>(v);
+  return out;
+}
+std::string len(int field, const std::string& b) { return varint(static_cast<uint64_t>(field) << 3 | 2) + varint(b.size()) + b; }
+std::string vint(int field, uint64_t v) { return varint(static_cast<uint64_t>(field) << 3) + varint(v); }
+std::string entry(const std::string& key, const std::string& av) { return len(5, len(1, key) + len(2, av)); }
+std::string type_attr(int dt) { return vint(6, static_cast<uint64_t>(dt)); }
+std::string node(const std::string& fields) { return len(1, fields); }
+std::string placeholder(const std::string& name) { return node(len(1, name) + len(2, "Placeholder") + entry("dtype", type_attr(1))); }
+}  // namespace wirebytes
+
+TEST(GraphDef, WireReaderAgreesWithProtobuf) {
+  using namespace wirebytes;
+  std::string shape23 = len(2, vint(1, 2)) + len(2, vint(1, 3));
+  std::string f6(24, '\x01');
+  struct Case {
+    const char* what;
+    std::string bytes;
+  };
+  std::vector<Case> cases = {
+      {"fields out of order", node(entry("dtype", type_attr(1)) + len(2, "Placeholder") + len(1, "a"))},
+      {"a key twice (the last wins)", node(len(1, "a") + len(2, "Placeholder") + entry("dtype", type_attr(1)) + entry("dtype", type_attr(3)))},
+      {"a map entry's value before its key", node(len(1, "a") + len(2, "Placeholder") + len(5, len(2, type_attr(1)) + len(1, "dtype")))},
+      {"a map entry without a value", node(len(1, "a") + len(2, "NoOp") + len(5, len(1, "x")))},
+      {"a oneof set twice", node(len(1, "a") + len(2, "NoOp") + entry("x", vint(3, 7) + len(2, "s")))},
+      {"a negative int", node(len(1, "a") + len(2, "NoOp") + entry("x", vint(3, static_cast<uint64_t>(-1))))},
+      {"an overlong varint", node(len(1, "a") + len(2, "Placeholder") + entry("dtype", std::string("\x30\x81\x00", 3)))},
+      {"an unpacked list of ints", node(len(1, "a") + len(2, "NoOp") + entry("x", len(1, vint(3, 1) + vint(3, 2))))},
+      {"a packed list split in two", node(len(1, "a") + len(2, "NoOp") + entry("x", len(1, len(3, varint(1)) + len(3, varint(2)))))},
+      {"an empty packed list of floats", node(len(1, "a") + len(2, "NoOp") + entry("x", len(1, len(4, ""))))},
+      {"a list of two kinds", node(len(1, "a") + len(2, "NoOp") + entry("x", len(1, len(3, varint(1)) + len(2, "s"))))},
+      {"a signalling NaN in a list", node(len(1, "a") + len(2, "NoOp") + entry("x", len(1, len(4, std::string("\x01\x00\xa0\x7f", 4)))))},
+      {"a list of types and shapes", node(len(1, "a") + len(2, "NoOp") + entry("t", len(1, len(6, varint(1) + varint(9)))) +
+                                          entry("s", len(1, len(7, shape23) + len(7, vint(3, 1)))))},
+      {"a named dim", node(len(1, "a") + len(2, "Placeholder") + entry("dtype", type_attr(1)) + entry("shape", len(7, len(2, vint(1, 2) + len(2, "n")))))},
+      {"an unknown dim and rank", node(len(1, "a") + len(2, "Placeholder") + entry("dtype", type_attr(1)) +
+                                       entry("shape", len(7, len(2, vint(1, static_cast<uint64_t>(-1))) + len(2, "")))) +
+                                  node(len(1, "b") + len(2, "Placeholder") + entry("dtype", type_attr(1)) + entry("shape", len(7, vint(3, 1))))},
+      {"a tensor without a shape", node(len(1, "c") + len(2, "Const") + entry("dtype", type_attr(1)) +
+                                        entry("value", len(8, vint(1, 1) + len(4, std::string(4, '\0')))))},
+      {"a tensor of typed values", node(len(1, "c") + len(2, "Const") + entry("dtype", type_attr(1)) +
+                                        entry("value", len(8, vint(1, 1) + len(2, shape23) + len(5, std::string(8, '\x02')))))},
+      {"a tensor of content, a qint8 and a version", node(len(1, "c") + len(2, "Const") + entry("dtype", type_attr(11)) +
+                                        entry("value", len(8, vint(1, 11) + len(2, shape23) + vint(3, 4) + len(4, "abcdef")))) +
+                                   node(len(1, "d") + len(2, "Const") + entry("dtype", type_attr(1)) +
+                                        entry("value", len(8, vint(1, 1) + len(2, shape23) + len(4, f6) + len(4, f6))))},
+      {"a name in UTF-8", placeholder("\xc3\xa9t\xc3\xa9")},
+      {"an unknown field of a node", node(len(1, "a") + len(2, "NoOp") + vint(99, 5))},
+      {"debug info", node(len(1, "a") + len(2, "NoOp") + len(6, len(1, "orig")))},
+      {"a device and inputs", placeholder("p") + node(len(1, "a") + len(2, "Identity") + len(3, "p") + len(3, "^p") + len(4, "/cpu:0") +
+                                                     entry("T", type_attr(1)))},
+      {"a function attribute", node(len(1, "a") + len(2, "NoOp") + entry("f", len(10, len(1, "fn"))))},
+      {"an attribute of no value", node(len(1, "a") + len(2, "NoOp") + entry("x", ""))},
+  };
+  for (const auto& c : cases) {
+    SCOPED_TRACE(c.what);
+    tf::GraphDef parsed;
+    ASSERT_TRUE(parsed.ParseFromString(c.bytes));
+    text::Document want = import_graph(parsed), got = import_graph_bytes(c.bytes);
+    EXPECT_EQ(ir::first_difference(want.graph, got.graph), "");
+    tf::GraphDef whole;
+    export_graph(got, whole);
+    std::string a;
+    {
+      google::protobuf::io::StringOutputStream s(&a);
+      google::protobuf::io::CodedOutputStream out(&s);
+      out.SetSerializationDeterministic(true);
+      whole.SerializeToCodedStream(&out);
+    }
+    EXPECT_EQ(export_graph_bytes(got), a);
+  }
+  // Bytes protobuf refuses are refused: a name that is not UTF-8, a truncated attribute.
+  EXPECT_THROW(import_graph_bytes(placeholder("a\xff")), ParseError);
+  EXPECT_THROW(import_graph_bytes(node(len(1, "a") + len(2, "NoOp") + entry("x", std::string("\x12\x05", 2)))), ParseError);
+  EXPECT_THROW(import_graph_bytes(node(len(1, "a") + len(2, "NoOp") + len(5, len(1, "k\xff") + len(2, vint(3, 1))))), ParseError);
 }
 
 int run(const std::string& cmd) {

@@ -164,6 +164,11 @@ TEST(SavedModel, HumanModelsRoundTrip) {
     export_graph(frozen, whole);
     EXPECT_EQ(serialize(whole), pb);
     EXPECT_EQ(export_graph_bytes(frozen), pb);
+    // import_graph_bytes reads the nodes straight from the wire: the same IR as from protobuf's
+    // parsed message.
+    tensorflow::GraphDef parsed;
+    ASSERT_TRUE(parsed.ParseFromString(pb));
+    EXPECT_EQ(ir::first_difference(import_graph(parsed).graph, frozen.graph), "");
     fs::path dir = tmp.path / name;
     write_saved_model(frozen, dir.string() + "/");
     ASSERT_TRUE(fs::exists(dir / "saved_model.pb"));

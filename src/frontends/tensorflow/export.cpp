@@ -13,6 +13,7 @@
 #include "amanda/support/diagnostics.h"
 #include "signatures.h"
 #include "values.h"
+#include "wire.h"
 
 namespace amanda::tf_frontend {
 
@@ -24,18 +25,28 @@ namespace tf = tensorflow;
 
 namespace {
 
-// A root node's tensor attribute whose bytes the exporter leaves out of the message, to be
-// written straight from the IR into the output (export_graph_bytes).
-struct Deferred {
-  tf::NodeDef* node;
-  std::string key;
-  const ir::Tensor* tensor;
+// The root's NodeDefs as bytes, written straight from the IR (export_graph_bytes): the small
+// bytes of all nodes in one buffer, and where each large tensor's bytes go in it (they are copied
+// once, into the output).
+struct WireNodes {
+  struct Splice {
+    size_t pos;  // in `small`
+    const ir::Tensor* tensor;
+  };
+  struct Node {
+    size_t begin, end;            // in `small`
+    uint32_t sp_begin, sp_end;    // in `splices`
+    uint64_t size;                // the NodeDef's length
+  };
+  std::string small;
+  std::vector<Splice> splices;
+  std::vector<Node> nodes;
 };
-constexpr size_t kDeferBytes = 1024;
+constexpr size_t kSpliceBytes = 1024;
 
 class Exporter {
  public:
-  std::vector<Deferred>* deferred = nullptr;
+  WireNodes* wire = nullptr;  // set: the root's nodes are written here as bytes, not into the message
 
   explicit Exporter(const text::Document& doc) : g_(doc.graph) {
     if (doc.kind != text::Document::Kind::Graph) throw Error("only a graph document can be written as a GraphDef");
@@ -66,6 +77,7 @@ class Exporter {
  private:
   const ir::Graph& g_;
   Signatures sigs_;
+  std::vector<std::pair<std::string_view, const Value*>> metas_;
 
   const Value* attr(OpId op, std::string_view key) const {
     for (const auto& [k, v] : g_.attrs(op))
@@ -167,7 +179,137 @@ class Exporter {
   }
 
   void body(OpId scope, bool function, google::protobuf::RepeatedPtrField<tf::NodeDef>& nodes) {
+    if (wire && !function && scope == g_.root()) {
+      for (OpId op = g_.first_child(scope); op; op = g_.next_sibling(op)) node_wire(op, scope);
+      return;
+    }
     for (OpId op = g_.first_child(scope); op; op = g_.next_sibling(op)) node(op, scope, function, *nodes.Add());
+  }
+
+  // A root node as NodeDef bytes (fields in number order, attributes sorted by key: protobuf's
+  // deterministic serialisation), appended to wire->small. Nodes with debug info or unknown
+  // fields, or two attributes of one key, go through the message (node()).
+  struct WireAttrRef {
+    std::string_view key;
+    const Value* value;
+    bool raw;  // '@attr.KEY': the AttrValue's bytes in base64
+  };
+  std::vector<WireAttrRef> wattrs_;
+  std::string av_;
+
+  void node_wire(OpId op, OpId scope) {
+    WireNodes& w = *wire;
+    WireNodes::Node span{w.small.size(), 0, static_cast<uint32_t>(w.splices.size()), 0, 0};
+    const Value *at_op = nullptr, *at_device = nullptr, *kinds = nullptr;
+    bool whole = false;
+    metas_.clear();
+    wattrs_.clear();
+    for (const auto& [k, v] : g_.attrs(op)) {
+      std::string_view key = g_.str(k);
+      if (key.empty() || key[0] != '@') {
+        wattrs_.push_back({key, &v, false});
+        continue;
+      }
+      if (key.starts_with("@attr.")) wattrs_.push_back({key.substr(6), &v, true});
+      else if (key.starts_with("@_")) wattrs_.push_back({key.substr(1), &v, false});
+      else if (key == "@op") at_op = &v;
+      else if (key == "@device") at_device = &v;
+      else if (key == "@attr_kinds") kinds = &v;
+      else if (key.starts_with("@tensor.")) metas_.emplace_back(key.substr(8), &v);
+      else if (key == "@debug_info" || key == "@unknown_fields") whole = true;
+    }
+    std::stable_sort(wattrs_.begin(), wattrs_.end(), [](const WireAttrRef& a, const WireAttrRef& b) { return a.key < b.key; });
+    for (size_t i = 1; i < wattrs_.size(); ++i) whole |= wattrs_[i].key == wattrs_[i - 1].key;
+    if (whole) {
+      tf::NodeDef n;
+      node(op, scope, false, n);
+      w.small += serialize(n);
+      span.end = w.small.size();
+      span.sp_end = span.sp_begin;
+      span.size = span.end - span.begin;
+      w.nodes.push_back(span);
+      return;
+    }
+    std::string& out = w.small;
+    std::string_view name = g_.name_str(op);
+    std::string_view type = at_op && at_op->is_string() ? std::string_view(at_op->as_string()) : g_.type_str(op);
+    if (!(at_op && at_op->is_string()) && type.starts_with(kTfjsPrefix) && type.substr(kTfjsPrefix.size()).starts_with("::"))
+      type.remove_prefix(kTfjsPrefix.size() + 2);
+    if (!name.empty()) wire::put_len(out, 1, name);
+    if (!type.empty()) wire::put_len(out, 2, type);
+    for (PortId p : g_.inputs(op)) {
+      if (g_.is_control(p)) continue;
+      PortId src = g_.producer(p);
+      if (!src) throw Error(g_.path(p) + ": an input without an edge (a GraphDef input names the tensor it reads)");
+      if (const Value* r = attr(p, "@ref"); r && r->is_string()) {
+        wire::put_len(out, 3, r->as_string());
+        continue;
+      }
+      OpId from = g_.port_op(src);
+      if (from == scope) {
+        wire::put_len(out, 3, g_.port_name_str(src));
+        continue;
+      }
+      if (g_.parent(from) != scope) throw Error(g_.path(src) + ": an edge from outside the graph that reads it");
+      std::string_view from_name = g_.name_str(from);
+      uint32_t k = g_.port_index(src);
+      char buf[16];
+      size_t digits = 0;
+      if (k) digits = static_cast<size_t>(std::to_chars(buf, buf + sizeof buf, k).ptr - buf);
+      out += '\x1a';
+      wire::put_varint(out, from_name.size() + (k ? 1 + digits : 0));
+      out += from_name;
+      if (k) {
+        out += ':';
+        out.append(buf, digits);
+      }
+    }
+    if (PortId c = g_.find_control(op, ir::PortDir::In))
+      for (ir::EdgeId e = g_.first_in_edge(c); e; e = g_.next_in_edge(e)) {
+        std::string_view from_name = g_.name_str(g_.port_op(g_.edge_src(e)));
+        out += '\x1a';
+        wire::put_varint(out, from_name.size() + 1);
+        out += '^';
+        out += from_name;
+      }
+    if (at_device && at_device->is_string() && !at_device->as_string().empty()) wire::put_len(out, 4, at_device->as_string());
+    for (const WireAttrRef& a : wattrs_) {
+      av_.clear();
+      const ir::Tensor* splice = nullptr;
+      if (a.raw) {
+        auto bytes = base64_decode(a.value->is_string() ? a.value->as_string() : std::string());
+        tf::AttrValue m;
+        if (!bytes || !m.ParseFromString(*bytes))
+          throw Error(g_.path(op) + ": '@attr." + std::string(a.key) + "' is not base64 of an AttrValue");
+        av_ = serialize(m);
+      } else {
+        AttrKind kind = implied_kind(*a.value, sigs_.attr_hint(type, a.key));
+        if (kinds && kinds->is_map())
+          if (const Value* kn = kinds->find(a.key); kn && kn->is_string())
+            if (auto kk = kind_from_name(kn->as_string())) kind = *kk;
+        const Value* meta = nullptr;
+        for (const auto& [mk, m] : metas_)
+          if (mk == a.key) meta = m;
+        if (!attr_to_wire(*a.value, kind, meta, av_, &splice, kSpliceBytes))
+          throw Error(g_.path(op) + ": attribute '" + std::string(a.key) + "' is not a TensorFlow " + std::string(kind_name(kind)));
+      }
+      uint64_t av_len = av_.size() + (splice ? splice->size : 0);
+      uint64_t entry_len = 1 + wire::varint_size(a.key.size()) + a.key.size() + 1 + wire::varint_size(av_len) + av_len;
+      out += '\x2a';
+      wire::put_varint(out, entry_len);
+      wire::put_len(out, 1, a.key);
+      out += '\x12';
+      wire::put_varint(out, av_len);
+      out += av_;
+      if (splice) {
+        w.splices.push_back({out.size(), splice});
+        span.size += splice->size;
+      }
+    }
+    span.end = out.size();
+    span.sp_end = static_cast<uint32_t>(w.splices.size());
+    span.size += span.end - span.begin;
+    w.nodes.push_back(span);
   }
 
   void node(OpId op, OpId scope, bool function, tf::NodeDef& n) {
@@ -175,7 +317,8 @@ class Exporter {
     // The op's '@' annotations, found in one pass (a lookup per annotation and per tensor
     // attribute scanned the list again and again).
     const Value *at_op = nullptr, *at_device = nullptr, *at_debug = nullptr, *kinds = nullptr;
-    std::vector<std::pair<std::string_view, const Value*>> metas;
+    auto& metas = metas_;
+    metas.clear();
     for (const auto& [k, v] : g_.attrs(op)) {
       std::string_view key = g_.str(k);
       if (key.size() < 2 || key[0] != '@') continue;
@@ -226,10 +369,7 @@ class Exporter {
       for (const auto& [name, m] : metas)
         if (name == key) meta = m;
       tf::AttrValue& a = out[std::string(key)];
-      bool defer = deferred && !function && kind == AttrKind::Tensor && v.is_tensor() && v.as_tensor().dtype != ir::DType::String &&
-                   v.as_tensor().size >= kDeferBytes && TensorMeta::from_value(meta).storage == "content";
-      if (defer) deferred->push_back({&n, std::string(key), &v.as_tensor()});
-      if (!attr_to_proto(v, kind, meta, a, defer))
+      if (!attr_to_proto(v, kind, meta, a))
         throw Error(g_.path(op) + ": attribute '" + std::string(key) + "' is not a TensorFlow " + std::string(kind_name(kind)));
     }
     unknown_fields(op, n);
@@ -243,139 +383,39 @@ void export_graph(const text::Document& doc, tf::GraphDef& g) {
   Exporter(doc).run(g);
 }
 
-namespace {
-
-namespace WFL = google::protobuf::internal;
-
-size_t varint_size(uint64_t v) { return google::protobuf::io::CodedOutputStream::VarintSize64(v); }
-
-void put_varint(std::string& out, uint64_t v) {
-  while (v >= 0x80) {
-    out += static_cast<char>(v | 0x80);
-    v >>= 7;
-  }
-  out += static_cast<char>(v);
-}
-
-// The deterministic serialisation of `g` whose deferred tensors' tensor_content was left out, with
-// those bytes written in from the IR: what serialize(g) would give had they been in it, without
-// copying each tensor into its TensorProto first. The layout relied on (protobuf writes fields in
-// number order, map entries sorted by key, each as key then value):
-//   GraphDef  = (node: 0x0a len NodeDef)* library version versions
-//   NodeDef   = name op input* device (attr: 0x2a len (0x0a len key) (0x12 len AttrValue))* debug_info
-//   AttrValue = tensor: 0x42 len TensorProto;  TensorProto = dtype shape version (0x22 len bytes)
-// A node with debug info or unknown fields (they follow the attributes) gets its bytes back in
-// the message instead.
-std::string serialize_spliced(tf::GraphDef& g, const std::vector<Deferred>& deferred) {
-  absl::flat_hash_map<const tf::NodeDef*, std::vector<const Deferred*>> by_node;
-  for (const auto& d : deferred) by_node[d.node].push_back(&d);
-  struct Entry {
-    std::string head;                  // the entry up to the content (or whole)
-    const ir::Tensor* tensor = nullptr;
-  };
-  struct Node {
-    std::string head;  // the whole node when not spliced
-    std::vector<Entry> entries;
-    uint64_t size = 0;
-  };
-  std::vector<Node> nodes(static_cast<size_t>(g.node_size()));
-  uint64_t total = 0;
-  for (int i = 0; i < g.node_size(); ++i) {
-    tf::NodeDef& n = *g.mutable_node(i);
-    Node& out = nodes[static_cast<size_t>(i)];
-    auto it = by_node.find(&n);
-    if (it != by_node.end() && (n.has_experimental_debug_info() || !n.GetReflection()->GetUnknownFields(n).empty())) {
-      for (const Deferred* d : it->second)
-        n.mutable_attr()->at(d->key).mutable_tensor()->mutable_tensor_content()->assign(
-            reinterpret_cast<const char*>(d->tensor->data), d->tensor->size);
-      it = by_node.end();
-    }
-    if (it == by_node.end()) {
-      out.head = serialize(n);
-      out.size = out.head.size();
-    } else {
-      tf::NodeDef h;
-      h.set_name(n.name());
-      h.set_op(n.op());
-      *h.mutable_input() = n.input();
-      h.set_device(n.device());
-      out.head = serialize(h);
-      out.size = out.head.size();
-      std::vector<const std::string*> keys;
-      for (const auto& kv : n.attr()) keys.push_back(&kv.first);
-      std::sort(keys.begin(), keys.end(), [](auto* a, auto* b) { return *a < *b; });
-      for (const std::string* key : keys) {
-        const tf::AttrValue& av = n.attr().at(*key);
-        const ir::Tensor* t = nullptr;
-        for (const Deferred* d : it->second)
-          if (d->key == *key) t = d->tensor;
-        Entry e;
-        std::string body = serialize(av);
-        uint64_t av_len = body.size(), tp_len = 0;
-        if (t) {
-          body = serialize(av.tensor());  // (the tensor is the AttrValue's only field)
-          tp_len = body.size() + 1 + varint_size(t->size) + t->size;
-          av_len = 1 + varint_size(tp_len) + tp_len;
-        }
-        uint64_t entry_len = 1 + varint_size(key->size()) + key->size() + 1 + varint_size(av_len) + av_len;
-        e.head += '\x2a';
-        put_varint(e.head, entry_len);
-        e.head += '\x0a';
-        put_varint(e.head, key->size());
-        e.head += *key;
-        e.head += '\x12';
-        put_varint(e.head, av_len);
-        if (t) {
-          e.head += '\x42';
-          put_varint(e.head, tp_len);
-          e.head += body;
-          e.head += '\x22';
-          put_varint(e.head, t->size);
-          e.tensor = t;
-        } else {
-          e.head += body;
-        }
-        out.size += e.head.size() + (t ? t->size : 0);
-        out.entries.push_back(std::move(e));
-      }
-    }
-    total += 1 + varint_size(out.size) + out.size;
-  }
-  g.mutable_node()->Clear();
-  std::string tail = serialize(g);
-  total += tail.size();
-  if (total > static_cast<uint64_t>(INT32_MAX)) throw Error("the GraphDef is over 2 GiB, which protobuf cannot read");
-  std::string out;
-  out.reserve(total);  // (appended, not resized: no pass of zeros over it first)
-  for (const Node& n : nodes) {
-    out += '\x0a';
-    put_varint(out, n.size);
-    out += n.head;
-    for (const Entry& e : n.entries) {
-      out += e.head;
-      if (e.tensor) out.append(reinterpret_cast<const char*>(e.tensor->data), e.tensor->size);
-    }
-  }
-  out += tail;
-  return out;
-}
-
-}  // namespace
-
 std::string export_graph_bytes(const text::Document& doc) {
-  // On an arena: the messages in blocks, freed at once (freeing them one by one was 15% of the
-  // export). Messages are built in place in it (one moved in from the heap would be copied).
+  // The root's nodes as bytes straight from the IR (large tensors copied once, into the output);
+  // the rest (library, versions, unknown fields) by protobuf, on an arena. Protobuf writes fields
+  // in number order, so the nodes (field 1) come first, then the rest.
   google::protobuf::ArenaOptions ao;
   ao.start_block_size = 16 * 1024;
   ao.max_block_size = 64 * 1024;  // (below malloc's mmap threshold: blocks of a MB were mapped and faulted in every time)
   google::protobuf::Arena arena(ao);
   tf::GraphDef& g = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
-  std::vector<Deferred> deferred;
+  WireNodes w;
   Exporter e(doc);
-  e.deferred = &deferred;
+  e.wire = &w;
   e.run(g);
-  if (deferred.empty()) return serialize(g);
-  return serialize_spliced(g, deferred);
+  std::string tail = serialize(g);
+  uint64_t total = tail.size();
+  for (const auto& n : w.nodes) total += 1 + wire::varint_size(n.size) + n.size;
+  if (total > static_cast<uint64_t>(INT32_MAX)) throw Error("the GraphDef is over 2 GiB, which protobuf cannot read");
+  std::string out;
+  out.reserve(total);  // (appended, not resized: no pass of zeros over it first)
+  for (const auto& n : w.nodes) {
+    out += '\x0a';
+    wire::put_varint(out, n.size);
+    size_t at = n.begin;
+    for (uint32_t i = n.sp_begin; i < n.sp_end; ++i) {
+      const auto& sp = w.splices[i];
+      out.append(w.small, at, sp.pos - at);
+      out.append(reinterpret_cast<const char*>(sp.tensor->data), sp.tensor->size);
+      at = sp.pos;
+    }
+    out.append(w.small, at, n.end - at);
+  }
+  out += tail;
+  return out;
 }
 
 std::string export_graph_text(const text::Document& doc) {

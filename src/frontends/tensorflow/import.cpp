@@ -1,9 +1,11 @@
 // TensorFlow GraphDef -> text::Document. See docs/tensorflow.md for the mapping.
 #include <algorithm>
 #include <charconv>
+#include <span>
 
 #include <absl/container/flat_hash_map.h>
 #include <google/protobuf/arena.h>
+#include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/unknown_field_set.h>
@@ -14,6 +16,7 @@
 #include "amanda/support/diagnostics.h"
 #include "signatures.h"
 #include "values.h"
+#include "wire.h"
 
 namespace amanda::tf_frontend {
 
@@ -38,7 +41,11 @@ bool parse_index(std::string_view s, uint32_t& out) {
 class Importer {
  public:
   // owned: the GraphDef is the importer's to change (tensor bytes are moved out of it).
-  Importer(const tf::GraphDef& g, const ImportOptions& o, bool owned = false) : gd_(g), opt_(o), g_(doc_.graph), owned_(owned) {
+  // root_nodes: the root's NodeDefs as wire bytes (gd_ then has no nodes), read by the fast path;
+  // arena: where messages parsed from such bytes go.
+  Importer(const tf::GraphDef& g, const ImportOptions& o, bool owned = false, google::protobuf::Arena* arena = nullptr,
+           const std::vector<std::string_view>* root_nodes = nullptr)
+      : gd_(g), opt_(o), g_(doc_.graph), owned_(owned), arena_(arena), root_nodes_(root_nodes) {
     s_ref_ = g_.sym("@ref");
   }
 
@@ -53,7 +60,19 @@ class Importer {
       library(gd_.library());
     }
     absl::flat_hash_map<std::string, OpId> names;
-    body(root, gd_.node(), nullptr, "", names);
+    Nodes nodes;
+    if (root_nodes_) {
+      nodes.refs.reserve(root_nodes_->size());
+      for (std::string_view b : *root_nodes_)
+        if (!nodes.add_wire(b)) nodes.add_message(parse_node(b), true);
+      // The IR's arrays sized once (growing them copied them again and again): a port per input
+      // and about one output per node, an edge per input.
+      size_t n = nodes.refs.size(), in = nodes.inputs.size();
+      g_.reserve(n, in + n + n / 4, in);
+    } else {
+      for (const auto& n : gd_.node()) nodes.add_message(n, owned_);
+    }
+    body(root, nodes, nullptr, "", names);
     if (uses_tfjs_)
       g_.set_attr(root, g_.sym("imports"), Value(Value::Map{{std::string(kTfjsPrefix), Value(kTfjsNamespace)}}));
     return std::move(doc_);
@@ -65,6 +84,8 @@ class Importer {
   text::Document doc_{text::Document::Kind::Graph};
   ir::Graph& g_;
   bool owned_ = false;
+  google::protobuf::Arena* arena_ = nullptr;
+  const std::vector<std::string_view>* root_nodes_ = nullptr;
   Signatures sigs_;
   bool uses_tfjs_ = false;
   Symbol s_ref_;
@@ -144,7 +165,9 @@ class Importer {
       g_.set_attr(fg, g_.sym("control_ret"), Value(std::move(m)));
     }
     absl::flat_hash_map<std::string, OpId> names;
-    body(fg, f.node_def(), &args, where + ", ", names);
+    Nodes nodes;
+    for (const auto& n : f.node_def()) nodes.add_message(n, owned_);
+    body(fg, nodes, &args, where + ", ", names);
     names_ = &names;
     // ret: output argument -> the tensor that feeds it.
     std::vector<std::pair<std::string, std::string>> ret(f.ret().begin(), f.ret().end());
@@ -161,62 +184,170 @@ class Importer {
     return fg;
   }
 
+  // A node to read: its fields as views of the wire bytes (the root's, read by the fast path) or
+  // of a parsed NodeDef (a function body's, or a node the fast path left to protobuf).
+  struct AttrRef {
+    std::string_view key;
+    std::string_view bytes;              // the AttrValue's wire bytes, when msg is null
+    const tf::AttrValue* msg = nullptr;  // the parsed AttrValue
+    bool movable = false;                // msg's tensor bytes may be moved out
+    int64_t ival = -1, ntypes = -1;      // what list_length reads (set by attrs())
+  };
+  struct NodeRef {
+    std::string_view name, op, device;
+    uint32_t in_begin = 0, in_end = 0, at_begin = 0, at_end = 0;
+    const tf::NodeDef* msg = nullptr;  // its debug info and unknown fields (null: read from bytes, it has neither)
+  };
+  struct Nodes {
+    std::vector<NodeRef> refs;
+    std::vector<std::string_view> inputs;
+    std::vector<AttrRef> attrs;
+
+    // Attributes in key order (the map's order in the file is not kept by protobuf).
+    void sort_attrs(uint32_t begin) {
+      std::sort(attrs.begin() + begin, attrs.end(), [](const AttrRef& a, const AttrRef& b) { return a.key < b.key; });
+    }
+
+    void add_message(const tf::NodeDef& n, bool movable) {
+      NodeRef r{n.name(), n.op(), n.device()};
+      r.msg = &n;
+      r.in_begin = static_cast<uint32_t>(inputs.size());
+      for (const auto& in : n.input()) inputs.push_back(in);
+      r.in_end = static_cast<uint32_t>(inputs.size());
+      r.at_begin = static_cast<uint32_t>(attrs.size());
+      for (const auto& kv : n.attr()) attrs.push_back({kv.first, {}, &kv.second, movable});
+      sort_attrs(r.at_begin);
+      r.at_end = static_cast<uint32_t>(attrs.size());
+      refs.push_back(r);
+    }
+
+    // A NodeDef of name, op, input, device and attr fields in field order, ASCII strings, map
+    // entries of a key and a value, no key twice; false (and nothing added) for anything else.
+    bool add_wire(std::string_view b) {
+      NodeRef n;
+      n.in_begin = static_cast<uint32_t>(inputs.size());
+      n.at_begin = static_cast<uint32_t>(attrs.size());
+      auto undo = [&] {
+        inputs.resize(n.in_begin);
+        attrs.resize(n.at_begin);
+        return false;
+      };
+      wire::Reader r(b);
+      uint32_t last = 0, f, t;
+      while (!r.done()) {
+        if (!r.tag(f, t) || t != wire::kLen || f > 5 || f < last || (f == last && f != 3 && f != 5)) return undo();
+        last = f;
+        std::string_view v;
+        if (!r.bytes(v)) return undo();
+        switch (f) {
+          case 1: n.name = v; break;
+          case 2: n.op = v; break;
+          case 3: inputs.push_back(v); break;
+          case 4: n.device = v; break;
+          default: {
+            wire::Reader e(v);
+            std::string_view key, val;
+            uint32_t f1, t1, f2, t2;
+            if (!e.tag(f1, t1) || f1 != 1 || t1 != wire::kLen || !e.bytes(key) || !e.tag(f2, t2) || f2 != 2 ||
+                t2 != wire::kLen || !e.bytes(val) || !e.done() || !wire::ascii(key))
+              return undo();
+            attrs.push_back({key, val});
+            continue;
+          }
+        }
+        if (!wire::ascii(v)) return undo();
+      }
+      n.in_end = static_cast<uint32_t>(inputs.size());
+      n.at_end = static_cast<uint32_t>(attrs.size());
+      sort_attrs(n.at_begin);
+      for (uint32_t i = n.at_begin + 1; i < n.at_end; ++i)
+        if (attrs[i].key == attrs[i - 1].key) return undo();
+      refs.push_back(n);
+      return true;
+    }
+  };
+
+  // Parses bytes the fast path left to protobuf, as part of the GraphDef (`depth`: how deep in it
+  // the message sits, for protobuf's recursion limit).
+  template <class M>
+  const M& parse_part(std::string_view b, int depth) {
+    M* m = google::protobuf::Arena::CreateMessage<M>(arena_);
+    google::protobuf::io::CodedInputStream in(reinterpret_cast<const uint8_t*>(b.data()), static_cast<int>(b.size()));
+    in.SetRecursionLimit(100 - depth);
+    if (!m->MergePartialFromCodedStream(&in) || !in.ConsumedEntireMessage())
+      throw ParseError(SourceLoc{opt_.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
+    return *m;
+  }
+  const tf::NodeDef& parse_node(std::string_view b) { return parse_part<tf::NodeDef>(b, 1); }
+
+  static int64_t list_length(const ArgSpec& a, std::span<const AttrRef> attrs) {
+    const std::string& key = !a.number_attr.empty() ? a.number_attr : a.type_list_attr;
+    if (key.empty()) return -1;
+    for (const auto& r : attrs)
+      if (r.key == key) {
+        int64_t n = !a.number_attr.empty() ? r.ival : r.ntypes;
+        return n >= 0 ? n : -1;
+      }
+    return -1;
+  }
+
   struct Pending {
     OpId op;
-    const tf::NodeDef* node;
+    const NodeRef* node;
     const OpSignature* sig;
   };
   absl::flat_hash_map<std::string, OpId>* names_ = nullptr;
 
-  void body(OpId scope, const google::protobuf::RepeatedPtrField<tf::NodeDef>& nodes,
-            const absl::flat_hash_map<std::string, PortId>* args, const std::string& where_prefix,
+  void body(OpId scope, Nodes& nodes, const absl::flat_hash_map<std::string, PortId>* args, const std::string& where_prefix,
             absl::flat_hash_map<std::string, OpId>& names) {
-    names.reserve(nodes.size());
+    names.reserve(nodes.refs.size());
     names_ = &names;
     std::vector<Pending> pending;
-    pending.reserve(nodes.size());
+    pending.reserve(nodes.refs.size());
     int index = 0;
     // (Message prefixes are built in one reused buffer: a string per node and attribute was a tenth
     // of the import's time.)
-    std::string where;
-    for (const auto& n : nodes) {
+    std::string where, type;
+    for (const NodeRef& n : nodes.refs) {
       where.assign(where_prefix);
-      if (n.name().empty()) where += "node #" + std::to_string(index);
-      else where.append("node '").append(n.name()).append("'");
+      if (n.name.empty()) where += "node #" + std::to_string(index);
+      else where.append("node '").append(n.name).append("'");
       ++index;
-      if (n.name().empty()) fail(where, "a node without a name");
-      if (names.contains(n.name())) fail(where, "a second node of that name");
-      if (n.op().empty()) fail(where, "a node without an op");
-      const OpSignature* sig = sigs_.find(n.op());
-      std::string type = n.op();
+      if (n.name.empty()) fail(where, "a node without a name");
+      if (names.contains(absl::string_view(n.name.data(), n.name.size()))) fail(where, "a second node of that name");
+      if (n.op.empty()) fail(where, "a node without an op");
+      const OpSignature* sig = sigs_.find(n.op);
+      Symbol type_sym;
       if (sig && sig->tfjs) {
-        type = std::string(kTfjsPrefix) + "::" + type;
+        type.assign(kTfjsPrefix).append("::").append(n.op);
+        type_sym = g_.sym(type);
         uses_tfjs_ = true;
+      } else {
+        type_sym = g_.sym(n.op);
       }
-      OpId op = g_.create_op(scope, g_.sym(type), g_.sym(n.name()), false);
-      names[n.name()] = op;
-      if (n.op().find("::") != std::string::npos) g_.set_attr(op, g_.sym("@op"), Value(n.op()));
-      mutable_ = owned_ ? const_cast<tf::NodeDef*>(&n) : nullptr;
-      attrs(op, n, sig, where);
-      mutable_ = nullptr;
-      if (!n.device().empty()) g_.set_attr(op, g_.sym("@device"), Value(n.device()));
-      if (n.has_experimental_debug_info()) {
+      OpId op = g_.create_op(scope, type_sym, g_.sym(n.name), false);
+      names.emplace(std::string(n.name), op);
+      if (n.op.find("::") != std::string_view::npos) g_.set_attr(op, g_.sym("@op"), Value(std::string(n.op)));
+      std::span<AttrRef> attrs_of(nodes.attrs.data() + n.at_begin, n.at_end - n.at_begin);
+      attrs(op, attrs_of, sig, where);
+      if (!n.device.empty()) g_.set_attr(op, g_.sym("@device"), Value(std::string(n.device)));
+      if (n.msg && n.msg->has_experimental_debug_info()) {
         Value::Map m;
         Value::List a, b;
-        for (const auto& s : n.experimental_debug_info().original_node_names()) a.push_back(Value(s));
-        for (const auto& s : n.experimental_debug_info().original_func_names()) b.push_back(Value(s));
+        for (const auto& s : n.msg->experimental_debug_info().original_node_names()) a.push_back(Value(s));
+        for (const auto& s : n.msg->experimental_debug_info().original_func_names()) b.push_back(Value(s));
         m.push_back({"original_node_names", Value(std::move(a))});
         m.push_back({"original_func_names", Value(std::move(b))});
         g_.set_attr(op, g_.sym("@debug_info"), Value(std::move(m)));
       }
-      keep_unknown_fields(n, op);
+      if (n.msg) keep_unknown_fields(*n.msg, op);
       if (sig) {
         for (const auto& a : sig->outputs) {
           if (!a.list) {
             g_.add_output(op, g_.sym(a.name));
             continue;
           }
-          int64_t len = list_length(a, n.attr());
+          int64_t len = list_length(a, attrs_of);
           if (len < 0 || len > kEagerListLimit) break;  // the rest: when referenced
           for (int64_t i = 0; i < len; ++i) g_.add_output(op, g_.sym(a.name + "." + std::to_string(i)));
         }
@@ -224,34 +355,68 @@ class Importer {
       pending.push_back({op, &n, sig});
     }
     for (const auto& p : pending) {
-      where.assign(where_prefix).append("node '").append(p.node->name()).append("'");
-      inputs(scope, p.op, *p.node, p.sig, args, where);
+      where.assign(where_prefix).append("node '").append(p.node->name).append("'");
+      std::span<const std::string_view> ins(nodes.inputs.data() + p.node->in_begin, p.node->in_end - p.node->in_begin);
+      std::span<const AttrRef> attrs_of(nodes.attrs.data() + p.node->at_begin, p.node->at_end - p.node->at_begin);
+      inputs(scope, p.op, ins, attrs_of, p.sig, args, where);
     }
   }
 
-  // Node attributes, in key order (the map's order in the file is not kept by protobuf).
-  tf::NodeDef* mutable_ = nullptr;  // the node being read, when its tensors' bytes may be moved out
+  // One attribute's IR value, kind and tensor metadata, set on the op.
+  void put_attr(OpId op, std::string_view key, AttrKind actual, AttrOut&& out, const OpSignature* sig, Value::Map& kinds) {
+    if (implied_kind(out.value, Signatures::attr_hint(sig, key)) != actual)
+      kinds.push_back({std::string(key), Value(kind_name(actual))});
+    // TensorFlow's internal attributes ('_class', '_grappler_...') are not part of any op's
+    // registration and TensorFlow does not check them: annotations here ('@_class').
+    if (key[0] == '_') {
+      std::string k = "@";
+      k.append(key);
+      g_.set_attr(op, g_.sym(k), std::move(out.value));
+    } else {
+      g_.set_attr(op, g_.sym(key), std::move(out.value));
+    }
+    if (!out.tensor_meta.is_null()) {
+      std::string k = "@tensor.";
+      k.append(key);
+      g_.set_attr(op, g_.sym(k), std::move(out.tensor_meta));
+    }
+  }
 
-  void attrs(OpId op, const tf::NodeDef& n, const OpSignature* sig, const std::string& where) {
-    if (n.attr().empty()) return;
-    std::vector<const google::protobuf::MapPair<std::string, tf::AttrValue>*> items;
-    items.reserve(n.attr_size());
-    for (const auto& kv : n.attr()) items.push_back(&kv);
-    std::sort(items.begin(), items.end(), [](auto* a, auto* b) { return a->first < b->first; });
+  // Node attributes, in key order.
+  void attrs(OpId op, std::span<AttrRef> items, const OpSignature* sig, const std::string& where) {
+    if (items.empty()) return;
     Value::Map kinds;
     std::string awhere;
-    for (const auto* kv : items) {
-      const std::string& key = kv->first;
-      const tf::AttrValue& v = kv->second;
+    for (AttrRef& r : items) {
+      std::string_view key = r.key;
+      if (key.empty() || key[0] == '@') {
+        awhere.assign(where).append(", attribute '").append(key).append("'");
+        fail(awhere, "an attribute name Amanda cannot hold");
+      }
+      if (!r.msg) {
+        // Straight from the bytes when they are a plain field of a common kind.
+        WireAttr w;
+        if (attr_from_wire(r.bytes, w)) {
+          r.ival = w.ival;
+          r.ntypes = w.ntypes;
+          put_attr(op, key, w.kind, std::move(w.out), sig, kinds);
+          continue;
+        }
+        r.msg = &parse_part<tf::AttrValue>(r.bytes, 3);
+        r.movable = true;
+      }
+      const tf::AttrValue& v = *r.msg;
+      if (v.value_case() == tf::AttrValue::kI) r.ival = v.i();
+      if (v.value_case() == tf::AttrValue::kList) r.ntypes = v.list().type_size();
       awhere.assign(where).append(", attribute '").append(key).append("'");
-      if (key.empty() || key[0] == '@') fail(awhere, "an attribute name Amanda cannot hold");
       AttrKind actual = kind_of(v);
       // A tensor's bytes move to the IR (no copy); the rest of the proto is compared below.
+      tf::AttrValue* mv = r.movable ? const_cast<tf::AttrValue*>(r.msg) : nullptr;
       std::string content;
       bool moved = false;
-      if (actual == AttrKind::Tensor && !v.tensor().tensor_content().empty() && mutable_) {
-        content = std::move(*mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content());
-        mutable_->mutable_attr()->at(key).mutable_tensor()->clear_tensor_content();
+      if (actual == AttrKind::Tensor && !v.tensor().tensor_content().empty() && mv) {
+        content = std::move(*mv->mutable_tensor()->mutable_tensor_content());
+        mv->mutable_tensor()->clear_tensor_content();
         moved = true;
       }
       std::optional<AttrOut> out;
@@ -267,8 +432,7 @@ class Importer {
       bool scalar = actual == AttrKind::S || actual == AttrKind::I || actual == AttrKind::F || actual == AttrKind::B ||
                     actual == AttrKind::Type;
       // So do lists of one kind of ints, strings or bools (kind_of saw one kind; the values are
-      // copied as they are): no serialising twice to compare, which was the import's largest cost
-      // after parsing on models of many small nodes.
+      // copied as they are): no serialising twice to compare.
       bool plain_list = (actual == AttrKind::ListI || actual == AttrKind::ListS || actual == AttrKind::ListB) &&
                         v.list().GetReflection()->GetUnknownFields(v.list()).field_count() == 0;
       if (out && (!(scalar || plain_list) || v.GetReflection()->GetUnknownFields(v).field_count())) {
@@ -278,55 +442,49 @@ class Importer {
       }
       if (!exact) {
         // No exact readable form (a named dim, a resource tensor, ...): the bytes, whole.
-        if (moved) {
-          *mutable_->mutable_attr()->at(key).mutable_tensor()->mutable_tensor_content() =
+        if (moved)
+          *mv->mutable_tensor()->mutable_tensor_content() =
               out && out->value.is_tensor() ? std::string(out->value.as_tensor().bytes()) : content;
-        }
-        g_.set_attr(op, g_.sym("@attr." + key), Value(base64_encode(serialize(v))));
+        g_.set_attr(op, g_.sym("@attr." + std::string(key)), Value(base64_encode(serialize(v))));
         continue;
       }
-      if (implied_kind(out->value, Signatures::attr_hint(sig, key)) != actual)
-        kinds.push_back({key, Value(kind_name(actual))});
-      // TensorFlow's internal attributes ('_class', '_grappler_...') are not part of any op's
-      // registration and TensorFlow does not check them: annotations here ('@_class').
-      g_.set_attr(op, g_.sym(key[0] == '_' ? "@" + key : key), std::move(out->value));
-      if (!out->tensor_meta.is_null()) g_.set_attr(op, g_.sym("@tensor." + key), std::move(out->tensor_meta));
+      put_attr(op, key, actual, std::move(*out), sig, kinds);
     }
     if (!kinds.empty()) g_.set_attr(op, g_.sym("@attr_kinds"), Value(std::move(kinds)));
   }
 
   // Names the op's data inputs by its signature's arguments and connects every input.
-  void inputs(OpId scope, OpId op, const tf::NodeDef& n, const OpSignature* sig,
-              const absl::flat_hash_map<std::string, PortId>* args, const std::string& where) {
+  void inputs(OpId scope, OpId op, std::span<const std::string_view> ins, std::span<const AttrRef> attrs_of,
+              const OpSignature* sig, const absl::flat_hash_map<std::string, PortId>* args, const std::string& where) {
     bool function = args != nullptr;
     int data = 0;
     bool seen_control = false;
-    for (const auto& in : n.input()) {
+    for (std::string_view in : ins) {
       if (!in.empty() && in[0] == '^') {
         seen_control = true;
         continue;
       }
-      if (seen_control) fail(where, "data input '" + in + "' after a control input");
+      if (seen_control) fail(where, "data input '" + std::string(in) + "' after a control input");
       ++data;
     }
-    std::vector<std::string> port_names = input_names(n, sig, data);
+    std::vector<std::string> port_names = input_names(attrs_of, sig, data);
     int k = 0;
-    for (const auto& in : n.input()) {
+    for (std::string_view in : ins) {
       if (!in.empty() && in[0] == '^') {
-        std::string_view name = std::string_view(in).substr(1);
+        std::string_view name = in.substr(1);
         auto it = names_->find(absl::string_view(name.data(), name.size()));
-        if (it == names_->end()) fail(where, "control input '" + in + "' names no node");
+        if (it == names_->end()) fail(where, "control input '" + std::string(in) + "' names no node");
         g_.connect(g_.control_out(it->second), g_.control_in(op));
         continue;
       }
       PortId dst = g_.add_input(op, g_.sym(port_names[k++]));
-      PortId src = resolve(scope, in, function, args, [&] { return where + ", input '" + in + "'"; });
+      PortId src = resolve(scope, in, function, args, [&] { return where + ", input '" + std::string(in) + "'"; });
       g_.connect(src, dst);
-      if (!is_canonical_ref(in, src, scope, function)) g_.set_attr(dst, s_ref_, Value(in));
+      if (!is_canonical_ref(in, src, scope, function)) g_.set_attr(dst, s_ref_, Value(std::string(in)));
     }
   }
 
-  std::vector<std::string> input_names(const tf::NodeDef& n, const OpSignature* sig, int count) {
+  std::vector<std::string> input_names(std::span<const AttrRef> attrs_of, const OpSignature* sig, int count) {
     std::vector<std::string> out;
     out.reserve(count);
     if (sig) {
@@ -339,7 +497,7 @@ class Importer {
           --singles_left;
           continue;
         }
-        int64_t len = list_length(a, n.attr());
+        int64_t len = list_length(a, attrs_of);
         int64_t room = count - static_cast<int64_t>(out.size()) - singles_left;
         if (len < 0 || len > room) len = std::max<int64_t>(room, 0);
         for (int64_t i = 0; i < len; ++i) out.push_back(a.name + "." + std::to_string(i));
@@ -434,21 +592,54 @@ class Importer {
   }
 };
 
+text::Document import_graph_message(const tf::GraphDef& g, const ImportOptions& options) { return Importer(g, options).run(); }
+
+// The GraphDef's node fields as spans of `bytes`, every other field merged into `shell` (merging
+// fields in file order is what parsing the whole message does); false when the bytes are not a
+// well-formed sequence of fields (protobuf then reads them, and gives the error).
+bool split_graphdef(std::string_view bytes, tf::GraphDef& shell, std::vector<std::string_view>& nodes) {
+  wire::Reader r(bytes);
+  while (!r.done()) {
+    const uint8_t* begin = r.p;
+    uint32_t f, t;
+    if (!r.tag(f, t)) return false;
+    if (f == 1 && t == wire::kLen) {
+      std::string_view n;
+      if (!r.bytes(n)) return false;
+      nodes.push_back(n);
+      continue;
+    }
+    if (!r.skip(t)) return false;
+    google::protobuf::io::CodedInputStream in(begin, static_cast<int>(r.p - begin));
+    if (!shell.MergePartialFromCodedStream(&in) || !in.ConsumedEntireMessage()) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-text::Document import_graph(const tf::GraphDef& g, const ImportOptions& options) { return Importer(g, options).run(); }
+text::Document import_graph(const tf::GraphDef& g, const ImportOptions& options) { return import_graph_message(g, options); }
 
 text::Document import_graph_bytes(std::string_view bytes, const ImportOptions& options) {
-  // On an arena: thousands of small messages allocated in blocks and freed at once (the heap's
-  // malloc/free of every NodeDef and AttrValue was a fifth of the import's time).
+  // Parsed messages on an arena: thousands of small messages allocated in blocks and freed at
+  // once (the heap's malloc/free of every NodeDef and AttrValue was a fifth of the import's time).
   google::protobuf::ArenaOptions ao;
   ao.start_block_size = 16 * 1024;
   ao.max_block_size = 64 * 1024;  // (below malloc's mmap threshold: blocks of a MB were mapped and faulted in every time)
   google::protobuf::Arena arena(ao);
-  tf::GraphDef& g = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
-  if (bytes.size() > static_cast<size_t>(INT32_MAX) || !g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+  if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
-  return Importer(g, options, /*owned=*/true).run();
+  // The fast path: the root's nodes read straight from the bytes (docs/tensorflow.md, "How the
+  // bytes are read and written"); the library, versions and unknown fields by protobuf.
+  {
+    tf::GraphDef& shell = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
+    std::vector<std::string_view> nodes;
+    if (split_graphdef(bytes, shell, nodes)) return Importer(shell, options, /*owned=*/true, &arena, &nodes).run();
+  }
+  tf::GraphDef& g = *google::protobuf::Arena::CreateMessage<tf::GraphDef>(&arena);
+  if (!g.ParseFromArray(bytes.data(), static_cast<int>(bytes.size())))
+    throw ParseError(SourceLoc{options.file_name, 0, 0}, "not a TensorFlow GraphDef (a truncated or corrupt protobuf)");
+  return Importer(g, options, /*owned=*/true, &arena).run();
 }
 
 text::Document import_graph_text(std::string_view text, const ImportOptions& options) {

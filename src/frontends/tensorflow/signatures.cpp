@@ -1,5 +1,7 @@
 #include "signatures.h"
 
+#include <mutex>
+
 #include "amanda/frontends/tensorflow/namespaces.h"
 
 namespace amanda::tf_frontend::detail {
@@ -46,16 +48,30 @@ void Signatures::add_function(const tensorflow::OpDef& def) {
   functions_[def.name()] = std::move(sig);
 }
 
-const OpSignature* Signatures::find(std::string_view op) {
-  if (auto it = functions_.find(absl::string_view(op.data(), op.size())); it != functions_.end()) return &it->second;
-  if (auto it = cache_.find(absl::string_view(op.data(), op.size())); it != cache_.end()) return it->second.schema ? &it->second : nullptr;
+// The registry's signatures, derived once per process (the registry is never freed): deriving
+// them again for every import was a few percent of reading a small model.
+const OpSignature* registry_signature(std::string_view op) {
+  static std::mutex mu;
+  static auto* shared = new absl::node_hash_map<std::string, OpSignature>();  // never freed, as the registry
+  std::lock_guard<std::mutex> lock(mu);
+  if (auto it = shared->find(absl::string_view(op.data(), op.size())); it != shared->end())
+    return it->second.schema ? &it->second : nullptr;
   schema::Registry& reg = tf_registry();
   OpSignature sig;
   if (const schema::OpSchema* s = reg.resolve(kTensorflowNamespace, op)) sig = from_schema(*s, false);
   else if (const schema::OpSchema* j = reg.resolve(kTfjsNamespace, op)) sig = from_schema(*j, true);
-  auto& slot = cache_[std::string(op)];
+  auto& slot = (*shared)[std::string(op)];
   slot = std::move(sig);
   return slot.schema ? &slot : nullptr;
+}
+
+const OpSignature* Signatures::find(std::string_view op) {
+  if (!functions_.empty())
+    if (auto it = functions_.find(absl::string_view(op.data(), op.size())); it != functions_.end()) return &it->second;
+  if (auto it = cache_.find(absl::string_view(op.data(), op.size())); it != cache_.end()) return it->second;
+  const OpSignature* sig = registry_signature(op);
+  cache_.emplace(std::string(op), sig);
+  return sig;
 }
 
 std::string_view Signatures::attr_hint(std::string_view op, std::string_view name) { return attr_hint(find(op), name); }

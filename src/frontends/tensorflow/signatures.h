@@ -39,8 +39,9 @@ class Signatures {
   static std::string_view attr_hint(const OpSignature* sig, std::string_view name);
 
  private:
-  // Node maps: find() hands out pointers that must survive later insertions.
-  absl::node_hash_map<std::string, OpSignature> cache_;
+  // Node maps: find() hands out pointers that must survive later insertions. cache_: the
+  // registry's signatures (shared by the process, registry_signature in signatures.cpp).
+  absl::flat_hash_map<std::string, const OpSignature*> cache_;
   absl::node_hash_map<std::string, OpSignature> functions_;
 };
 

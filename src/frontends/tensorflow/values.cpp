@@ -454,6 +454,9 @@ AttrKind kind_of(const tf::AttrValue& v) {
   }
 }
 
+bool fits_kind(const ir::Value& v, AttrKind k) { return fits(v, k); }
+float to_float32(double v) { return to_float(v); }
+
 AttrKind implied_kind(const ir::Value& v, std::string_view hint) {
   if (auto h = kind_of_hint(hint); h && fits(v, *h)) return *h;
   return own_kind(v);

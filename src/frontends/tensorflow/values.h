@@ -59,6 +59,10 @@ AttrKind kind_of(const tensorflow::AttrValue& v);
 // The kind the exporter gives `v` without a record: the schema's (hint: an attribute type of the
 // python type system, "tensorflow.DType", "List[int]", ...) when `v` fits it, else the value's own.
 AttrKind implied_kind(const ir::Value& v, std::string_view hint);
+// Whether `v` can be written as an AttrValue of kind `k`.
+bool fits_kind(const ir::Value& v, AttrKind k);
+// A double as float32 (an attribute's `f`), overflowing to infinity.
+float to_float32(double v);
 
 struct AttrOut {
   ir::Value value;
@@ -69,6 +73,26 @@ std::optional<AttrOut> attr_from_proto(const tensorflow::AttrValue& v, const std
 // IR value of a kind -> AttrValue; false when the value does not fit the kind.
 bool attr_to_proto(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, tensorflow::AttrValue& out,
                    bool without_content = false);
+
+// The wire-format fast paths (wire.h). attr_from_wire reads an AttrValue's bytes when they are
+// one plain field of a common kind (a scalar, a shape, a tensor of tensor_content, a packed list
+// of ints/floats/bools/types, strings or shapes) that converts exactly; false for anything else
+// (the caller parses those bytes with protobuf and takes the general path). `ival` is the int of
+// an `i` attribute, `ntypes` the number of types of a list (0 for a list of another kind), both -1
+// otherwise: what list_length needs.
+struct WireAttr {
+  AttrOut out;
+  AttrKind kind = AttrKind::Unsupported;
+  int64_t ival = -1;
+  int64_t ntypes = -1;
+};
+bool attr_from_wire(std::string_view bytes, WireAttr& w);
+// Appends the AttrValue's deterministic bytes to `out`, as serialize(attr_to_proto(...)) would;
+// false when the value does not fit the kind. With `splice` (a tensor of at least `splice_min`
+// bytes kept as tensor_content, whose content is the last field of the AttrValue), the tensor's
+// bytes are left out and *splice points at the tensor: they follow `out`'s bytes.
+bool attr_to_wire(const ir::Value& v, AttrKind kind, const ir::Value* tensor_meta, std::string& out,
+                  const ir::Tensor** splice = nullptr, size_t splice_min = 0);
 
 // Deterministic bytes (map entries sorted), for comparing messages.
 std::string serialize(const google::protobuf::MessageLite& m);
