@@ -1547,12 +1547,398 @@ std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   return {};
 }
 
+// ---------------------------------------------------------------- lowerings of refused cases
+// A small builder for the bodies below: ops with attributes, constants, If and Loop whose branches
+// and bodies are written by callbacks. Names share one counter (a nested graph may not reuse an
+// outer value's name).
+struct GB {
+  onnx::GraphProto& g;
+  int* n;
+  onnx::NodeProto* last = nullptr;
+  std::string fresh(const std::string& w) { return "lw_" + w + std::to_string((*n)++); }
+  std::string op(const std::string& type, const std::vector<std::string>& ins, const std::string& out = "") {
+    std::string o = out.empty() ? fresh(type) : out;
+    last = g.add_node();
+    last->set_op_type(type);
+    for (auto& x : ins) last->add_input(x);
+    last->add_output(o);
+    return o;
+  }
+  GB& i(const char* name, int64_t v) {
+    EinsumBuilder::one_int(*last, name, v);
+    return *this;
+  }
+  GB& is(const char* name, const std::vector<int64_t>& v) {
+    EinsumBuilder::ints(*last, name, v);
+    return *this;
+  }
+  GB& f(const char* name, float v) {
+    auto* a = last->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+    return *this;
+  }
+  GB& s(const char* name, const std::string& v) {
+    auto* a = last->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return *this;
+  }
+  // A constant of `type` (ONNX's element type code); dims {} is a scalar.
+  std::string c(int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+    std::string out = fresh("c");
+    auto* nd = g.add_node();
+    nd->set_op_type("Constant");
+    nd->add_output(out);
+    auto* a = nd->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (double x : v) {
+      switch (type) {
+        case onnx::TensorProto::FLOAT: t->add_float_data(float(x)); break;
+        case onnx::TensorProto::DOUBLE: t->add_double_data(x); break;
+        case onnx::TensorProto::INT64: t->add_int64_data(int64_t(x)); break;
+        case onnx::TensorProto::UINT64: t->add_uint64_data(uint64_t(x)); break;
+        case onnx::TensorProto::UINT32: t->add_uint64_data(uint64_t(x)); break;
+        default: t->add_int32_data(int32_t(x)); break;  // int32, int16, int8, uint16, uint8, bool, float16 bits
+      }
+    }
+    return out;
+  }
+  std::string ci(const std::vector<int64_t>& v) { return c(onnx::TensorProto::INT64, {int64_t(v.size())}, std::vector<double>(v.begin(), v.end())); }
+  std::string si(int64_t v) { return c(onnx::TensorProto::INT64, {}, {double(v)}); }
+  static void vi(onnx::ValueInfoProto* v, const std::string& name, int type, int rank = -1) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    if (rank >= 0) {
+      auto* sh = tt->mutable_shape();
+      for (int k = 0; k < rank; ++k) sh->add_dim();
+    }
+  }
+  using Branch = std::function<std::vector<std::string>(GB&)>;
+  // If(cond): outputs of the given element types (shapes left to the branches).
+  std::vector<std::string> if_(const std::string& cond, const std::vector<int>& types, const Branch& then_b, const Branch& else_b) {
+    onnx::NodeProto* nd = g.add_node();
+    nd->set_op_type("If");
+    nd->add_input(cond);
+    std::vector<std::string> outs;
+    for (size_t k = 0; k < types.size(); ++k) outs.push_back(fresh("if"));
+    for (auto& o : outs) nd->add_output(o);
+    for (int k = 0; k < 2; ++k) {
+      auto* a = nd->add_attribute();
+      a->set_name(k == 0 ? "then_branch" : "else_branch");
+      a->set_type(onnx::AttributeProto::GRAPH);
+      onnx::GraphProto& bg = *a->mutable_g();
+      bg.set_name(fresh(k == 0 ? "then" : "else"));
+      GB bb{bg, n};
+      std::vector<std::string> r = (k == 0 ? then_b : else_b)(bb);
+      for (size_t j = 0; j < r.size(); ++j) {
+        std::string o = bb.op("Identity", {r[j]});  // a branch output is a value the branch makes
+        vi(bg.add_output(), o, types[j]);
+      }
+    }
+    last = nd;
+    return outs;
+  }
+  // Loop(trip, cond) with carried values (inits, types) and scan outputs (types): the body gets
+  // (iteration, carried...) and returns (carried..., scans...); its condition stays true.
+  std::vector<std::string> loop(const std::string& trip, const std::vector<std::string>& inits, const std::vector<int>& carried_types,
+                                const std::vector<int>& scan_types,
+                                const std::function<std::vector<std::string>(GB&, const std::string&, const std::vector<std::string>&)>& body) {
+    if (carried_types.empty()) {  // a Loop carries one value at least (amanda's schema): a dummy
+      std::vector<std::string> r = loop(trip, {si(0)}, {onnx::TensorProto::INT64}, scan_types,
+                                        [&](GB& bb, const std::string& it, const std::vector<std::string>& v) {
+                                          std::vector<std::string> o = body(bb, it, {});
+                                          o.insert(o.begin(), v[0]);
+                                          return o;
+                                        });
+      r.erase(r.begin());
+      return r;
+    }
+    std::string cond = c(onnx::TensorProto::BOOL, {}, {1});
+    onnx::NodeProto* nd = g.add_node();
+    nd->set_op_type("Loop");
+    nd->add_input(trip);
+    nd->add_input(cond);
+    for (auto& x : inits) nd->add_input(x);
+    std::vector<std::string> outs;
+    for (size_t k = 0; k < carried_types.size() + scan_types.size(); ++k) outs.push_back(fresh("loop"));
+    for (auto& o : outs) nd->add_output(o);
+    auto* a = nd->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& bg = *a->mutable_g();
+    bg.set_name(fresh("body"));
+    GB bb{bg, n};
+    std::string it = bb.fresh("i"), cin = bb.fresh("cond_in");
+    vi(bg.add_input(), it, onnx::TensorProto::INT64, 0);
+    vi(bg.add_input(), cin, onnx::TensorProto::BOOL, 0);
+    std::vector<std::string> carried;
+    for (int t : carried_types) {
+      carried.push_back(bb.fresh("v"));
+      vi(bg.add_input(), carried.back(), t);
+    }
+    std::vector<std::string> r = body(bb, it, carried);
+    std::string cout = bb.op("Identity", {cin});
+    vi(bg.add_output(), cout, onnx::TensorProto::BOOL, 0);
+    for (size_t j = 0; j < r.size(); ++j) {
+      std::string o = bb.op("Identity", {r[j]});
+      vi(bg.add_output(), o, j < carried_types.size() ? carried_types[j] : scan_types[j - carried_types.size()]);
+    }
+    last = nd;
+    return outs;
+  }
+};
+
+int64_t int_attr(const ir::Graph& g, ir::OpId op, const char* name, int64_t dflt) {
+  const ir::Value* v = g.attr(op, const_cast<ir::Graph&>(g).sym(name));
+  return v && v->is_int() ? v->as_int() : dflt;
+}
+// The input's rank, or -1.
+int known_rank(const std::vector<onnx::TypeProto>& types, size_t k) {
+  if (k >= types.size() || !types[k].has_tensor_type() || !types[k].tensor_type().has_shape()) return -1;
+  return types[k].tensor_type().shape().dim_size();
+}
+int elem_of(const std::vector<onnx::TypeProto>& types, size_t k) {
+  return k < types.size() && types[k].has_tensor_type() ? types[k].tensor_type().elem_type() : 0;
+}
+bool present(const ir::Graph& g, const std::vector<ir::PortId>& ins, size_t k) { return k < ins.size() && g.producer(ins[k]); }
+
+// ReduceSum (13 takes axes as an input) with axes at run time, below 13 (axes an attribute): for
+// each axis a of the input (rank known), from the last to the first, If(a is among the axes: one
+// of them equals a or a - rank) then ReduceSum over [a] (a constant: the table makes it the
+// attribute) else Identity. Reducing the last axes first keeps the numbers of the others. Empty axes:
+// every axis, or none with noop_with_empty_axes (a count of the axes equal to 0 joins the test).
+// keepdims 0: the reduced input (keepdims 1) reshaped to the kept axes' lengths.
+std::string lower_reducesum_axes(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                                 const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input (one If per axis)";
+  int elem = elem_of(types, 0);
+  if (!elem) return "the input's element type";
+  int64_t keep = int_attr(g, op, "keepdims", 1), noop = int_attr(g, op, "noop_with_empty_axes", 0);
+  int counter = 0;
+  GB b{body, &counter};
+  std::string x = kIn + "0";
+  if (!present(g, ins, 1)) {  // no axes: every axis, or none
+    if (noop) b.op("Identity", {x}, kOut + "0");
+    else b.op("ReduceSum", {x}, kOut + "0"), b.i("keepdims", keep);
+    return {};
+  }
+  std::string axes = b.op("Concat", {kIn + "1", b.ci({r})});  // r matches no axis: never empty
+  b.i("axis", 0);
+  std::string empty;
+  if (!noop) {
+    std::string n = b.op("Size", {kIn + "1"});
+    empty = b.op("Cast", {b.op("Equal", {n, b.si(0)})});
+    b.i("to", onnx::TensorProto::INT64);
+  }
+  // Each branch's output goes through Reshape(v, Shape(v) * one), one a 1 computed from the axes:
+  // its lengths unknown to shape inference (onnxruntime's propagates Shape), which before opset 11
+  // refuses to merge two branches of different known lengths.
+  std::string one;
+  {
+    std::string ai = b.op("Cast", {b.op("ReduceMax", {b.op("Cast", {axes})})});
+    b.i("to", onnx::TensorProto::INT64);
+    body.mutable_node(body.node_size() - 2)->clear_attribute();
+    EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 2), "keepdims", 0);
+    EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 3), "to", onnx::TensorProto::INT64);
+    one = b.op("Add", {b.op("Mul", {ai, b.si(0)}), b.si(1)});
+  }
+  auto opaque = [&](GB& t, const std::string& v) { return t.op("Reshape", {v, t.op("Mul", {t.op("Shape", {v}), one})}); };
+  std::string cur = x;
+  std::vector<std::string> conds(static_cast<size_t>(r));
+  for (int a = r - 1; a >= 0; --a) {
+    std::string e = b.op("Or", {b.op("Equal", {axes, b.ci({a})}), b.op("Equal", {axes, b.ci({a - r})})});
+    std::string ei = b.op("Cast", {e});  // ReduceMax takes no bools
+    b.i("to", onnx::TensorProto::INT64);
+    std::string m = b.op("ReduceMax", {ei});
+    b.i("keepdims", 0);
+    if (!empty.empty()) m = b.op("Add", {m, empty});
+    std::string cond = b.op("Cast", {m});
+    b.i("to", onnx::TensorProto::BOOL);
+    conds[size_t(a)] = cond;
+    std::string in = cur;
+    cur = b.if_(cond, {elem},
+                [&](GB& t) {
+                  std::string y = t.op("ReduceSum", {in, t.ci({a})});
+                  t.i("keepdims", 1);
+                  return std::vector<std::string>{opaque(t, y)};
+                },
+                [&](GB& e2) { return std::vector<std::string>{opaque(e2, in)}; })[0];
+  }
+  if (!keep) {
+    // The reduced axes dropped: the input's lengths of the kept axes (an If per axis gives its
+    // length or nothing), concatenated, are the output's shape. (Reshape before 14 reads a 0 as
+    // "copy the input's length there": a kept axis of length 0 after a reduced one would take
+    // another length; an empty tensor's shape may then be wrong.)
+    std::string sh = b.op("Shape", {x});
+    std::vector<std::string> pieces;
+    for (int a = 0; a < r; ++a) {
+      pieces.push_back(b.if_(conds[size_t(a)], {onnx::TensorProto::INT64},
+                             [&](GB& t) { return std::vector<std::string>{opaque(t, t.c(onnx::TensorProto::INT64, {0}, {}))}; },
+                             [&](GB& e2) {
+                               std::string p = e2.op("Slice", {sh, e2.ci({a}), e2.ci({a + 1}), e2.ci({0})});
+                               return std::vector<std::string>{opaque(e2, p)};
+                             })[0]);
+    }
+    std::string target = pieces.size() == 1 ? pieces[0] : b.op("Concat", pieces);
+    if (pieces.size() > 1) b.i("axis", 0);
+    cur = b.op("Reshape", {cur, target});
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
+// The int64 values of a constant input (int32 or int64), or nullopt.
+std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const std::vector<ir::PortId>& ins, size_t k) {
+  if (!present(g, ins, k)) return std::nullopt;
+  const ir::Value* v = ir::constant_tensor(g, g.producer(ins[k]));
+  if (!v || !v->is_tensor()) return std::nullopt;
+  const ir::Tensor& t = v->as_tensor();
+  std::vector<int64_t> out;
+  if (t.dtype == ir::DType::Int64) {
+    out.resize(t.size / 8);
+    if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * 8);
+  } else if (t.dtype == ir::DType::Int32) {
+    std::vector<int32_t> w(t.size / 4);
+    if (!w.empty()) std::memcpy(w.data(), t.data, w.size() * 4);
+    out.assign(w.begin(), w.end());
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// One axis of a Slice with bounds at run time, in ops every opset from 7 has, on float64 scalars
+// s, e, st (exact below 2^53; a bound beyond the axis, INT64_MAX included, clamps either way):
+// start and end counted from the end when negative, clamped as ONNX's Slice does ([0, d] for a
+// positive step; [0, d-1] and [-1, d-1] for a negative one), n = max(0, ceil((end - start) / step))
+// positions start + i*step made by a Loop of n iterations (no op before Range, 11, makes a length
+// known at run time only), then Gather on the axis.
+std::string slice_axis_by_loop(GB& b, const std::string& x, int64_t axis, const std::string& s, const std::string& e,
+                               const std::string& st) {
+  const int D = onnx::TensorProto::DOUBLE, I = onnx::TensorProto::INT64;
+  auto cast = [&](const std::string& v, int to) {
+    std::string r = b.op("Cast", {v});
+    b.i("to", to);
+    return r;
+  };
+  std::string d = b.op("Gather", {b.op("Shape", {x}), b.si(axis)});
+  b.i("axis", 0);
+  d = cast(d, D);
+  auto wrap = [&](const std::string& v) {  // v + d * (v < 0)
+    std::string neg = cast(b.op("Less", {v, b.c(D, {}, {0.0})}), D);
+    return b.op("Add", {v, b.op("Mul", {neg, d})});
+  };
+  std::string pos = cast(b.op("Greater", {st, b.c(D, {}, {0.0})}), D);  // 1: a positive step
+  std::string negf = b.op("Sub", {b.c(D, {}, {1.0}), pos});
+  std::string hi = b.op("Sub", {d, negf});  // d, or d - 1
+  std::string lo_e = b.op("Neg", {negf});   // 0, or -1
+  // Max and Min as selections (onnxruntime has no float64 Max/Min at opset 7): p*c + q*(1-c), c
+  // 0 or 1, exact for finite values.
+  auto sel = [&](const std::string& c, const std::string& p, const std::string& q) {
+    std::string cf = cast(c, D);
+    std::string nc = b.op("Sub", {b.c(D, {}, {1.0}), cf});
+    return b.op("Add", {b.op("Mul", {p, cf}), b.op("Mul", {q, nc})});
+  };
+  auto max2 = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {p, q}), q, p); };
+  auto min2 = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {q, p}), q, p); };
+  std::string s1 = min2(max2(wrap(s), b.c(D, {}, {0.0})), hi);
+  std::string e1 = min2(max2(wrap(e), lo_e), hi);
+  std::string n = max2(b.op("Ceil", {b.op("Div", {b.op("Sub", {e1, s1}), st})}), b.c(D, {}, {0.0}));
+  std::string si = cast(s1, I), sti = cast(st, I), ni = cast(n, I);
+  std::string idx = b.loop(ni, {}, {}, {I}, [&](GB& lb, const std::string& it, const std::vector<std::string>&) {
+    return std::vector<std::string>{lb.op("Add", {si, lb.op("Mul", {it, sti})})};
+  })[0];
+  std::string y = b.op("Gather", {x, idx});
+  b.i("axis", axis);
+  return y;
+}
+
+// Slice (10 takes starts/ends/axes/steps as inputs) below 10, when the table's rules refuse it
+// (bounds or steps at run time, several axes, axes at run time): slice_axis_by_loop on each axis.
+// Constant axes (or none: 0..n-1 for n starts, n known): the k-th entries of starts/ends/steps
+// (Gather) on axis k. Axes at run time: every axis a of the input (its rank known) is sliced, with
+// the entries whose axis is a or a - rank picked by a 0/1 mask (sum of mask * entry), and 0, d, 1
+// (the whole axis) when none is.
+std::string lower_slice_runtime(const ir::Graph& g, ir::OpId, const std::vector<ir::PortId>& ins,
+                                const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  const int D = onnx::TensorProto::DOUBLE;
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input";
+  int counter = 0;
+  GB b{body, &counter};
+  auto cast = [&](const std::string& v, int to) {
+    std::string o = b.op("Cast", {v});
+    b.i("to", to);
+    return o;
+  };
+  std::string cur = kIn + "0";
+  std::string sd = cast(kIn + "1", D), ed = cast(kIn + "2", D);
+  std::string std_ = present(g, ins, 4) ? cast(kIn + "4", D) : "";
+  std::optional<std::vector<int64_t>> axes;
+  if (present(g, ins, 3)) {
+    axes = const_ints(g, ins, 3);
+  } else {
+    int n = known_rank(types, 1) == 1 && types[1].tensor_type().shape().dim(0).has_dim_value() ? int(types[1].tensor_type().shape().dim(0).dim_value()) : -1;
+    if (n < 0) return "the number of starts (no axes given)";
+    axes.emplace();
+    for (int k = 0; k < n; ++k) axes->push_back(k);
+  }
+  if (axes) {
+    auto pick = [&](const std::string& v, int64_t k) {
+      std::string o = b.op("Gather", {v, b.si(k)});
+      b.i("axis", 0);
+      return o;
+    };
+    for (size_t k = 0; k < axes->size(); ++k) {
+      int64_t a = (*axes)[k] < 0 ? (*axes)[k] + r : (*axes)[k];
+      if (a < 0 || a >= r) return "axes within the input's rank";
+      cur = slice_axis_by_loop(b, cur, a, pick(sd, int64_t(k)), pick(ed, int64_t(k)), std_.empty() ? b.c(D, {}, {1.0}) : pick(std_, int64_t(k)));
+    }
+  } else {
+    std::string ax = kIn + "3";
+    for (int a = 0; a < r; ++a) {
+      std::string m = cast(b.op("Or", {b.op("Equal", {ax, b.c(elem_of(types, 3), {}, {double(a)})}), b.op("Equal", {ax, b.c(elem_of(types, 3), {}, {double(a - r)})})}), D);
+      auto sum = [&](const std::string& v) {
+        std::string o = b.op("ReduceSum", {v});
+        b.i("keepdims", 0);
+        return o;
+      };
+      std::string any = sum(m), none = b.op("Sub", {b.c(D, {}, {1.0}), any});
+      std::string d = b.op("Gather", {b.op("Shape", {cur}), b.si(a)});
+      b.i("axis", 0);
+      d = cast(d, D);
+      std::string s = sum(b.op("Mul", {m, sd}));
+      std::string e = b.op("Add", {sum(b.op("Mul", {m, ed})), b.op("Mul", {none, d})});
+      std::string st = std_.empty() ? b.c(D, {}, {1.0}) : b.op("Add", {sum(b.op("Mul", {m, std_})), none});
+      cur = slice_axis_by_loop(b, cur, a, s, e, st);
+    }
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
   // whose lowering a table cannot write: Einsum's equation is a string to parse; DFT's matrix of
   // sines and cosines is computed.
   static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}, {"Scan", lower_scan8}, {"Det", lower_det}, {"Unique", lower_unique}, {"NonMaxSuppression", lower_nms}, {"MelWeightMatrix", lower_melweightmatrix}, {"TfIdfVectorizer", lower_tfidf}};
+  return m;
+}
+
+// Lowerings of ops the target has, tried only when the table's rule for the op refuses it
+// (ConvertOptions::lowers_refused): each writes ops of the source opset that the table converts.
+const std::map<std::string, Lowering>& refusal_lowerings() {
+  static const std::map<std::string, Lowering> m = {{"ReduceSum", lower_reducesum_axes}, {"Slice", lower_slice_runtime}};
   return m;
 }
 
@@ -1566,6 +1952,10 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
   if (!s) return "libonnx has no schema for it";
   auto lowering = lowerings().find(type);
+  if (lowering == lowerings().end()) {
+    lowering = refusal_lowerings().find(type);
+    if (lowering == refusal_lowerings().end()) lowering = lowerings().end();
+  }
   if (!s->HasFunction() && !s->HasContextDependentFunction() && lowering == lowerings().end())
     return "ONNX defines no function body for it";
   // Attribute graphs (a body) are written into the NodeProto below.
@@ -1749,5 +2139,11 @@ bool has_function_body(const std::string& type, const std::string& ns) {
   if (family != "amanda/onnx" || version.empty()) return false;
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
   return s && (s->HasFunction() || s->HasContextDependentFunction() || lowerings().count(type));
+}
+bool lowers_refused(const std::string& type, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return false;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  return s && !s->HasFunction() && !s->HasContextDependentFunction() && refusal_lowerings().count(type);
 }
 }  // namespace amanda::onnx_frontend
