@@ -2011,6 +2011,41 @@ std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector
   return {};
 }
 
+// TopK (10 takes K as an input) below 10 with K at run time: TopK with k the whole axis (its length
+// known: k is an attribute there), then the first K of both outputs (Gather at 0..K-1, a Loop
+// makes them). The full sort's first K are TopK's K (sorted, the same tie order).
+std::string lower_topk_runtime(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                               const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input";
+  int64_t axis = int_attr(g, op, "axis", -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return "an axis within the input's rank";
+  const auto& dim = types[0].tensor_type().shape().dim(int(axis));
+  if (!dim.has_dim_value()) return "the input's length along the axis (opset 9's TopK takes k as an attribute)";
+  int counter = 0;
+  GB b{body, &counter};
+  std::string top = b.op("TopK", {kIn + "0", b.ci({dim.dim_value()})});
+  onnx::NodeProto* t = b.last;
+  t->set_output(0, b.fresh("values"));
+  t->add_output(b.fresh("indices"));
+  EinsumBuilder::one_int(*t, "axis", axis);
+  // largest/sorted (TopK 11): passed on when not their defaults (the table converts or refuses them)
+  for (const char* a : {"largest", "sorted"})
+    if (int_attr(g, op, a, 1) != 1) EinsumBuilder::one_int(*t, a, 0);
+  std::string vals = t->output(0), idxs = t->output(1);
+  std::string k = b.op("Reshape", {kIn + "1", b.ci({})});  // K: [1] -> a scalar trip count
+  std::string ar = b.loop(k, {}, {}, {onnx::TensorProto::INT64}, [&](GB& lb, const std::string& it, const std::vector<std::string>&) {
+    return std::vector<std::string>{lb.op("Identity", {it})};
+  })[0];
+  b.op("Gather", {vals, ar}, kOut + "0");
+  b.i("axis", axis);
+  b.op("Gather", {idxs, ar}, kOut + "1");
+  b.i("axis", axis);
+  (void)top;
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
@@ -2023,7 +2058,7 @@ const std::map<std::string, Lowering>& lowerings() {
 // Lowerings of ops the target has, tried only when the table's rule for the op refuses it
 // (ConvertOptions::lowers_refused): each writes ops of the source opset that the table converts.
 const std::map<std::string, Lowering>& refusal_lowerings() {
-  static const std::map<std::string, Lowering> m = {{"ReduceSum", lower_reducesum_axes}, {"Slice", lower_slice_runtime}, {"Pad", lower_pad_runtime}};
+  static const std::map<std::string, Lowering> m = {{"ReduceSum", lower_reducesum_axes}, {"Slice", lower_slice_runtime}, {"Pad", lower_pad_runtime}, {"TopK", lower_topk_runtime}};
   return m;
 }
 
