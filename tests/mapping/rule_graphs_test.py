@@ -712,10 +712,12 @@ def hand_graphs():
                                                                   coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.5)],
                                             [vi("x", [1, 2, 4, 5]), vi("roi", [8])], [vi("y", [1, 2, 3, 7])], [i64("sz", [1, 2, 3, 7])]),
         {"x": f32(1, 2, 4, 5, seed=35), "roi": np.array([0, 0, -0.2, 0.1, 1, 1, 1.3, 0.8], np.float32)})
-    # MaxPool with dilations, ceil_mode, pads and Indices (lower_maxpool), 2-D; and 1-D SAME_UPPER.
+    # MaxPool with dilations, ceil_mode, pads and Indices (lower_maxpool), 2-D; and 1-D.
     add("maxpool_dilated_indices_12", one(12, "MaxPool", ["x"], [1, 2, 7, 6], [1, 2, 4, 3], kernel_shape=[2, 3], strides=[2, 2],
                                           dilations=[2, 1], pads=[1, 0, 1, 1], ceil_mode=1, extra_outputs=[("i", [1, 2, 4, 3], TensorProto.INT64)]))
-    add("maxpool_dilated_1d_same_12", one(12, "MaxPool", ["x"], [2, 3, 9], [2, 3, 5], kernel_shape=[3], strides=[2], dilations=[2], auto_pad="SAME_UPPER"))
+    # (1-D with uneven pads; not auto_pad SAME with dilations: onnxruntime's output length there is
+    # not the spec's ceil(in / stride))
+    add("maxpool_dilated_1d_pads_12", one(12, "MaxPool", ["x"], [2, 3, 9], [2, 3, 4], kernel_shape=[3], strides=[2], dilations=[2], pads=[2, 1]))
     nodes, ins_, outs_, feeds, inits = [], [], [], {}, []
     for red in ("add", "mul"):
         r = red[0]
