@@ -330,7 +330,7 @@ class Applier {
     for (const auto& p : foreign_prefixes_)
       if (type.starts_with(p)) info.foreign = true;  // an op of another imported namespace: not this table's business
     info.ruled = dispatch_.contains(t);
-    info.lowers_refused = info.ruled && o_.expand && o_.lowers_refused && o_.lowers_refused(std::string(type), t_.src);
+    info.lowers_refused = info.ruled && same_family_ && o_.expand && o_.lowers_refused && o_.lowers_refused(std::string(type), t_.src);
     if (!info.foreign && t_.src != t_.dst) {
       const schema::OpSchema* a = impl_.reg.resolve(t_.src, type);
       info.dst = impl_.reg.resolve(t_.dst, type);
