@@ -67,7 +67,23 @@ elements whose If appends each hit's index to a loop-carried vector; integer Div
 TfIdfVectorizer (the function expander's lowering: n-grams at constant positions compared with the
 pool, counted, placed by a constant MatMul), Scan-9 as Scan-8 (Unsqueeze/Transpose, Squeeze/Transpose;
 1..3 inputs and outputs) (9 -> 8), Scan-8 as Scan-9 for a batch of one (8 -> 9), Expand, Scan
-(the function expander's lowering: a Loop over the batch around a Loop over the sequence) (8 -> 7). Ops defined by an
+(the function expander's lowering: a Loop over the batch around a Loop over the sequence) (8 -> 7);
+Max and Min of int64/uint64 below 12 (an exact integer comparison: halves by Div 4 so that no
+difference overflows, the sign of a number in -14..14 made 0/1 by (x + |x|) / 2 + 13 then Div 14;
+every pair of values, broadcasting; two inputs) (12 -> 11). Session 11's C++ lowerings of cases
+a table rule refuses (the engine calls them when the rule that applies is `unsupported:`,
+`ConvertOptions::lowers_refused`; the rule's text stays the refusal when the lowering declines, with
+its reason after "not lowered:"): ReduceSum with axes at run time (an If per axis of the known
+rank, ReduceSum over that axis or Identity; keepdims 0 by a Reshape to the kept lengths) (13 ->
+12); Pad with pads/constant_value at run time (per axis, a Loop makes the output's positions, the
+source index is computed in float64, Gather; constant mode reads an appended slice of the value,
+edge clamps, reflect mirrors) (11 -> 10); Resize tf_crop_and_resize, linear, roi at run time
+(Gather of the two neighbours with an appended extrapolation slice) (11 -> 10); Slice with bounds,
+steps or axes at run time (ONNX's clamping in float64 scalars, a Loop of the positions, Gather per
+axis; axes at run time: every axis sliced with its entries picked by a 0/1 mask) (10 -> 9); TopK
+with K at run time (TopK of the whole axis, the first K by Gather) (10 -> 9); MaxPool with
+dilations or ceil_mode (10 -> 9) and with the Indices output or storage_order 1 (8 -> 7) (Pad with
+-inf, Gather per kernel offset, Max; the first maximum's flat index). Ops defined by an
 ONNX function are expanded by it, also when the body holds a graph (SequenceMap's Loop, whose body
 is the op's own graph, written back as a GraphProto for ONNX's builder) and when the body's inputs
 are values made inside the model (the types come from our inference);
@@ -86,50 +102,56 @@ docs/mapping-tables.md describes each.
   likewise).
 
 **Not lowered** (refused with the reason, but expressible in principle; each message says "not
-lowered"):
+lowered"; none is reached by the sweep):
 
 - RoiAlign with sampling_ratio 0 (a sampling grid whose size depends on each roi: a Loop over the
   rois), Scan-8 with sequence_lens or a batch above one to 9 (a Loop over the batch around the body:
   a new graph a table cannot write), Scan-9 with reversed scan outputs or more than 3 inputs or
-  outputs to 8, Resize's tf_crop_and_resize below 11, DFT with dft_length at run time,
-  ConvInteger/QLinearConv with more than 258 products per output, GRU/LSTM/RNN `layout` = 1 with
-  initial states, MaxPool's dilations below 10; TfIdfVectorizer below 9 over rows of unknown length;
+  outputs to 8, Resize's tf_crop_and_resize below 11 in nearest or cubic mode or without known
+  shapes, DFT with dft_length at run time, ConvInteger/QLinearConv with more than 258 products per
+  output, GRU/LSTM/RNN `layout` = 1 with initial states; TfIdfVectorizer below 9 over rows of
+  unknown length; Max/Min of 64-bit integers with three or more inputs below 12;
 - the lowerings' limits: CumSum with its axis at run time and a rank above 2 (one sum per
   possible axis, picked with Gather, as for rank 2), or any shape unknown (the Gather indices are a
   constant); Einsum with three or more operands (pairwise contractions), a dimension of 1
   broadcast against another, or unknown dimensions; ScatterElements/ScatterND with reduction,
-  GridSample, Det, ReverseSequence, GatherND and ScatterND of unknown shapes;
-- inputs a newer opset takes at run time that an older one wants as attributes, when neither a
-  constant nor the output's shape gives them (ReduceSum's axes below 13, Pad's pads below 11,
-  Slice's axes, steps at run time, or bounds on several axes, below 10): only a graph that branches
-  on the values (If/Loop) could compute them. Where they are computed from Shape, the shapes inferred
-  with ONNX's data propagation make them constants: when a conversion is refused, `amanda convert`
-  tries once more after folding every value no graph input changes into a constant
-  (`interp::fold_constants`, inference with `data_propagation`; `tools/amanda/convert_commands.cpp`)
-  and says so in its report. That converts swin_t to opsets 9 and 10 (160 values folded, about 0.8 s
-  more, paid only by conversions the first attempt refused).
+  GridSample, Det, ReverseSequence, GatherND and ScatterND of unknown shapes; ReduceSum (axes at run
+  time), Pad (pads at run time) and Slice (anything at run time) on an input of unknown rank, Slice
+  without axes and with a number of starts not known; TopK with K at run time when the input's
+  length along the axis is not known (TopK's k is an attribute before 10); MaxPool with dilations,
+  Indices or storage_order on an integer input or of unknown shapes; ReduceSum with keepdims 0 and
+  axes at run time reshapes to the kept lengths, which Reshape before 14 reads as "copy" where one is
+  0 (a kept axis of length 0 after a reduced one: an empty tensor's shape could come out wrong).
+  Where inputs at run time are computed from Shape, the shapes inferred with ONNX's data propagation
+  make them constants: when a conversion is refused, `amanda convert` tries once more after folding
+  every value no graph input changes into a constant (`interp::fold_constants`, inference with
+  `data_propagation`; `tools/amanda/convert_commands.cpp`) and says so in its report. That converts
+  swin_t to opsets 9 and 10 (160 values folded, about 0.8 s more, paid only by conversions the first
+  attempt refused).
 
 **Measured** (`tests/mapping/opset_sweep.py build/amanda --all --strict -v -j 2`, Release, issue
-13, session 10, on libonnx-testdata as Debian ships it; 737 s on two busy cores): 925 node tests,
-9,273 conversions: 8,629 match onnxruntime (48 of them the node tests' expected outputs, where
+13, session 11, on libonnx-testdata as Debian ships it; 570 s on two busy cores): 925 node tests,
+9,273 conversions: 8,730 match onnxruntime (48 of them the node tests' expected outputs, where
 onnxruntime's own float32 DFT/STFT of the original is off by up to 2.4e-4; or, where onnxruntime
 cannot run the original, the expected outputs), 283 unverified (the inputs or outputs are sequences
 or optionals, the model draws random numbers, onnxruntime has no kernel for an op of the result
 (MelWeightMatrix -> 7: Max-6), or neither onnxruntime nor the expected outputs can check it), 0
 mismatches (worst relative difference 2.7e-06), 0 checker failures, 0 crashes, 0 "not yet", 0 "no
-rule"; 361 refused (334 naming a condition, 27 an op the target lacks): **8,912 converted (96.1%)**;
-94.6% (8,772) at the end of session 9: +27 ScatterElements/ScatterND with reduction below 16, +12
-Scan (9 -> 8 and 7, 8 -> 7 and 9..17), +18 GridSample's reflection and bicubic, +20 Unique below
-11, +27 NonMaxSuppression below 10, +14 TfIdfVectorizer below 9, +10 MelWeightMatrix, +12 RoiAlign
-(half_pixel below 16, any below 10).
+rule"; 260 refused (233 naming a condition, 27 an op the target lacks): **9,013 converted (97.2%)**;
+96.1% (8,912) at the end of session 10: +20 int64/uint64 Max/Min below 12, +30 ReduceSum with axes
+at run time below 13, +27 Slice with inputs at run time below 10 (test_loop11's included), +12 Pad
+with pads at run time below 11, +3 TopK with K at run time below 10, +4 Resize tf_crop_and_resize
+below 11, +5 MaxPool (dilations below 10, Indices and storage_order 1 at 7); each of these 101 now
+matches onnxruntime.
 
-The biggest refusals left: Loop/If/Identity carrying sequences or optional sequences to opsets
-that lack those types (impossible), ReduceSum with axes at run time below 13 (30), Slice with axes
-at run time below 10 (27), bfloat16 Casts below 13 (36, impossible), StringNormalizer below 10 (18,
-impossible), optionals below 15 (32, impossible), Dropout in training (30, impossible), Pad's pads
-at run time below 11 (12), floating-point Mod below 10 (9, impossible), 64-bit integer Max/Min
-below 12 (20; the 32-bit ones go through float64). The only refusals of the sweep that say "not
-lowered": Resize's tf_crop_and_resize below 11 (4).
+**Every refusal left in the sweep is an impossibility** (the list above), by the sweep's reasons:
+Loop and If carrying sequences (to 12 and below: 84) and Loop, If and Identity carrying optional
+sequences (to 14 and below: 27) — a value type the older opset lacks; Cast from or to bfloat16 below 13 (36) and from or
+to string below 9 (12) — an element type the older Cast lacks; OptionalHasElement and
+OptionalGetElement below 15 (32) and SequenceInsert/SequenceErase below 11 (12) — optionals and
+sequences do not exist there; StringNormalizer below 10 (18) — no older op reads strings; Dropout in
+training below 12 (30) — no older Dropout has a training mode; floating-point Mod below 10 (9) —
+fmod has no exact composition. None says "not lowered".
 
 The eight torchvision exports (`tests/mapping/opset_models_test.py`, opset 13 to each of 9..12 and
 14..17 and back to 13, onnxruntime against the original): **all 64 conversions are written and

@@ -171,6 +171,7 @@ mapping::ConvertOptions default_convert_options() {
   install_conventions();
   mapping::ConvertOptions co;
   co.expand = onnx_frontend::expand_function;
+  co.lowers_refused = onnx_frontend::lowers_refused;
   co.between_steps = [](ir::Graph& g) { prepare_for_conversion(g); };  // the ops a step made get types
   co.after_steps = [](ir::Graph& g) {
     // Into TensorFlow: graph inputs, initializers and outputs become Placeholder, Const and the

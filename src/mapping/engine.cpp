@@ -316,6 +316,7 @@ class Applier {
     SchemaStep step;
     const schema::OpSchema* dst = nullptr;
     bool foreign = false, ruled = false;
+    bool lowers_refused = false;  // ConvertOptions::lowers_refused says yes for this type
   };
   absl::node_hash_map<Symbol, TypeInfo> types_;  // (node-stable: drops_ points into it)
   std::vector<std::pair<OpId, const SchemaStep*>> drops_;  // kept ops that lose defaulted attributes / unused ports
@@ -329,6 +330,7 @@ class Applier {
     for (const auto& p : foreign_prefixes_)
       if (type.starts_with(p)) info.foreign = true;  // an op of another imported namespace: not this table's business
     info.ruled = dispatch_.contains(t);
+    info.lowers_refused = info.ruled && same_family_ && o_.expand && o_.lowers_refused && o_.lowers_refused(std::string(type), t_.src);
     if (!info.foreign && t_.src != t_.dst) {
       const schema::OpSchema* a = impl_.reg.resolve(t_.src, type);
       info.dst = impl_.reg.resolve(t_.dst, type);
@@ -357,12 +359,22 @@ class Applier {
       for (OpId op : order) {
         if (!g_.valid(op) || claimed(op) || not_expanded_.contains(op)) continue;
         const TypeInfo& info = type_info(op);
-        if (info.foreign || info.ruled || info.step.kind != SchemaStep::Kind::Missing) continue;
+        if (info.lowers_refused) {
+          // The tables' rules first: lowered only when the rule that applies refuses it.
+          Match m;
+          std::vector<std::string>* why = why_;
+          why_ = nullptr;
+          bool matched = find_match(op, m);
+          why_ = why;
+          if (!matched || !m.rule->rule->unsupported) continue;
+        } else if (info.foreign || info.ruled || info.step.kind != SchemaStep::Kind::Missing) {
+          continue;
+        }
         std::string type(g_.type_str(op));
         std::string why = o_.expand(g_, op, t_.src);
         if (why.empty()) {
           changed = any = true;
-          ++rep_.by_rule["(function body) " + type];
+          ++rep_.by_rule[(info.lowers_refused ? "(lowering) " : "(function body) ") + type];
         } else {
           not_expanded_[op] = why;
         }
@@ -924,7 +936,10 @@ class Applier {
     for (OpId op : m.ops)
       if (!g_.valid(op) || rw_->erased(op)) return;
     if (r.unsupported) {
-      for (OpId op : m.ops) count(unsupported_, op, r.name, *r.unsupported);
+      for (OpId op : m.ops) {
+        auto it = not_expanded_.find(op);  // a lowering (ConvertOptions::lowers_refused) declined it
+        count(unsupported_, op, r.name, it == not_expanded_.end() ? *r.unsupported : *r.unsupported + "; not lowered: " + it->second);
+      }
       return;
     }
     // One transaction per rule application: whatever it throws, the match is as it was.

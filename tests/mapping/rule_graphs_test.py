@@ -667,6 +667,57 @@ def hand_graphs():
     # scatterelements_mul_where, scatternd_add_where, scatternd_mul_where): duplicate indices,
     # negative ones, another axis, int32 and float values, ND with k < rank (rows of updates).
     # (both reductions of each case in one graph)
+    # Session 11's lowerings of what tables refused (the node tests feed none of these cases).
+    I64, U64 = TensorProto.INT64, TensorProto.UINT64
+    big = np.array([np.iinfo(np.int64).min, np.iinfo(np.int64).max, -1, 0, 7, -(2 ** 62) - 3, 2 ** 62 + 5, 3], np.int64)
+    # down_12_11 max_int64_two / min_int64_two: extremes of both signs (b - a overflows), broadcasting.
+    add("max_int64_extremes_13", model(13, [helper.make_node("Max", ["a", "b"], ["y"]), helper.make_node("Min", ["a", "b"], ["z"])],
+                                       [vi("a", [2, 8], I64), vi("b", [8], I64)], [vi("y", [2, 8], I64), vi("z", [2, 8], I64)]),
+        {"a": np.stack([big, big[::-1]]), "b": np.roll(big, 3)})
+    ubig = np.array([0, 2 ** 64 - 1, 2 ** 63, 2 ** 63 - 1, 5, 2 ** 62 + 1, 2 ** 62, 1], np.uint64)
+    add("min_uint64_extremes_13", model(13, [helper.make_node("Min", ["a", "b"], ["y"]), helper.make_node("Max", ["a", "b"], ["z"])],
+                                        [vi("a", [8], U64), vi("b", [8], U64)], [vi("y", [8], U64), vi("z", [8], U64)]),
+        {"a": ubig, "b": np.roll(ubig, 2)})
+    # ReduceSum with axes at run time (lower_reducesum_axes): negative and several axes, keepdims 0;
+    # empty axes with noop_with_empty_axes 1 (unchanged) and 0 (every axis).
+    for nm, keep, noop, axes in (("neg_several_keep0", 0, 0, [-1, 1]), ("empty_noop", 1, 1, []), ("empty_all_keep0", 0, 0, [])):
+        add(f"reducesum_axes_{nm}_13", model(13, [helper.make_node("ReduceSum", ["x", "a"], ["y"], keepdims=keep, noop_with_empty_axes=noop)],
+                                              [vi("x", [2, 3, 4]), vi("a", [len(axes)], I64)], [vi("y", None)], infer=False),
+            {"x": f32(2, 3, 4, seed=31), "a": np.array(axes, np.int64)})
+    # Slice with everything at run time (lower_slice_runtime): negative steps, bounds beyond the axis,
+    # several axes given at run time (negative), steps at run time.
+    add("slice_runtime_axes_steps_13", model(13, [helper.make_node("Slice", ["x", "s", "e", "a", "st"], ["y"])],
+                                             [vi("x", [4, 5, 6]), vi("s", [3], I64), vi("e", [3], I64), vi("a", [3], I64), vi("st", [3], I64)],
+                                             [vi("y", None)], infer=False),
+        {"x": f32(4, 5, 6, seed=32), "s": np.array([100, -2, 1], np.int64), "e": np.array([-100, -9, 2 ** 62], np.int64),
+         "a": np.array([-1, 0, 1], np.int64), "st": np.array([-2, -1, 3], np.int64)})
+    add("slice_runtime_empty_13", model(13, [helper.make_node("Slice", ["x", "s", "e"], ["y"])],
+                                        [vi("x", [4, 5]), vi("s", [2], I64), vi("e", [2], I64)], [vi("y", None)], infer=False),
+        {"x": f32(4, 5, seed=33), "s": np.array([3, 1], np.int64), "e": np.array([1, 4], np.int64)})
+    # Pad with pads and value at run time (lower_pad_runtime): negative pads crop; edge; reflect.
+    for mode, pads in (("constant", [1, -1, 0, 2, 2, -1]), ("edge", [2, 0, 1, 0, 3, 2]), ("reflect", [1, 2, 0, 2, 1, 3])):
+        ins = ["x", "p"] + (["v"] if mode == "constant" else [])
+        feeds = {"x": f32(3, 4, 5, seed=34), "p": np.array(pads, np.int64)}
+        if mode == "constant":
+            feeds["v"] = np.array(-np.inf, np.float32)
+        add(f"pad_runtime_{mode}_13", model(13, [helper.make_node("Pad", ins, ["y"], mode=mode)],
+                                            [vi("x", [3, 4, 5]), vi("p", [6], I64)] + ([vi("v", [])] if mode == "constant" else []),
+                                            [vi("y", None)], infer=False), feeds)
+    # TopK with K at run time on axis 0 (lower_topk_runtime), ties included.
+    add("topk_runtime_axis0_11", model(11, [helper.make_node("TopK", ["x", "k"], ["y", "i"], axis=0)],
+                                       [vi("x", [5, 3]), vi("k", [1], I64)], [vi("y", [None, 3]), vi("i", [None, 3], I64)], infer=False),
+        {"x": np.array([[1, 2, 3], [3, 2, 1], [1, 1, 1], [3, 5, 0], [2, 2, 2]], np.float32), "k": np.array([3], np.int64)})
+    # Resize tf_crop_and_resize (lower_resize_crop): roi at run time reaching outside [0, 1], sizes.
+    add("resize_crop_roi_outside_13", model(13, [helper.make_node("Resize", ["x", "roi", "", "sz"], ["y"], mode="linear",
+                                                                  coordinate_transformation_mode="tf_crop_and_resize", extrapolation_value=-3.5)],
+                                            [vi("x", [1, 2, 4, 5]), vi("roi", [8])], [vi("y", [1, 2, 3, 7])], [i64("sz", [1, 2, 3, 7])]),
+        {"x": f32(1, 2, 4, 5, seed=35), "roi": np.array([0, 0, -0.2, 0.1, 1, 1, 1.3, 0.8], np.float32)})
+    # MaxPool with dilations, ceil_mode, pads and Indices (lower_maxpool), 2-D; and 1-D.
+    add("maxpool_dilated_indices_12", one(12, "MaxPool", ["x"], [1, 2, 7, 6], [1, 2, 4, 3], kernel_shape=[2, 3], strides=[2, 2],
+                                          dilations=[2, 1], pads=[1, 0, 1, 1], ceil_mode=1, extra_outputs=[("i", [1, 2, 4, 3], TensorProto.INT64)]))
+    # (1-D with uneven pads; not auto_pad SAME with dilations: onnxruntime's output length there is
+    # not the spec's ceil(in / stride))
+    add("maxpool_dilated_1d_pads_12", one(12, "MaxPool", ["x"], [2, 3, 9], [2, 3, 4], kernel_shape=[3], strides=[2], dilations=[2], pads=[2, 1]))
     nodes, ins_, outs_, feeds, inits = [], [], [], {}, []
     for red in ("add", "mul"):
         r = red[0]

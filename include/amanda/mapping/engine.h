@@ -23,6 +23,11 @@ struct ConvertOptions {
   // Replaces an op the target namespace lacks by ops of its own namespace (ONNX function bodies,
   // onnx_frontend::expand_function): "" when done, else why not. Tried before the op is refused.
   std::function<std::string(ir::Graph&, ir::OpId, const std::string& ns)> expand;
+  // Types (of namespace ns, the table's src) that `expand` may also take when the table's rule
+  // that applies to the op is an `unsupported:` one (ReduceSum with axes at run time below 13): the
+  // rules come first; the C++ lowering replaces only the refusal. When expand declines, the rule's
+  // refusal stands.
+  std::function<bool(const std::string& type, const std::string& ns)> lowers_refused;
   // Called for every op a rule creates or rewrites, with "rule 'NAME' of SRC -> DST (file:line)":
   // `amanda convert --check` names the rule behind a diverging op with it.
   std::function<void(ir::OpId, const std::string&)> on_rewrite;

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <set>
@@ -1547,12 +1548,759 @@ std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   return {};
 }
 
+// ---------------------------------------------------------------- lowerings of refused cases
+// A small builder for the bodies below: ops with attributes, constants, If and Loop whose branches
+// and bodies are written by callbacks. Names share one counter (a nested graph may not reuse an
+// outer value's name).
+struct GB {
+  onnx::GraphProto& g;
+  int* n;
+  onnx::NodeProto* last = nullptr;
+  std::string fresh(const std::string& w) { return "lw_" + w + std::to_string((*n)++); }
+  std::string op(const std::string& type, const std::vector<std::string>& ins, const std::string& out = "") {
+    std::string o = out.empty() ? fresh(type) : out;
+    last = g.add_node();
+    last->set_op_type(type);
+    for (auto& x : ins) last->add_input(x);
+    last->add_output(o);
+    return o;
+  }
+  GB& i(const char* name, int64_t v) {
+    EinsumBuilder::one_int(*last, name, v);
+    return *this;
+  }
+  GB& is(const char* name, const std::vector<int64_t>& v) {
+    EinsumBuilder::ints(*last, name, v);
+    return *this;
+  }
+  GB& f(const char* name, float v) {
+    auto* a = last->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::FLOAT);
+    a->set_f(v);
+    return *this;
+  }
+  GB& s(const char* name, const std::string& v) {
+    auto* a = last->add_attribute();
+    a->set_name(name);
+    a->set_type(onnx::AttributeProto::STRING);
+    a->set_s(v);
+    return *this;
+  }
+  // A constant of `type` (ONNX's element type code); dims {} is a scalar.
+  std::string c(int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+    std::string out = fresh("c");
+    auto* nd = g.add_node();
+    nd->set_op_type("Constant");
+    nd->add_output(out);
+    auto* a = nd->add_attribute();
+    a->set_name("value");
+    a->set_type(onnx::AttributeProto::TENSOR);
+    auto* t = a->mutable_t();
+    t->set_data_type(type);
+    for (int64_t d : dims) t->add_dims(d);
+    for (double x : v) {
+      switch (type) {
+        case onnx::TensorProto::FLOAT: t->add_float_data(float(x)); break;
+        case onnx::TensorProto::DOUBLE: t->add_double_data(x); break;
+        case onnx::TensorProto::INT64: t->add_int64_data(int64_t(x)); break;
+        case onnx::TensorProto::UINT64: t->add_uint64_data(uint64_t(x)); break;
+        case onnx::TensorProto::UINT32: t->add_uint64_data(uint64_t(x)); break;
+        default: t->add_int32_data(int32_t(x)); break;  // int32, int16, int8, uint16, uint8, bool, float16 bits
+      }
+    }
+    return out;
+  }
+  std::string ci(const std::vector<int64_t>& v) { return c(onnx::TensorProto::INT64, {int64_t(v.size())}, std::vector<double>(v.begin(), v.end())); }
+  std::string si(int64_t v) { return c(onnx::TensorProto::INT64, {}, {double(v)}); }
+  static void vi(onnx::ValueInfoProto* v, const std::string& name, int type, int rank = -1) {
+    v->set_name(name);
+    auto* tt = v->mutable_type()->mutable_tensor_type();
+    tt->set_elem_type(type);
+    if (rank >= 0) {
+      auto* sh = tt->mutable_shape();
+      for (int k = 0; k < rank; ++k) sh->add_dim();
+    }
+  }
+  using Branch = std::function<std::vector<std::string>(GB&)>;
+  // If(cond): outputs of the given element types (shapes left to the branches).
+  std::vector<std::string> if_(const std::string& cond, const std::vector<int>& types, const Branch& then_b, const Branch& else_b) {
+    onnx::NodeProto* nd = g.add_node();
+    nd->set_op_type("If");
+    nd->add_input(cond);
+    std::vector<std::string> outs;
+    for (size_t k = 0; k < types.size(); ++k) outs.push_back(fresh("if"));
+    for (auto& o : outs) nd->add_output(o);
+    for (int k = 0; k < 2; ++k) {
+      auto* a = nd->add_attribute();
+      a->set_name(k == 0 ? "then_branch" : "else_branch");
+      a->set_type(onnx::AttributeProto::GRAPH);
+      onnx::GraphProto& bg = *a->mutable_g();
+      bg.set_name(fresh(k == 0 ? "then" : "else"));
+      GB bb{bg, n};
+      std::vector<std::string> r = (k == 0 ? then_b : else_b)(bb);
+      for (size_t j = 0; j < r.size(); ++j) {
+        std::string o = bb.op("Identity", {r[j]});  // a branch output is a value the branch makes
+        vi(bg.add_output(), o, types[j]);
+      }
+    }
+    last = nd;
+    return outs;
+  }
+  // Loop(trip, cond) with carried values (inits, types) and scan outputs (types): the body gets
+  // (iteration, carried...) and returns (carried..., scans...); its condition stays true.
+  std::vector<std::string> loop(const std::string& trip, const std::vector<std::string>& inits, const std::vector<int>& carried_types,
+                                const std::vector<int>& scan_types,
+                                const std::function<std::vector<std::string>(GB&, const std::string&, const std::vector<std::string>&)>& body) {
+    if (carried_types.empty()) {  // a Loop carries one value at least (amanda's schema): a dummy
+      std::vector<std::string> r = loop(trip, {si(0)}, {onnx::TensorProto::INT64}, scan_types,
+                                        [&](GB& bb, const std::string& it, const std::vector<std::string>& v) {
+                                          std::vector<std::string> o = body(bb, it, {});
+                                          o.insert(o.begin(), v[0]);
+                                          return o;
+                                        });
+      r.erase(r.begin());
+      return r;
+    }
+    std::string cond = c(onnx::TensorProto::BOOL, {}, {1});
+    onnx::NodeProto* nd = g.add_node();
+    nd->set_op_type("Loop");
+    nd->add_input(trip);
+    nd->add_input(cond);
+    for (auto& x : inits) nd->add_input(x);
+    std::vector<std::string> outs;
+    for (size_t k = 0; k < carried_types.size() + scan_types.size(); ++k) outs.push_back(fresh("loop"));
+    for (auto& o : outs) nd->add_output(o);
+    auto* a = nd->add_attribute();
+    a->set_name("body");
+    a->set_type(onnx::AttributeProto::GRAPH);
+    onnx::GraphProto& bg = *a->mutable_g();
+    bg.set_name(fresh("body"));
+    GB bb{bg, n};
+    std::string it = bb.fresh("i"), cin = bb.fresh("cond_in");
+    vi(bg.add_input(), it, onnx::TensorProto::INT64, 0);
+    vi(bg.add_input(), cin, onnx::TensorProto::BOOL, 0);
+    std::vector<std::string> carried;
+    for (int t : carried_types) {
+      carried.push_back(bb.fresh("v"));
+      vi(bg.add_input(), carried.back(), t);
+    }
+    std::vector<std::string> r = body(bb, it, carried);
+    std::string cout = bb.op("Identity", {cin});
+    vi(bg.add_output(), cout, onnx::TensorProto::BOOL, 0);
+    for (size_t j = 0; j < r.size(); ++j) {
+      std::string o = bb.op("Identity", {r[j]});
+      vi(bg.add_output(), o, j < carried_types.size() ? carried_types[j] : scan_types[j - carried_types.size()]);
+    }
+    last = nd;
+    return outs;
+  }
+};
+
+int64_t int_attr(const ir::Graph& g, ir::OpId op, const char* name, int64_t dflt) {
+  const ir::Value* v = g.attr(op, const_cast<ir::Graph&>(g).sym(name));
+  return v && v->is_int() ? v->as_int() : dflt;
+}
+// The input's rank, or -1.
+int known_rank(const std::vector<onnx::TypeProto>& types, size_t k) {
+  if (k >= types.size() || !types[k].has_tensor_type() || !types[k].tensor_type().has_shape()) return -1;
+  return types[k].tensor_type().shape().dim_size();
+}
+int elem_of(const std::vector<onnx::TypeProto>& types, size_t k) {
+  return k < types.size() && types[k].has_tensor_type() ? types[k].tensor_type().elem_type() : 0;
+}
+bool present(const ir::Graph& g, const std::vector<ir::PortId>& ins, size_t k) { return k < ins.size() && g.producer(ins[k]); }
+
+// ReduceSum (13 takes axes as an input) with axes at run time, below 13 (axes an attribute): for
+// each axis a of the input (rank known), from the last to the first, If(a is among the axes: one
+// of them equals a or a - rank) then ReduceSum over [a] (a constant: the table makes it the
+// attribute) else Identity. Reducing the last axes first keeps the numbers of the others. Empty axes:
+// every axis, or none with noop_with_empty_axes (a count of the axes equal to 0 joins the test).
+// keepdims 0: the reduced input (keepdims 1) reshaped to the kept axes' lengths.
+std::string lower_reducesum_axes(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                                 const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input (one If per axis)";
+  int elem = elem_of(types, 0);
+  if (!elem) return "the input's element type";
+  int64_t keep = int_attr(g, op, "keepdims", 1), noop = int_attr(g, op, "noop_with_empty_axes", 0);
+  int counter = 0;
+  GB b{body, &counter};
+  std::string x = kIn + "0";
+  if (!present(g, ins, 1)) {  // no axes: every axis, or none
+    if (noop) b.op("Identity", {x}, kOut + "0");
+    else b.op("ReduceSum", {x}, kOut + "0"), b.i("keepdims", keep);
+    return {};
+  }
+  std::string axes = b.op("Concat", {kIn + "1", b.ci({r})});  // r matches no axis: never empty
+  b.i("axis", 0);
+  std::string empty;
+  if (!noop) {
+    std::string n = b.op("Size", {kIn + "1"});
+    empty = b.op("Cast", {b.op("Equal", {n, b.si(0)})});
+    b.i("to", onnx::TensorProto::INT64);
+  }
+  // Each branch's output goes through Reshape(v, Shape(v) * one), one a 1 computed from the axes:
+  // its lengths unknown to shape inference (onnxruntime's propagates Shape), which before opset 11
+  // refuses to merge two branches of different known lengths.
+  std::string one;
+  {
+    std::string ai = b.op("Cast", {b.op("ReduceMax", {b.op("Cast", {axes})})});
+    b.i("to", onnx::TensorProto::INT64);
+    body.mutable_node(body.node_size() - 2)->clear_attribute();
+    EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 2), "keepdims", 0);
+    EinsumBuilder::one_int(*body.mutable_node(body.node_size() - 3), "to", onnx::TensorProto::INT64);
+    one = b.op("Add", {b.op("Mul", {ai, b.si(0)}), b.si(1)});
+  }
+  auto opaque = [&](GB& t, const std::string& v) { return t.op("Reshape", {v, t.op("Mul", {t.op("Shape", {v}), one})}); };
+  std::string cur = x;
+  std::vector<std::string> conds(static_cast<size_t>(r));
+  for (int a = r - 1; a >= 0; --a) {
+    std::string e = b.op("Or", {b.op("Equal", {axes, b.ci({a})}), b.op("Equal", {axes, b.ci({a - r})})});
+    std::string ei = b.op("Cast", {e});  // ReduceMax takes no bools
+    b.i("to", onnx::TensorProto::INT64);
+    std::string m = b.op("ReduceMax", {ei});
+    b.i("keepdims", 0);
+    if (!empty.empty()) m = b.op("Add", {m, empty});
+    std::string cond = b.op("Cast", {m});
+    b.i("to", onnx::TensorProto::BOOL);
+    conds[size_t(a)] = cond;
+    std::string in = cur;
+    cur = b.if_(cond, {elem},
+                [&](GB& t) {
+                  std::string y = t.op("ReduceSum", {in, t.ci({a})});
+                  t.i("keepdims", 1);
+                  return std::vector<std::string>{opaque(t, y)};
+                },
+                [&](GB& e2) { return std::vector<std::string>{opaque(e2, in)}; })[0];
+  }
+  if (!keep) {
+    // The reduced axes dropped: the input's lengths of the kept axes (an If per axis gives its
+    // length or nothing), concatenated, are the output's shape. (Reshape before 14 reads a 0 as
+    // "copy the input's length there": a kept axis of length 0 after a reduced one would take
+    // another length; an empty tensor's shape may then be wrong.)
+    std::string sh = b.op("Shape", {x});
+    std::vector<std::string> pieces;
+    for (int a = 0; a < r; ++a) {
+      pieces.push_back(b.if_(conds[size_t(a)], {onnx::TensorProto::INT64},
+                             [&](GB& t) { return std::vector<std::string>{opaque(t, t.c(onnx::TensorProto::INT64, {0}, {}))}; },
+                             [&](GB& e2) {
+                               std::string p = e2.op("Slice", {sh, e2.ci({a}), e2.ci({a + 1}), e2.ci({0})});
+                               return std::vector<std::string>{opaque(e2, p)};
+                             })[0]);
+    }
+    std::string target = pieces.size() == 1 ? pieces[0] : b.op("Concat", pieces);
+    if (pieces.size() > 1) b.i("axis", 0);
+    cur = b.op("Reshape", {cur, target});
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
+// The int64 values of a constant input (int32 or int64), or nullopt.
+std::optional<std::vector<int64_t>> const_ints(const ir::Graph& g, const std::vector<ir::PortId>& ins, size_t k) {
+  if (!present(g, ins, k)) return std::nullopt;
+  const ir::Value* v = ir::constant_tensor(g, g.producer(ins[k]));
+  if (!v || !v->is_tensor()) return std::nullopt;
+  const ir::Tensor& t = v->as_tensor();
+  std::vector<int64_t> out;
+  if (t.dtype == ir::DType::Int64) {
+    out.resize(t.size / 8);
+    if (!out.empty()) std::memcpy(out.data(), t.data, out.size() * 8);
+  } else if (t.dtype == ir::DType::Int32) {
+    std::vector<int32_t> w(t.size / 4);
+    if (!w.empty()) std::memcpy(w.data(), t.data, w.size() * 4);
+    out.assign(w.begin(), w.end());
+  } else {
+    return std::nullopt;
+  }
+  return out;
+}
+
+// One axis of a Slice with bounds at run time, in ops every opset from 7 has, on float64 scalars
+// s, e, st (exact below 2^53; a bound beyond the axis, INT64_MAX included, clamps either way):
+// start and end counted from the end when negative, clamped as ONNX's Slice does ([0, d] for a
+// positive step; [0, d-1] and [-1, d-1] for a negative one), n = max(0, ceil((end - start) / step))
+// positions start + i*step made by a Loop of n iterations (no op before Range, 11, makes a length
+// known at run time only), then Gather on the axis.
+std::string slice_axis_by_loop(GB& b, const std::string& x, int64_t axis, const std::string& s, const std::string& e,
+                               const std::string& st) {
+  const int D = onnx::TensorProto::DOUBLE, I = onnx::TensorProto::INT64;
+  auto cast = [&](const std::string& v, int to) {
+    std::string r = b.op("Cast", {v});
+    b.i("to", to);
+    return r;
+  };
+  std::string d = b.op("Gather", {b.op("Shape", {x}), b.si(axis)});
+  b.i("axis", 0);
+  d = cast(d, D);
+  auto wrap = [&](const std::string& v) {  // v + d * (v < 0)
+    std::string neg = cast(b.op("Less", {v, b.c(D, {}, {0.0})}), D);
+    return b.op("Add", {v, b.op("Mul", {neg, d})});
+  };
+  std::string pos = cast(b.op("Greater", {st, b.c(D, {}, {0.0})}), D);  // 1: a positive step
+  std::string negf = b.op("Sub", {b.c(D, {}, {1.0}), pos});
+  std::string hi = b.op("Sub", {d, negf});  // d, or d - 1
+  std::string lo_e = b.op("Neg", {negf});   // 0, or -1
+  // Max and Min as selections (onnxruntime has no float64 Max/Min at opset 7): p*c + q*(1-c), c
+  // 0 or 1, exact for finite values.
+  auto sel = [&](const std::string& c, const std::string& p, const std::string& q) {
+    std::string cf = cast(c, D);
+    std::string nc = b.op("Sub", {b.c(D, {}, {1.0}), cf});
+    return b.op("Add", {b.op("Mul", {p, cf}), b.op("Mul", {q, nc})});
+  };
+  auto max2 = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {p, q}), q, p); };
+  auto min2 = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {q, p}), q, p); };
+  std::string s1 = min2(max2(wrap(s), b.c(D, {}, {0.0})), hi);
+  std::string e1 = min2(max2(wrap(e), lo_e), hi);
+  std::string n = max2(b.op("Ceil", {b.op("Div", {b.op("Sub", {e1, s1}), st})}), b.c(D, {}, {0.0}));
+  std::string si = cast(s1, I), sti = cast(st, I), ni = cast(n, I);
+  std::string idx = b.loop(ni, {}, {}, {I}, [&](GB& lb, const std::string& it, const std::vector<std::string>&) {
+    return std::vector<std::string>{lb.op("Add", {si, lb.op("Mul", {it, sti})})};
+  })[0];
+  std::string y = b.op("Gather", {x, idx});
+  b.i("axis", axis);
+  return y;
+}
+
+// Slice (10 takes starts/ends/axes/steps as inputs) below 10, when the table's rules refuse it
+// (bounds or steps at run time, several axes, axes at run time): slice_axis_by_loop on each axis.
+// Constant axes (or none: 0..n-1 for n starts, n known): the k-th entries of starts/ends/steps
+// (Gather) on axis k. Axes at run time: every axis a of the input (its rank known) is sliced, with
+// the entries whose axis is a or a - rank picked by a 0/1 mask (sum of mask * entry), and 0, d, 1
+// (the whole axis) when none is.
+std::string lower_slice_runtime(const ir::Graph& g, ir::OpId, const std::vector<ir::PortId>& ins,
+                                const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  const int D = onnx::TensorProto::DOUBLE;
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input";
+  int counter = 0;
+  GB b{body, &counter};
+  auto cast = [&](const std::string& v, int to) {
+    std::string o = b.op("Cast", {v});
+    b.i("to", to);
+    return o;
+  };
+  std::string cur = kIn + "0";
+  std::string sd = cast(kIn + "1", D), ed = cast(kIn + "2", D);
+  std::string std_ = present(g, ins, 4) ? cast(kIn + "4", D) : "";
+  std::optional<std::vector<int64_t>> axes;
+  if (present(g, ins, 3)) {
+    axes = const_ints(g, ins, 3);
+  } else {
+    int n = known_rank(types, 1) == 1 && types[1].tensor_type().shape().dim(0).has_dim_value() ? int(types[1].tensor_type().shape().dim(0).dim_value()) : -1;
+    if (n < 0) return "the number of starts (no axes given)";
+    axes.emplace();
+    for (int k = 0; k < n; ++k) axes->push_back(k);
+  }
+  if (axes) {
+    auto pick = [&](const std::string& v, int64_t k) {
+      std::string o = b.op("Gather", {v, b.si(k)});
+      b.i("axis", 0);
+      return o;
+    };
+    for (size_t k = 0; k < axes->size(); ++k) {
+      int64_t a = (*axes)[k] < 0 ? (*axes)[k] + r : (*axes)[k];
+      if (a < 0 || a >= r) return "axes within the input's rank";
+      cur = slice_axis_by_loop(b, cur, a, pick(sd, int64_t(k)), pick(ed, int64_t(k)), std_.empty() ? b.c(D, {}, {1.0}) : pick(std_, int64_t(k)));
+    }
+  } else {
+    std::string ax = kIn + "3";
+    for (int a = 0; a < r; ++a) {
+      std::string m = cast(b.op("Or", {b.op("Equal", {ax, b.c(elem_of(types, 3), {}, {double(a)})}), b.op("Equal", {ax, b.c(elem_of(types, 3), {}, {double(a - r)})})}), D);
+      auto sum = [&](const std::string& v) {
+        std::string o = b.op("ReduceSum", {v});
+        b.i("keepdims", 0);
+        return o;
+      };
+      std::string any = sum(m), none = b.op("Sub", {b.c(D, {}, {1.0}), any});
+      std::string d = b.op("Gather", {b.op("Shape", {cur}), b.si(a)});
+      b.i("axis", 0);
+      d = cast(d, D);
+      std::string s = sum(b.op("Mul", {m, sd}));
+      std::string e = b.op("Add", {sum(b.op("Mul", {m, ed})), b.op("Mul", {none, d})});
+      std::string st = std_.empty() ? b.c(D, {}, {1.0}) : b.op("Add", {sum(b.op("Mul", {m, std_})), none});
+      cur = slice_axis_by_loop(b, cur, a, s, e, st);
+    }
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
+// 0, 1, ..., n-1 (n an int64 scalar at run time) as float64: a Loop's scan output (Range is new in 11).
+std::string arange_by_loop(GB& b, const std::string& n) {
+  std::string r = b.loop(n, {}, {}, {onnx::TensorProto::INT64}, [&](GB& lb, const std::string& it, const std::vector<std::string>&) {
+    return std::vector<std::string>{lb.op("Identity", {it})};
+  })[0];
+  std::string d = b.op("Cast", {r});
+  b.i("to", onnx::TensorProto::DOUBLE);
+  return d;
+}
+
+// Pad (11 takes pads and constant_value as inputs) below 11 with them at run time: along each axis
+// a (rank known) the output's positions j = 0 .. d + begin + end - 1 (a Loop makes them) read the
+// input at i = j - begin: constant mode, the input with one slice of the value appended (Tile of
+// the value: exact for every value) and i where 0 <= i < d, else that slice; edge, i clamped to
+// [0, d-1]; reflect, i mirrored (i mod 2(d-1), then 2(d-1) - i past the end). Gather on the axis.
+// Index arithmetic in float64 scalars and vectors (exact below 2^53); negative pads crop.
+std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                              const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  const int D = onnx::TensorProto::DOUBLE, I = onnx::TensorProto::INT64;
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input";
+  int elem = elem_of(types, 0);
+  if (!elem) return "the input's element type";
+  const ir::Value* mv = g.attr(op, const_cast<ir::Graph&>(g).sym("mode"));
+  std::string mode = mv && mv->is_string() ? mv->as_string() : "constant";
+  if (mode != "constant" && mode != "edge" && mode != "reflect") return "a mode of constant, edge or reflect";
+  int counter = 0;
+  GB b{body, &counter};
+  auto cast = [&](const std::string& v, int to) {
+    std::string o = b.op("Cast", {v});
+    b.i("to", to);
+    return o;
+  };
+  auto sel = [&](const std::string& c, const std::string& p, const std::string& q) {  // c ? p : q
+    std::string cf = cast(c, D);
+    std::string nc = b.op("Sub", {b.c(D, {}, {1.0}), cf});
+    return b.op("Add", {b.op("Mul", {p, cf}), b.op("Mul", {q, nc})});
+  };
+  auto maxv = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {p, q}), q, p); };
+  auto minv = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {q, p}), q, p); };
+  auto zero = [&] { return b.c(D, {}, {0.0}); };
+  std::string pads = cast(kIn + "1", D);
+  std::string value;
+  if (mode == "constant") {
+    if (present(g, ins, 2)) value = b.op("Reshape", {kIn + "2", b.ci(std::vector<int64_t>(size_t(r), 1))});
+    else value = b.c(elem, std::vector<int64_t>(size_t(r), 1), {0.0});
+  }
+  std::string cur = kIn + "0";
+  for (int a = 0; a < r; ++a) {
+    std::string shape = b.op("Shape", {cur});
+    std::string di = b.op("Gather", {shape, b.si(a)});
+    b.i("axis", 0);
+    std::string d = cast(di, D);
+    std::string pb = b.op("Gather", {pads, b.si(a)});
+    b.i("axis", 0);
+    std::string pe = b.op("Gather", {pads, b.si(a + r)});
+    b.i("axis", 0);
+    std::string len = maxv(b.op("Add", {b.op("Add", {d, pb}), pe}), zero());
+    std::string j = arange_by_loop(b, cast(len, I));
+    std::string i = b.op("Sub", {j, pb});
+    std::string idx, src = cur;
+    if (mode == "constant") {
+      // one slice of the value appended along the axis: its index is d
+      std::vector<int64_t> keep(size_t(r), 1), one_at(size_t(r), 0);
+      keep[size_t(a)] = 0;
+      one_at[size_t(a)] = 1;
+      std::string reps = b.op("Add", {b.op("Mul", {shape, b.ci(keep)}), b.ci(one_at)});  // the shape with 1 at a
+      src = b.op("Concat", {cur, b.op("Tile", {value, reps})});
+      b.i("axis", a);
+      std::string inside = b.op("And", {b.op("Not", {b.op("Less", {i, zero()})}), b.op("Less", {i, d})});
+      idx = sel(inside, i, d);
+    } else if (mode == "edge") {
+      idx = minv(maxv(i, zero()), b.op("Sub", {d, b.c(D, {}, {1.0})}));
+    } else {
+      std::string m = maxv(b.op("Mul", {b.op("Sub", {d, b.c(D, {}, {1.0})}), b.c(D, {}, {2.0})}), b.c(D, {}, {1.0}));
+      std::string k = b.op("Sub", {i, b.op("Mul", {m, b.op("Floor", {b.op("Div", {i, m})})})});
+      idx = sel(b.op("Less", {k, d}), k, b.op("Sub", {m, k}));
+    }
+    cur = b.op("Gather", {src, cast(idx, I)});
+    b.i("axis", a);
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
+// TopK (10 takes K as an input) below 10 with K at run time: TopK with k the whole axis (its length
+// known: k is an attribute there), then the first K of both outputs (Gather at 0..K-1, a Loop
+// makes them). The full sort's first K are TopK's K (sorted, the same tie order).
+std::string lower_topk_runtime(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                               const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  int r = known_rank(types, 0);
+  if (r < 0) return "the rank of the input";
+  int64_t axis = int_attr(g, op, "axis", -1);
+  if (axis < 0) axis += r;
+  if (axis < 0 || axis >= r) return "an axis within the input's rank";
+  const auto& dim = types[0].tensor_type().shape().dim(int(axis));
+  if (!dim.has_dim_value()) return "the input's length along the axis (opset 9's TopK takes k as an attribute)";
+  int counter = 0;
+  GB b{body, &counter};
+  std::string top = b.op("TopK", {kIn + "0", b.ci({dim.dim_value()})});
+  onnx::NodeProto* t = b.last;
+  t->set_output(0, b.fresh("values"));
+  t->add_output(b.fresh("indices"));
+  EinsumBuilder::one_int(*t, "axis", axis);
+  // largest/sorted (TopK 11): passed on when not their defaults (the table converts or refuses them)
+  for (const char* a : {"largest", "sorted"})
+    if (int_attr(g, op, a, 1) != 1) EinsumBuilder::one_int(*t, a, 0);
+  std::string vals = t->output(0), idxs = t->output(1);
+  std::string k = b.op("Reshape", {kIn + "1", b.ci({})});  // K: [1] -> a scalar trip count
+  std::string ar = b.loop(k, {}, {}, {onnx::TensorProto::INT64}, [&](GB& lb, const std::string& it, const std::vector<std::string>&) {
+    return std::vector<std::string>{lb.op("Identity", {it})};
+  })[0];
+  b.op("Gather", {vals, ar}, kOut + "0");
+  b.i("axis", axis);
+  b.op("Gather", {idxs, ar}, kOut + "1");
+  b.i("axis", axis);
+  (void)top;
+  return {};
+}
+
+// The known lengths of an op's output (or input source) port, or nullopt when any is unknown.
+std::optional<std::vector<int64_t>> known_dims(const ir::Graph& g, ir::PortId src) {
+  onnx::TypeProto::Tensor t;
+  // add_shape reads the producer of an input port: give it the output port through a consumer
+  for (ir::EdgeId e = g.first_out_edge(src); e; e = g.next_out_edge(e)) {
+    add_shape(g, g.edge_dst(e), t);
+    break;
+  }
+  if (!t.has_shape()) return std::nullopt;
+  std::vector<int64_t> out;
+  for (const auto& d : t.shape().dim()) {
+    if (!d.has_dim_value()) return std::nullopt;
+    out.push_back(d.dim_value());
+  }
+  return out;
+}
+
+// Resize with coordinate_transformation_mode tf_crop_and_resize (roi may be given at run time)
+// and mode linear, below 11: along each axis, the output's position j reads the input at
+// c = start*(in-1) + j*(end-start)*(in-1)/(out-1) (out 1: (start+end)/2*(in-1)), start and end
+// from roi, in onnxruntime's order of operations (float32); positions with c outside [0, in-1]
+// read a slice of extrapolation_value appended to the axis (Tile of it: exact); else the two
+// neighbours floor(c) and floor(c)+1 (clamped), weighted 1-w and w (w = c - floor(c)). The input's
+// and output's shapes known (any rank), float32.
+std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
+                              const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  auto str_attr = [&](const char* n, const std::string& d) {
+    const ir::Value* v = g.attr(op, gg.sym(n));
+    return v && v->is_string() ? v->as_string() : d;
+  };
+  if (str_attr("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize") return "coordinate_transformation_mode tf_crop_and_resize (the other modes are the table's)";
+  if (str_attr("mode", "nearest") != "linear") return "mode linear (tf_crop_and_resize's nearest and cubic are not lowered)";
+  if (elem_of(types, 0) != onnx::TensorProto::FLOAT) return "a float32 input";
+  if (!present(g, ins, 1)) return "roi";
+  std::vector<int64_t> in;
+  if (!types[0].tensor_type().has_shape()) return "the input's shape";
+  for (const auto& d : types[0].tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return "the input's shape";
+    in.push_back(d.dim_value());
+  }
+  ir::PortId out_port;
+  for (ir::PortId p : g.outputs(op))
+    if (data_port(g, p)) {
+      out_port = p;
+      break;
+    }
+  auto outd = out_port ? known_dims(g, out_port) : std::nullopt;
+  if (!outd || outd->size() != in.size()) return "the output's shape";
+  const ir::Value* ev = g.attr(op, gg.sym("extrapolation_value"));
+  double ext = ev && ev->is_float() ? ev->as_float() : (ev && ev->is_int() ? double(ev->as_int()) : 0.0);
+  const int F = onnx::TensorProto::FLOAT, I = onnx::TensorProto::INT64;
+  const int64_t r = int64_t(in.size());
+  int counter = 0;
+  GB b{body, &counter};
+  auto cast = [&](const std::string& v, int to) {
+    std::string o = b.op("Cast", {v});
+    b.i("to", to);
+    return o;
+  };
+  auto f = [&](double v) { return b.c(F, {}, {v}); };
+  std::string roi = cast(kIn + "1", F);
+  std::string ext1 = b.c(F, std::vector<int64_t>(size_t(r), 1), {ext});
+  std::string cur = kIn + "0";
+  std::vector<int64_t> shape = in;
+  for (int64_t a = 0; a < r; ++a) {
+    int64_t L = in[size_t(a)], O = (*outd)[size_t(a)];
+    std::vector<int64_t> reps = shape;
+    reps[size_t(a)] = 1;
+    std::string src = b.op("Concat", {cur, b.op("Tile", {ext1, b.ci(reps)})});
+    b.i("axis", a);
+    std::string st = b.op("Gather", {roi, b.si(a)});
+    b.i("axis", 0);
+    std::string en = b.op("Gather", {roi, b.si(a + r)});
+    b.i("axis", 0);
+    std::string c;
+    if (O > 1) {
+      std::vector<double> j(static_cast<size_t>(O));
+      for (int64_t k = 0; k < O; ++k) j[size_t(k)] = double(k);
+      std::string t = b.op("Mul", {b.c(F, {O}, j), b.op("Sub", {en, st})});
+      t = b.op("Div", {b.op("Mul", {t, f(double(L - 1))}), f(double(O - 1))});
+      c = b.op("Add", {b.op("Mul", {st, f(double(L - 1))}), t});
+    } else {
+      std::string m = b.op("Mul", {b.op("Mul", {f(0.5), b.op("Add", {st, en})}), f(double(L - 1))});
+      c = b.op("Reshape", {m, b.ci({1})});
+    }
+    std::string inside = cast(b.op("And", {b.op("Not", {b.op("Less", {c, f(0.0)})}), b.op("Not", {b.op("Greater", {c, f(double(L - 1))})})}), F);
+    std::string outside = b.op("Sub", {f(1.0), inside});
+    std::string fl = b.op("Floor", {c});
+    std::string w = b.op("Mul", {b.op("Sub", {c, fl}), inside});
+    // clamp, then (outside) the appended slice at index L: i*inside + L*outside
+    std::string lo = b.op("Clip", {fl, f(0.0), f(double(L - 1))});
+    std::string hi = b.op("Clip", {b.op("Add", {fl, f(1.0)}), f(0.0), f(double(L - 1))});
+    auto pick = [&](const std::string& i) { return cast(b.op("Add", {b.op("Mul", {i, inside}), b.op("Mul", {outside, f(double(L))})}), I); };
+    std::string g1 = b.op("Gather", {src, pick(lo)});
+    b.i("axis", a);
+    std::string g2 = b.op("Gather", {src, pick(hi)});
+    b.i("axis", a);
+    std::vector<int64_t> wshape(size_t(r - a), 1);
+    wshape[0] = O;
+    std::string wr = b.op("Reshape", {w, b.ci(wshape)});
+    std::string vr = b.op("Reshape", {b.op("Sub", {f(1.0), w}), b.ci(wshape)});
+    cur = b.op("Add", {b.op("Mul", {g1, vr}), b.op("Mul", {g2, wr})});
+    shape[size_t(a)] = O;
+  }
+  b.op("Identity", {cur}, kOut + "0");
+  return {};
+}
+
+// MaxPool below 10 with what its opset lacks (dilations, ceil_mode: new in 10; the Indices output,
+// new in 8; storage_order, new in 8): the input padded with -inf (Pad, the attribute form of
+// opsets 2..10; begin pads as given, end pads grown to cover the last window: ceil_mode and
+// auto_pad come out of the output's known shape), then for each kernel offset the cells o*stride +
+// offset*dilation of each spatial axis (Gather of constant positions), and the maximum of these
+// (Max; a padded cell is never the maximum). Indices: the flat index of the first maximum in
+// window order (later offsets replace it only when strictly greater, as onnxruntime scans), row-
+// or (storage_order 1, 2-D) column-major over the unpadded input. Float input, the input's and
+// output's shapes known.
+std::string lower_maxpool(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>&,
+                          const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
+  auto& gg = const_cast<ir::Graph&>(g);
+  int elem = elem_of(types, 0);
+  if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::DOUBLE) return "a float32 or float64 input (Max before 12 takes floating point)";
+  std::vector<int64_t> in;
+  if (!types[0].tensor_type().has_shape()) return "the input's shape";
+  for (const auto& d : types[0].tensor_type().shape().dim()) {
+    if (!d.has_dim_value()) return "the input's shape";
+    in.push_back(d.dim_value());
+  }
+  const int64_t r = int64_t(in.size()), sp = r - 2;
+  if (sp < 1) return "a spatial axis";
+  std::vector<ir::PortId> outs;
+  for (ir::PortId p : g.outputs(op))
+    if (data_port(g, p)) outs.push_back(p);
+  auto outd = outs.empty() ? std::nullopt : known_dims(g, outs[0]);
+  if (!outd && outs.size() > 1 && g.first_out_edge(outs[1])) outd = known_dims(g, outs[1]);
+  if (!outd || int64_t(outd->size()) != r) return "the output's shape";
+  auto ints = [&](const char* n, int64_t dflt) {
+    std::vector<int64_t> v(size_t(sp), dflt);
+    const ir::Value* a = g.attr(op, gg.sym(n));
+    if (a && a->is_list() && int64_t(a->as_list().size()) >= sp)
+      for (int64_t k = 0; k < sp; ++k) v[size_t(k)] = a->as_list()[size_t(k)].as_int();
+    return v;
+  };
+  std::vector<int64_t> kern = ints("kernel_shape", 1), st = ints("strides", 1), dil = ints("dilations", 1);
+  std::vector<int64_t> pads(size_t(2 * sp), 0);
+  const ir::Value* pv = g.attr(op, gg.sym("pads"));
+  if (pv && pv->is_list() && int64_t(pv->as_list().size()) == 2 * sp)
+    for (int64_t k = 0; k < 2 * sp; ++k) pads[size_t(k)] = pv->as_list()[size_t(k)].as_int();
+  const ir::Value* apv = g.attr(op, gg.sym("auto_pad"));
+  std::string auto_pad = apv && apv->is_string() ? apv->as_string() : "NOTSET";
+  int64_t storage = int_attr(g, op, "storage_order", 0);
+  if (storage != 0 && sp != 2) return "storage_order 1 on a 2-D input only";
+  std::vector<int64_t> pb(static_cast<size_t>(sp)), pe(static_cast<size_t>(sp));
+  for (int64_t a = 0; a < sp; ++a) {
+    int64_t L = in[size_t(a + 2)], O = (*outd)[size_t(a + 2)];
+    int64_t need = (O - 1) * st[size_t(a)] + (kern[size_t(a)] - 1) * dil[size_t(a)] + 1 - L;
+    if (auto_pad == "SAME_UPPER" || auto_pad == "SAME_LOWER") {
+      int64_t total = std::max<int64_t>(0, need);
+      pb[size_t(a)] = auto_pad == "SAME_UPPER" ? total / 2 : total - total / 2;
+    } else if (auto_pad == "VALID") {
+      pb[size_t(a)] = 0;
+    } else {
+      pb[size_t(a)] = pads[size_t(a)];
+    }
+    pe[size_t(a)] = std::max<int64_t>(0, need - pb[size_t(a)]);
+  }
+  int counter = 0;
+  GB b{body, &counter};
+  std::vector<int64_t> allpads(size_t(2 * r), 0);
+  for (int64_t a = 0; a < sp; ++a) allpads[size_t(a + 2)] = pb[size_t(a)], allpads[size_t(r + a + 2)] = pe[size_t(a)];
+  std::string x = b.op("Pad", {kIn + "0"});
+  b.is("pads", allpads).f("value", -std::numeric_limits<float>::infinity());
+  bool want_idx = outs.size() > 1 && g.first_out_edge(outs[1]);
+  // the flat index of spatial position q (unpadded coordinates) for storage order 0 / 1
+  std::vector<int64_t> sstride(size_t(sp), 1);
+  if (storage == 0) {
+    for (int64_t a = sp - 2; a >= 0; --a) sstride[size_t(a)] = sstride[size_t(a + 1)] * in[size_t(a + 3)];
+  } else {
+    sstride[0] = 1;
+    sstride[1] = in[2];
+  }
+  int64_t plane = 1;
+  for (int64_t a = 0; a < sp; ++a) plane *= in[size_t(a + 2)];
+  std::vector<int64_t> kidx(size_t(sp), 0);
+  std::string best, bi;
+  int64_t K = 1;
+  for (int64_t k : kern) K *= k;
+  for (int64_t n = 0; n < K; ++n) {
+    std::string v = x;
+    for (int64_t a = 0; a < sp; ++a) {
+      std::vector<int64_t> pos(size_t((*outd)[size_t(a + 2)]));
+      for (size_t o = 0; o < pos.size(); ++o) pos[o] = int64_t(o) * st[size_t(a)] + kidx[size_t(a)] * dil[size_t(a)];
+      v = b.op("Gather", {v, b.ci(pos)});
+      b.i("axis", a + 2);
+    }
+    std::string idx;
+    if (want_idx) {
+      std::vector<int64_t> odims((*outd).begin() + 2, (*outd).end());
+      int64_t cnt = 1;
+      for (int64_t d : odims) cnt *= d;
+      std::vector<double> vals(static_cast<size_t>(cnt));
+      for (int64_t f = 0; f < cnt; ++f) {
+        int64_t rem = f, flat = 0;
+        for (int64_t a = sp - 1; a >= 0; --a) {
+          int64_t o = rem % odims[size_t(a)];
+          rem /= odims[size_t(a)];
+          flat += (o * st[size_t(a)] + kidx[size_t(a)] * dil[size_t(a)] - pb[size_t(a)]) * sstride[size_t(a)];
+        }
+        vals[size_t(f)] = double(flat);
+      }
+      idx = b.c(onnx::TensorProto::INT64, odims, vals);
+    }
+    if (n == 0) {
+      best = v;
+      bi = idx;
+    } else {
+      if (want_idx) {
+        std::string gt = b.op("Cast", {b.op("Greater", {v, best})});
+        b.i("to", onnx::TensorProto::INT64);
+        bi = b.op("Add", {bi, b.op("Mul", {b.op("Sub", {idx, bi}), gt})});
+      }
+      best = b.op("Max", {best, v});
+    }
+    for (int64_t a = sp - 1; a >= 0; --a) {  // next offset, last axis fastest
+      if (++kidx[size_t(a)] < kern[size_t(a)]) break;
+      kidx[size_t(a)] = 0;
+    }
+  }
+  b.op("Identity", {best}, kOut + "0");
+  if (want_idx) {
+    std::vector<int64_t> bdims(size_t(r), 1);
+    bdims[0] = in[0];
+    bdims[1] = in[1];
+    std::vector<double> base(size_t(in[0] * in[1]));
+    for (size_t k = 0; k < base.size(); ++k) base[k] = double(int64_t(k) * plane);
+    b.op("Add", {bi, b.c(onnx::TensorProto::INT64, bdims, base)}, kOut + "1");
+  }
+  return {};
+}
+
 const std::map<std::string, Lowering>& lowerings() {
   // The other lowerings are rules of the opset tables (Trilu, GatherElements, Range, ... in
   // tables/onnx/hand/), which the engine tries before this expander. An entry here is for an op
   // whose lowering a table cannot write: Einsum's equation is a string to parse; DFT's matrix of
   // sines and cosines is computed.
   static const std::map<std::string, Lowering> m = {{"Einsum", lower_einsum}, {"DFT", lower_dft}, {"NonZero", lower_nonzero}, {"Compress", lower_compress}, {"Scan", lower_scan8}, {"Det", lower_det}, {"Unique", lower_unique}, {"NonMaxSuppression", lower_nms}, {"MelWeightMatrix", lower_melweightmatrix}, {"TfIdfVectorizer", lower_tfidf}};
+  return m;
+}
+
+// Lowerings of ops the target has, tried only when the table's rule for the op refuses it
+// (ConvertOptions::lowers_refused): each writes ops of the source opset that the table converts.
+const std::map<std::string, Lowering>& refusal_lowerings() {
+  static const std::map<std::string, Lowering> m = {{"ReduceSum", lower_reducesum_axes}, {"Slice", lower_slice_runtime}, {"Pad", lower_pad_runtime}, {"TopK", lower_topk_runtime}, {"Resize", lower_resize_crop}, {"MaxPool", lower_maxpool}};
   return m;
 }
 
@@ -1566,6 +2314,10 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
   if (!s) return "libonnx has no schema for it";
   auto lowering = lowerings().find(type);
+  if (lowering == lowerings().end()) {
+    lowering = refusal_lowerings().find(type);
+    if (lowering == refusal_lowerings().end()) lowering = lowerings().end();
+  }
   if (!s->HasFunction() && !s->HasContextDependentFunction() && lowering == lowerings().end())
     return "ONNX defines no function body for it";
   // Attribute graphs (a body) are written into the NodeProto below.
@@ -1749,5 +2501,11 @@ bool has_function_body(const std::string& type, const std::string& ns) {
   if (family != "amanda/onnx" || version.empty()) return false;
   const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
   return s && (s->HasFunction() || s->HasContextDependentFunction() || lowerings().count(type));
+}
+bool lowers_refused(const std::string& type, const std::string& ns) {
+  auto [family, version] = schema::split_version(ns);
+  if (family != "amanda/onnx" || version.empty()) return false;
+  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  return s && !s->HasFunction() && !s->HasContextDependentFunction() && refusal_lowerings().count(type);
 }
 }  // namespace amanda::onnx_frontend

@@ -21,4 +21,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns);
 namespace amanda::onnx_frontend {
 // Whether libonnx defines a function body (plain or context-dependent) for the op in opset `ns`.
 bool has_function_body(const std::string& type, const std::string& ns);
+// Whether a C++ lowering writes the op in opset `ns` when the table's rule for it refuses (ReduceSum
+// with axes at run time, Slice/Pad/TopK with inputs at run time, ...: ConvertOptions::lowers_refused).
+bool lowers_refused(const std::string& type, const std::string& ns);
 }  // namespace amanda::onnx_frontend
