@@ -365,6 +365,43 @@ class Importer {
       }
       return std::nullopt;
     }
+    // numel(x) of a symbolic shape: the product of its sizes
+    if (base == "aten::numel" && args.size() == 1 && args[0]->is_tensor() && !args[0]->known && args[0]->shape_known) {
+      bool sym = false;
+      for (int64_t d : args[0]->shape) sym |= is_sym(d);
+      if (!sym) return std::nullopt;
+      VRef n = make_int(1);
+      for (size_t d = 0; d < args[0]->shape.size(); ++d) {
+        VRef s = *symbolic_call("aten::size", {args[0], make_int(static_cast<int64_t>(d))});
+        n = n->dyn || s->dyn ? *symbolic_call("aten::mul", {n, s}) : make_int(n->i * s->i);
+      }
+      return n;
+    }
+    // min / max of sizes: the graph's Min / Max, the result a new symbolic size (neither stand-in
+    // says which one it is at run time)
+    if ((base == "prim::min" || base == "prim::max") && args.size() == 2 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        (args[0]->dyn || args[1]->dyn)) {
+      in_symbolic_ = true;
+      VRef t = call_op(base == "prim::min" ? "aten::minimum" : "aten::maximum", {int_tensor(*args[0]), int_tensor(*args[1])}, {});
+      in_symbolic_ = false;
+      VRef r = make_int(new_run_time_dim());
+      t->has_hint = true, t->hint = r->i;
+      r->dyn = t;
+      return r;
+    }
+    // Once a size known only at run time exists, comparisons of sizes are graph ops (an `if` on
+    // one is an If on data); before, the stand-in numbers decide (see docs/pytorch.md).
+    static const std::set<std::string> comparisons{"aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge"};
+    if (run_time_dims_ > 0 && comparisons.count(base) && args.size() == 2 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        (args[0]->dyn || args[1]->dyn)) {
+      std::vector<VRef> nums;
+      for (const auto& a : args) {
+        VRef n = make_int(a->i);
+        if (a->dyn) n->data = a->dyn;
+        nums.push_back(n);
+      }
+      return data_number_op(base, nums);
+    }
     if ((base == "aten::Int" || base == "aten::ScalarImplicit") && args.size() == 1 && args[0]->is_tensor() && args[0]->has_hint) {
       VRef r = make_int(args[0]->hint);
       r->dyn = args[0];
@@ -767,6 +804,25 @@ class Importer {
   std::unordered_map<const Val*, VRef> scanned_;
   std::vector<VRef> scanned_lists_;  // keeps the keys of scanned_ alive (a freed list's address could be reused)
   std::vector<std::string> scan_dims_;
+  // Sizes known only at run time (kRunTimeDim: the rows a mask selects, the boxes NMS keeps, k =
+  // min(k, n) of such a size): each a new symbolic dimension `dyn<k>`. Once one exists, comparisons
+  // of sizes computed from symbolic dimensions are graph ops (an `if` on one is an If on data), not
+  // decided on the stand-in numbers.
+  static constexpr size_t kMaxSymbols = 1024;
+  int run_time_dims_ = 0;
+  std::map<PortId, int64_t> mask_dims_;  // x[m], y[m] with one mask m: one size (nms(x[m], y[m]) checks it)
+  int64_t new_run_time_dim() {
+    size_t idx = o_.dim_names.size() + scan_dims_.size();
+    if (idx >= kMaxSymbols) throw Unsupported(where_ + ": more than " + std::to_string(kMaxSymbols) + " symbolic sizes (sizes known only at run time)");
+    scan_dims_.push_back("dyn" + std::to_string(run_time_dims_++));
+    symbolic_ = true;
+    return kSymbolBase + kSymbolStep * static_cast<int64_t>(idx);
+  }
+  void resolve_run_time_dims(std::vector<OutInfo>& outs) {
+    for (auto& o : outs)
+      for (auto& d : o.shape)
+        if (d == kRunTimeDim) d = new_run_time_dim();
+  }
   OpId new_op(amanda::Symbol type) {
     OpId op = g_.create_op(scope(), type, amanda::Symbol());
     if (!bodies_.empty()) g_.set_name(op, g_.sym(bodies_.back().prefix + std::to_string(bodies_.back().next++)));
@@ -847,6 +903,12 @@ class Importer {
     else if (v->k == Val::K::Int || v->k == Val::K::Bool) return constant(*v);
     else throw Unsupported(where_ + ": " + name + " is " + describe(*v) + " after an if or loop on data (only tensors, ints and bools)");
     if (scope_of(p) == scope()) return p;
+    if (v->is_tensor() && v->known) {
+      // a known tensor (an initializer of the top graph): copied by a clone op in the body, not folded
+      const schema::OpSchema* c = ns_.find("aten::clone");
+      if (!c) throw Error(where_ + ": internal: aten::clone");
+      return port_of(*emit(*c, {v, make_none()}, {OutInfo{v->dtype, v->shape}}));
+    }
     if (v->is_tensor()) return port_of(*call_op("aten::clone", {v, make_none()}, {}));
     return port_of(*(v->k == Val::K::Int ? data_number_op("aten::add", {v, make_int(0)}) : number_op("aten::eq.bool", {v, make_bool(true)}))->data);
   }
@@ -870,9 +932,12 @@ class Importer {
     if (!graph_port) g_.set_attr(p, g_.sym("@torch_type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int")));
   }
   // Whether two values of one variable can be the same output (the kinds, a tensor's type and shape).
-  static bool same_kind(const Val& a, const Val& b) {
+  // `sizes`: tensors may differ in their sizes (not their rank)
+  static bool same_kind(const Val& a, const Val& b, bool sizes = false) {
     if (a.is_tensor() != b.is_tensor()) return false;
-    if (a.is_tensor()) return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype && a.shape == b.shape;
+    if (a.is_tensor())
+      return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype &&
+             (sizes ? a.shape.size() == b.shape.size() : a.shape == b.shape);
     return a.k == b.k && (a.k == Val::K::Int || a.k == Val::K::Bool);
   }
   static bool same_number(const Val& a, const Val& b) {
@@ -934,23 +999,31 @@ class Importer {
         fr.vars[n] = va;
         continue;
       }
-      if (!same_kind(*va, *vb))
+      if (!same_kind(*va, *vb, true))
         throw Unsupported(where + ": the branches of an if on the input's values give " + n + " as " + describe(*va) + " and " +
-                          describe(*vb) + " (they must agree in kind, element type and shape)");
+                          describe(*vb) + " (they must agree in kind, element type and rank)");
+      // tensors of different sizes (an empty result in one branch): the sizes that differ are
+      // known only at run time
+      VRef merged = va;
+      if (va->is_tensor() && va->shape != vb->shape) {
+        merged = make_symbolic(va->dtype, va->shape);
+        for (size_t d = 0; d < va->shape.size(); ++d)
+          if (va->shape[d] != vb->shape[d]) merged->shape[d] = new_run_time_dim();
+      }
       for (int k = 0; k < 2; ++k) {
         bodies_.push_back(std::move(done[k]));
         PortId src = body_result(k == 0 ? va : vb, n);
         done[k] = std::move(bodies_.back());
         bodies_.pop_back();
         PortId bo = g_.add_port(gn[k], ir::PortDir::Out, g_.sym("_" + std::to_string(idx)));
-        type_port(bo, *va, true);
+        type_port(bo, k == 0 ? *va : *vb, true);
         g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
         g_.connect(src, bo);
       }
       PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(idx++)));
       g_.set_attr(out, g_.sym("@value"), Value(unique(n)));
-      type_port(out, *va, false);
-      fr.vars[n] = like(*va, out);
+      type_port(out, *merged, false);
+      fr.vars[n] = like(*merged, out);
     }
   }
 
@@ -1033,7 +1106,7 @@ class Importer {
     for (size_t j = 0; j < scans.size(); ++j) {
       // the number of trips: a new symbolic dimension (a dim_param of the output)
       size_t idx = o_.dim_names.size() + scan_dims_.size();
-      if (idx >= 64) throw Unsupported(where + ": too many lists filled by loops on the input's values");
+      if (idx >= kMaxSymbols) throw Unsupported(where + ": too many lists filled by loops on the input's values");
       scan_dims_.push_back("trips" + std::to_string(scan_dims_.size()));
       symbolic_ = true;
       const Val& t = *scans[j].second;
@@ -1312,6 +1385,28 @@ class Importer {
     }
     if (path.rfind("torch.", 0) == 0) return call_op("aten::" + path.substr(6), args, kwargs);
     if (path.rfind("ops.aten.", 0) == 0) return call_op("aten::" + path.substr(9), args, kwargs);
+    // torchvision's operators (namespaces/pytorch/1.13.d/torchvision.ops)
+    if (path.rfind("ops.torchvision.", 0) == 0) return call_op("torchvision::" + path.substr(16), args, kwargs);
+    // min(a, b) / max(a, b) / min(list) of numbers (prim::min / prim::max)
+    if (path == "ops.prim.min" || path == "ops.prim.max") {
+      std::vector<VRef> xs = args.size() == 1 && (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) ? args[0]->items : args;
+      if (xs.empty()) throw Error(where_ + ": " + path + " of an empty list");
+      std::string b = path == "ops.prim.min" ? "prim::min" : "prim::max";
+      VRef r = xs[0];
+      for (size_t k = 1; k < xs.size(); ++k) {
+        if (symbolic_)
+          if (auto v = symbolic_call(b, {r, xs[k]})) {
+            r = *v;
+            continue;
+          }
+        for (const VRef& v : {r, xs[k]})
+          if (v->data || v->dyn || (v->k != Val::K::Int && v->k != Val::K::Float)) throw Unsupported(where_ + ": " + path + " of " + describe(*v));
+        auto v = scalar_op(b == "prim::min" ? "aten::min" : "aten::max", {r, xs[k]}, where_);
+        if (!v) throw Unsupported(where_ + ": " + path + " of " + describe(*r) + " and " + describe(*xs[k]));
+        r = *v;
+      }
+      return r;
+    }
     if (path == "ops.prim.NumToTensor") {
       need(1);
       const Val& a = *args[0];
@@ -1361,6 +1456,8 @@ class Importer {
       need(1);
       if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": len() of a list a loop on the input's values appended to");
       if (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) return make_int(static_cast<int64_t>(args[0]->items.size()));
+      if (args[0]->is_tensor() && !args[0]->shape.empty() && args[0]->shape_known && is_sym(args[0]->shape[0]) && !args[0]->known)
+        return *symbolic_call("aten::size", {args[0], make_int(0)});
       if (args[0]->is_tensor() && !args[0]->shape.empty()) return make_int(args[0]->shape[0]);
       throw Error(where_ + ": len() of " + describe(*args[0]));
     }
@@ -1439,6 +1536,8 @@ class Importer {
       const Val& a = *args[0];
       if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
       if (a.k == Val::K::Str) return make_int(static_cast<int64_t>(a.s.size()));
+      if (a.is_tensor() && a.shape_known && !a.shape.empty() && is_sym(a.shape[0]) && !a.known)
+        return *symbolic_call("aten::size", {args[0], make_int(0)});
       if (a.is_tensor() && a.shape_known && !a.shape.empty()) return make_int(a.shape[0]);
       return std::nullopt;
     }
@@ -1463,7 +1562,8 @@ class Importer {
       }
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
       // (a tuple of numbers and tensors, detection models' image sizes, cannot hold the list)
-      bool flat_tuple = args[1]->k == Val::K::Tuple;
+      // (nor can a list of numbers: image_sizes.append(img.shape[-2:]))
+      bool flat_tuple = args[1]->k == Val::K::Tuple || args[1]->k == Val::K::List;
       for (const VRef& x : args[1]->items) flat_tuple &= !is_seq(*x) && x->k != Val::K::Object;
       if ((is_seq(*args[1]) && !flat_tuple) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
@@ -1636,14 +1736,29 @@ class Importer {
     bool dyn_args = false;
     for (const auto& a : best.args) dyn_args |= has_dyn(*a);
     if (dyn_args) {
-      static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand"};
+      // (topk's k: a run-time k, TopK's K input)
+      static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk"};
       std::string b = type.substr(0, type.find('.'));
       if (!shape_takers.count(b))
         throw Unsupported(where_ + ": " + type + " takes a size computed from a symbolic dimension as a number (not supported for this op); give --input-shape a number for it");
     }
     std::optional<std::vector<OutInfo>> outs;
+    // A folded result must not have a symbolic dimension (zeros_like(x) of a symbolic x): the
+    // graph makes it instead.
+    auto sym_result = [&](const std::vector<VRef>& r) {
+      for (const auto& v : r)
+        if (v->is_tensor())
+          for (int64_t d : v->shape)
+            if (is_sym(d)) return true;
+      return false;
+    };
+    std::optional<std::vector<VRef>> folded;
     if (!unknown && !dyn_args) {
-      if (auto r = evaluate(type, best.args, where_ + ": " + type)) {
+      folded = evaluate(type, best.args, where_ + ": " + type);
+      if (folded && sym_result(*folded)) folded.reset();
+    }
+    if (!unknown && !dyn_args) {
+      if (auto& r = folded) {
         // A folded view shares the memory of the known tensor it reads: an in-place write to it
         // cannot be made (the known tensor would keep its old values), so it stays refused.
         static const std::set<std::string> view_ops{
@@ -1661,7 +1776,7 @@ class Importer {
           }
         return pack(*r);
       }
-      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type); r && !sym_result(*r)) return pack(*r);
       if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
         // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
         std::string b = type.substr(0, type.find('.'));
@@ -1680,6 +1795,27 @@ class Importer {
     } else if (!unknown) {
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
+    }
+    if (outs) {
+      PortId mask;
+      if (type == "aten::index.Tensor" && best.args[1]->k == Val::K::List && best.args[1]->items.size() == 1 &&
+          best.args[1]->items[0]->is_tensor() && best.args[1]->items[0]->port &&
+          (best.args[1]->items[0]->dtype == DType::Bool || best.args[1]->items[0]->dtype == DType::UInt8) &&
+          !(*outs)[0].shape.empty() && (*outs)[0].shape[0] == kRunTimeDim) {
+        mask = best.args[1]->items[0]->port;
+        if (auto it = mask_dims_.find(mask); it != mask_dims_.end()) (*outs)[0].shape[0] = it->second;
+      }
+      resolve_run_time_dims(*outs);
+      if (mask) mask_dims_[mask] = (*outs)[0].shape[0];
+      // x[a:b] along a symbolic dimension with bounds that are numbers (keep[:300]): Slice clamps,
+      // so the length is min(b, n) - a, known only at run time
+      if (type == "aten::slice.Tensor" && outs->size() == 1 && best.args[0]->is_tensor() && best.args[1]->k == Val::K::Int) {
+        const Val& x = *best.args[0];
+        if (!x.shape.empty()) {
+          size_t d = static_cast<size_t>(best.args[1]->i < 0 ? best.args[1]->i + static_cast<int64_t>(x.shape.size()) : best.args[1]->i);
+          if (d < x.shape.size() && is_sym(x.shape[d]) && !is_sym((*outs)[0].shape[d])) (*outs)[0].shape[d] = new_run_time_dim();
+        }
+      }
     }
     if (!outs) {
       // No shape rule: the op still becomes a graph op (a conversion's report names it like any
@@ -1809,6 +1945,10 @@ class Importer {
       }
       if (a.data) {  // a number the graph computes (an op with a const: rule will be reported)
         g_.connect(visible(port_of(*a.data)), in);
+        continue;
+      }
+      if (a.k == Val::K::Int && a.dyn) {  // a size known at run time (topk's k): its 0-d int64 graph value
+        g_.connect(visible(port_of(*a.dyn)), in);
         continue;
       }
       if (a.k == Val::K::List && has_dyn(a)) {

@@ -132,6 +132,9 @@ ir::DType dtype_from_scalar_type(int64_t code, const std::string& where);
 // ---- per-op rules. Arguments come in the order of the op schema's inputs (defaults filled in,
 // None where absent).
 using Args = std::vector<VRef>;
+// In an OutInfo's shape: a size known only at run time, from the input's values (the rows a mask
+// selects, the boxes NMS keeps). The importer makes it a new symbolic dimension (dim_param `dyn<k>`).
+constexpr int64_t kRunTimeDim = -(int64_t(1) << 40);
 struct OutInfo {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;

@@ -671,6 +671,31 @@ std::unordered_map<std::string, Rule> make_rules() {
     for (const Val* hv : hs) o.push_back(OutInfo{hv->dtype, hv->shape, true, true});
     return o;
   };
+  r["aten::_shape_as_tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Int64, {static_cast<int64_t>(x->shape.size())});
+  };
+  // Outputs whose length depends on the input's values (kRunTimeDim: a new symbolic dimension).
+  r["aten::nonzero"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Int64, {kRunTimeDim, static_cast<int64_t>(x->shape.size())});
+  };
+  r["aten::masked_select"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || !tensor(a, 1)) return std::nullopt;
+    return one(x->dtype, {kRunTimeDim});
+  };
+  // torchvision::nms(dets [N, 4], scores [N], iou_threshold): the indices kept, by score descending
+  r["torchvision::nms"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val *b = tensor(a, 0), *sc = tensor(a, 1);
+    if (!b || !sc) return std::nullopt;
+    // (sizes known only at run time may be equal without being the same symbol: not compared)
+    if (b->shape.size() != 2 || b->shape[1] != 4 || sc->shape.size() != 1 || (sc->shape[0] < 500000 && b->shape[0] < 500000 && sc->shape[0] != b->shape[0]))
+      bad(where, "nms takes boxes [N, 4] and scores [N]");
+    return one(DType::Int64, {kRunTimeDim});
+  };
   r["aten::lstm.input"] = rnn;
   r["aten::gru.input"] = rnn;
   r["aten::rnn_tanh.input"] = rnn;
