@@ -106,6 +106,22 @@ class BatchedNms(torch.nn.Module):  # the coordinate trick: boxes offset per cla
         return box_ops._batched_nms_coordinate_trick(boxes, scores, idxs, 0.5)
 
 
+class BatchedNmsSelected(torch.nn.Module):  # torchvision.ops.batched_nms of a selection
+    # (it chooses on boxes.numel() > 4000, a run-time size: an If whose branches are the coordinate
+    # trick and _batched_nms_vanilla, a loop over torch.unique(idxs) writing keep_mask in place)
+    def forward(self, boxes, scores, idxs):
+        keep = scores > 0.2
+        return torchvision.ops.batched_nms(boxes[keep], scores[keep], idxs[keep], 0.5)
+
+
+class UniqueSort(torch.nn.Module):  # unique (with inverse) of a selection's rounded values, sort of it
+    def forward(self, x):
+        s = x[x > 0]
+        u, inv = torch.unique(torch.round(s), return_inverse=True)
+        v, i = torch.sort(s, descending=True)
+        return u, inv, v, i
+
+
 class AsTensor(torch.nn.Module):  # torch.as_tensor(list, dtype=, device=)
     def forward(self, x):
         m = torch.as_tensor([0.5, 1.0, 2.0], dtype=x.dtype, device=x.device)
@@ -180,6 +196,11 @@ CASES = {
     "batched_nms": (BatchedNms, [(N, 4), (N,), (N,)], ["float32", "float32", "int64"],
                     [[boxes(26, N, 5.0), scores(27, N), np.random.default_rng(28).integers(0, 2, N)],
                      [boxes(29, N, 5.0), scores(30, N), np.zeros(N, np.int64)]]),
+    "batched_nms_selected": (BatchedNmsSelected, [(1500, 4), (1500,), (1500,)], ["float32", "float32", "int64"],
+                             [[boxes(36, 1500, 60.0), scores(37, 1500) * 0.22, np.random.default_rng(38).integers(0, 3, 1500)],
+                              [boxes(39, 1500, 60.0), scores(40, 1500), np.random.default_rng(41).integers(0, 3, 1500)]]),
+    "unique_sort": (UniqueSort, [(10,)], ["float32"],
+                    [[np.array([0.4, 1.2, -1, 0.6, 2.1, 1.4, -3, 0.9, 2.3, 0.2], np.float32)], [-np.abs(rnd(43, (10,)))]]),
     "as_tensor": (AsTensor, [(3, 2, 2)], ["float32"], [[rnd(31, (3, 2, 2))]]),
     "postprocess": (Postprocess, [(16, 4), (16, 4)], ["float32"] * 2,
                     [[boxes(32, 16, 8.0), rnd(33, (16, 4), 1.5)], [boxes(34, 16, 8.0), rnd(35, (16, 4), 0.5)]]),

@@ -818,10 +818,12 @@ class Importer {
     symbolic_ = true;
     return kSymbolBase + kSymbolStep * static_cast<int64_t>(idx);
   }
+  // (one symbol per op: unique's values and counts have one length)
   void resolve_run_time_dims(std::vector<OutInfo>& outs) {
+    int64_t sym = 0;
     for (auto& o : outs)
       for (auto& d : o.shape)
-        if (d == kRunTimeDim) d = new_run_time_dim();
+        if (d == kRunTimeDim) d = sym ? sym : (sym = new_run_time_dim());
   }
   OpId new_op(amanda::Symbol type) {
     OpId op = g_.create_op(scope(), type, amanda::Symbol());
@@ -965,6 +967,26 @@ class Importer {
     }
   }
 
+  // Names an in-place op writes in the body (`torch.index_put_(keep, [i], v)`, `torch.add_(x, y)`):
+  // a loop on data carries them like the names it assigns.
+  static void written_in_place(const std::vector<StmtPtr>& body, std::set<std::string>& out) {
+    std::function<void(const Expr*)> walk = [&](const Expr* e) {
+      if (!e) return;
+      if (e->kind == Expr::Kind::Call && e->args.size() >= 2 && e->args[0]->kind == Expr::Kind::Attribute &&
+          e->args[0]->args[0]->kind == Expr::Kind::Name && e->args[0]->args[0]->text == "torch" && !e->args[0]->text.empty() &&
+          e->args[0]->text.back() == '_' && e->args[0]->text.front() != '_' && e->args[1]->kind == Expr::Kind::Name)
+        out.insert(e->args[1]->text);
+      for (const ExprPtr& a : e->args) walk(a.get());
+      for (const auto& [n, a] : e->keywords) walk(a.get());
+    };
+    for (const StmtPtr& sp : body) {
+      walk(sp->value.get());
+      for (const ExprPtr& t : sp->targets) walk(t.get());
+      written_in_place(sp->body, out);
+      written_in_place(sp->orelse, out);
+    }
+  }
+
   void data_if(const Stmt& s, Frame& fr, const VRef& cv) {
     const std::string where = where_;
     if (cv->k != Val::K::Bool) throw Unsupported(where + ": an if on " + describe(*cv) + " computed from the input's values (a bool is needed)");
@@ -1032,6 +1054,7 @@ class Importer {
     if (cond0 && cond0->k != Val::K::Bool) throw Unsupported(where + ": a while loop on " + describe(*cond0) + " computed from the input's values (a bool is needed)");
     std::set<std::string> names;
     assigned_names(s.body, names);
+    written_in_place(s.body, names);
     std::string target;
     if (s.kind == Stmt::Kind::For) {
       if (s.targets[0]->kind != Expr::Kind::Name) throw Unsupported(where + ": a for loop on the input's values with target " + to_source(*s.targets[0]));
@@ -1426,6 +1449,12 @@ class Importer {
       need(1);
       return make_str("cpu", Val::K::Device);
     }
+    if (path == "ops.prim.type") {  // a device's type ("cpu": device.type == "cpu" in torchvision's batched_nms)
+      need(1);
+      if (args[0]->k != Val::K::Device) throw Unsupported(where_ + ": prim.type of " + describe(*args[0]));
+      std::string t = args[0]->s.substr(0, args[0]->s.find(':'));
+      return make_str(t);
+    }
     if (path == "ops.prim.RaiseException") throw Error(where_ + ": the model raises an exception here");
     if (path == "ops.prim.unchecked_cast") {
       need(1);
@@ -1476,6 +1505,14 @@ class Importer {
       if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->data) {  // a loop on data (data_loop)
         VRef r = make_list({});
         r->data = args[0];
+        return r;
+      }
+      if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->dyn && is_sym(args[0]->i)) {
+        // range(n) of a symbolic size (len(torch.unique(x))): a loop on data too
+        VRef n = make_int(0);
+        n->data = args[0]->dyn;
+        VRef r = make_list({});
+        r->data = n;
         return r;
       }
       for (const VRef& a : args)
@@ -1673,6 +1710,14 @@ class Importer {
 
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    // x.select(dim, i) with i a number the graph computes (a loop's iteration number): index_select
+    // of [i], the dimension squeezed
+    if (base == "aten::select" && args.size() == 3 && args[0]->is_tensor() && args[1]->k == Val::K::Int && !args[1]->data &&
+        args[2]->k == Val::K::Int && args[2]->data) {
+      VRef i = call_op("aten::unsqueeze", {args[2]->data, make_int(0)}, {});
+      VRef y = call_op("aten::index_select", {args[0], args[1], i}, {});
+      return call_op("aten::squeeze", {y, args[1]}, {});
+    }
     for (const VRef& a : args)
       if (a->data) return data_number_op(base, args);
     if (!scanned_.empty())

@@ -687,6 +687,14 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (!x || !tensor(a, 1)) return std::nullopt;
     return one(x->dtype, {kRunTimeDim});
   };
+  // torch.unique(x, sorted, return_inverse, return_counts): the distinct values (flattened), the
+  // index of each element's value (x's shape) and the counts; the ones not asked for are empty
+  r["aten::_unique2"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 2) || is_none(a, 3) || a[2]->k != Val::K::Bool || a[3]->k != Val::K::Bool) return std::nullopt;
+    return Outs{OutInfo{x->dtype, {kRunTimeDim}}, OutInfo{DType::Int64, a[2]->b ? x->shape : std::vector<int64_t>{0}},
+                OutInfo{DType::Int64, a[3]->b ? std::vector<int64_t>{kRunTimeDim} : std::vector<int64_t>{0}}};
+  };
   // torchvision::nms(dets [N, 4], scores [N], iou_threshold): the indices kept, by score descending
   r["torchvision::nms"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
     const Val *b = tensor(a, 0), *sc = tensor(a, 1);
