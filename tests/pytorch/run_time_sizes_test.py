@@ -122,6 +122,20 @@ class UniqueSort(torch.nn.Module):  # unique (with inverse) of a selection's rou
         return u, inv, v, i
 
 
+class PadCopy(torch.nn.Module):  # transform.py's batch_images for one image: a copy into the whole padded batch
+    def forward(self, x):
+        b = x.new_full([1, 3, 4, 5], 0.0)
+        b[0][: x.shape[0], : x.shape[1], : x.shape[2]].copy_(x)
+        return b * 2.0
+
+
+class PadCopyPart(torch.nn.Module):  # a copy into part of it: refused (the write would not reach b)
+    def forward(self, x):
+        b = x.new_full([1, 3, 8, 8], 0.0)
+        b[0][: x.shape[0], : x.shape[1], : x.shape[2]].copy_(x)
+        return b * 2.0
+
+
 class AsTensor(torch.nn.Module):  # torch.as_tensor(list, dtype=, device=)
     def forward(self, x):
         m = torch.as_tensor([0.5, 1.0, 2.0], dtype=x.dtype, device=x.device)
@@ -201,18 +215,26 @@ CASES = {
                               [boxes(39, 1500, 60.0), scores(40, 1500), np.random.default_rng(41).integers(0, 3, 1500)]]),
     "unique_sort": (UniqueSort, [(10,)], ["float32"],
                     [[np.array([0.4, 1.2, -1, 0.6, 2.1, 1.4, -3, 0.9, 2.3, 0.2], np.float32)], [-np.abs(rnd(43, (10,)))]]),
+    "pad_copy": (PadCopy, [(3, 4, 5)], ["float32"], [[rnd(44, (3, 4, 5))]]),
     "as_tensor": (AsTensor, [(3, 2, 2)], ["float32"], [[rnd(31, (3, 2, 2))]]),
     "postprocess": (Postprocess, [(16, 4), (16, 4)], ["float32"] * 2,
                     [[boxes(32, 16, 8.0), rnd(33, (16, 4), 1.5)], [boxes(34, 16, 8.0), rnd(35, (16, 4), 0.5)]]),
 }
 
 
+# refused (exit 1, nothing written), and what the message must name
+REFUSED = {
+    "pad_copy_part": (PadCopyPart, [(3, 4, 5)], ["float32"], "writes a view of a folded tensor"),
+}
+
+
 def main():
     amanda = sys.argv[1]
     only = sys.argv[sys.argv.index("--only") + 1].split(",") if "--only" in sys.argv else list(CASES)
+    only = [n for n in only if n in CASES] + [n for n in only if n in REFUSED]
     failures, figures, expect, jobs = [], [], [], []
     with tempfile.TemporaryDirectory() as d:
-        for name in only:
+        for name in [n for n in only if n in CASES]:
             cls, shapes, types, sets = CASES[name]
             m = torch.jit.script(cls().eval())
             pt = os.path.join(d, name + ".pt")
@@ -244,6 +266,20 @@ def main():
                 prefix = os.path.join(d, f"{name}.{k}.out")
                 jobs.append({"model": out, "inputs": feeds, "out": prefix})
                 expect.append((f"{name} input set {k}", prefix, ref))
+        for name, (cls, shapes, types, needle) in REFUSED.items():
+            if "--only" in sys.argv and name not in only:
+                continue
+            pt = os.path.join(d, name + ".pt")
+            torch.jit.script(cls().eval()).save(pt)
+            out = os.path.join(d, name + ".onnx")
+            args = []
+            for sh, t in zip(shapes, types):
+                args += ["--input-shape", ",".join(map(str, sh)), "--input-type", t]
+            p = subprocess.run([amanda, "convert", pt, *args, "--reader", "script", "-o", out], capture_output=True, text=True)
+            if p.returncode != 1 or os.path.exists(out) or needle not in p.stderr:
+                failures.append(f"{name}: expected a refusal naming '{needle}' (exit 1, no output), got exit {p.returncode}: {p.stderr.strip()[-300:]}")
+            else:
+                figures.append(f"{name}: refused ({needle})")
         jf = os.path.join(d, "jobs.json")
         with open(jf, "w") as f:
             json.dump(jobs, f)

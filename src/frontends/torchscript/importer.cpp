@@ -263,9 +263,17 @@ class Importer {
       args.push_back(list ? make_list({v}) : v);
     }
     VRef out = call_function(*fwd, cls_file_, args, {}, "forward");
+    // Tuples, lists and dicts (their values) of tensors, nested (a detection model's (losses,
+    // [{"boxes", "scores", "labels"}])), flattened in order, as torch.onnx.export flattens them
     std::vector<VRef> outs;
-    if (out->k == Val::K::Tuple || out->k == Val::K::List) outs = out->items;
-    else outs.push_back(out);
+    std::function<void(const VRef&, int)> flatten = [&](const VRef& v, int depth) {
+      if ((v->k == Val::K::Tuple || v->k == Val::K::List) && depth < 8) {
+        for (const VRef& x : v->items) flatten(x, depth + 1);
+        return;
+      }
+      outs.push_back(v);
+    };
+    flatten(out, 0);
     for (size_t k = 0; k < outs.size(); ++k) {
       const VRef& v = outs[k];
       if (!v->is_tensor() || !v->defined) throw Unsupported("forward() returns " + describe(*v) + " (only tensors)");
@@ -1157,6 +1165,20 @@ class Importer {
       for (size_t k = 0; k < t.args.size(); ++k) assign(*t.args[k], v->items[k], fr);
       return;
     }
+    // self.tensors = tensors in a scripted class's __init__; self._has_warned = True in a module's
+    // forward (the object's attribute from here on, for this run)
+    if (t.kind == Expr::Kind::Attribute) {
+      VRef o = eval(*t.args[0], fr);
+      if (o->k == Val::K::Object) {
+        for (auto& [k, x] : o->obj->attrs)
+          if (k == t.text) {
+            x = v;
+            return;
+          }
+        o->obj->attrs.emplace_back(t.text, v);
+        return;
+      }
+    }
     throw Unsupported(where_ + ": assignment to " + to_source(t));
   }
 
@@ -1481,6 +1503,8 @@ class Importer {
       if (path == "float") return make_float(x);
       return make_bool(x != 0);
     }
+    if (path == "str" && args.size() == 1 && (args[0]->k == Val::K::Str || (args[0]->k == Val::K::Int && !args[0]->data && !args[0]->dyn)))
+      return args[0]->k == Val::K::Str ? args[0] : make_str(std::to_string(args[0]->i));
     if (path == "len") {
       need(1);
       if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": len() of a list a loop on the input's values appended to");
@@ -1536,6 +1560,18 @@ class Importer {
       }
       return make_list(std::move(items));
     }
+    // Cls.__new__(Cls) of a scripted class (torchvision's ImageList): an object without attributes;
+    // its __init__ (a method call) sets them
+    if (path.rfind("__torch__.", 0) == 0 && path.size() > 8 && path.compare(path.size() - 8, 8, ".__new__") == 0) {
+      std::string cls = path.substr(0, path.size() - 8);
+      find_class(cls);  // an error when its code is not in the archive
+      auto v = std::make_shared<Val>();
+      v->k = Val::K::Object;
+      v->obj = std::make_shared<Obj>();
+      v->obj->cls = cls;
+      v->obj->path = "<a new " + cls + ">";
+      return v;
+    }
     if (path.rfind("__torch__.", 0) == 0) {
       size_t dot = path.rfind('.');
       const SourceFile* f = file_of(path.substr(0, dot));
@@ -1569,6 +1605,8 @@ class Importer {
     if ((base == "aten::detach" || base == "aten::alias" || base == "aten::contiguous") && !args.empty() && args.size() <= 2 &&
         args[0]->is_tensor() && args[0]->known)
       return args[0];
+    // t.to(device): everything is on the CPU; torch returns t itself
+    if (base == "aten::to" && args.size() == 2 && args[0]->is_tensor() && args[1]->k == Val::K::Device) return args[0];
     if (base == "aten::len" && args.size() == 1) {
       const Val& a = *args[0];
       if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
@@ -1615,6 +1653,15 @@ class Importer {
       args[0]->items.insert(args[0]->items.begin() + k, args[2]);
       return make_none();
     }
+    // d[k] = v on a dict with string keys (transform.postprocess rescales each detection's boxes)
+    if (base == "aten::_set_item" && args.size() == 3 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size() &&
+        args[1]->k == Val::K::Str) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": storing a list or an object in a dict");
+      auto it = std::find(args[0]->keys.begin(), args[0]->keys.end(), args[1]->s);
+      if (it != args[0]->keys.end()) args[0]->items[static_cast<size_t>(it - args[0]->keys.begin())] = args[2];
+      else args[0]->keys.push_back(args[1]->s), args[0]->items.push_back(args[2]);
+      return make_none();
+    }
     // l[i] = v (scripted code: aten::_set_item.t)
     if (base == "aten::_set_item" && args.size() == 3 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int) {
       if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": storing a list or an object in a list");
@@ -1632,6 +1679,14 @@ class Importer {
       return base == "aten::pop" ? v : make_none();
     }
     if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
+    // list * n (aten::mul.left_t: torchvision's anchors repeat [shift_x, shift_y] per box shape)
+    if (base == "aten::mul" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int && !args[1]->data && !args[1]->dyn) {
+      int64_t n = std::max<int64_t>(args[1]->i, 0);
+      if (static_cast<int64_t>(args[0]->items.size()) * n > kMaxLoopTrips) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      std::vector<VRef> items;
+      for (int64_t k = 0; k < n; ++k) items.insert(items.end(), args[0]->items.begin(), args[0]->items.end());
+      return make_list(std::move(items));
+    }
     // list + list (aten::add.t, as scripted code calls it: torch.add(a, b))
     if (base == "aten::add" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::List) {
       if (args[0]->items.size() + args[1]->items.size() > static_cast<size_t>(kMaxLoopTrips))
@@ -1677,6 +1732,8 @@ class Importer {
         throw Error(where_ + ": range index overflows int64");
       return make_int(r);  // start + index * step
     }
+    if (base == "aten::__contains__" && args.size() == 2 && args[0]->k == Val::K::Tuple && !args[0]->keys.empty() && args[1]->k == Val::K::Str)
+      return make_bool(std::find(args[0]->keys.begin(), args[0]->keys.end(), args[1]->s) != args[0]->keys.end());  // k in dict
     if (base == "aten::__contains__" && args.size() == 2 && is_seq(*args[0])) {
       const Val& x = *args[1];
       for (const auto& e : args[0]->items) {
@@ -1705,6 +1762,32 @@ class Importer {
       return make_bool(same == (base == "aten::eq"));
     }
     if (base == "aten::warn") return make_none();
+    // dict(list of (key, value) pairs) with string keys (torchvision's backbones: an OrderedDict of
+    // the feature maps), d.values(), d.keys()
+    if (base == "aten::dict" && args.size() == 1 && is_seq(*args[0])) {
+      std::vector<VRef> items;
+      std::vector<std::string> keys;
+      for (const VRef& p : args[0]->items) {
+        if (!is_seq(*p) || p->items.size() != 2 || p->items[0]->k != Val::K::Str) throw Unsupported(where_ + ": dict() of " + describe(*p));
+        auto it = std::find(keys.begin(), keys.end(), p->items[0]->s);
+        if (it != keys.end()) {
+          items[static_cast<size_t>(it - keys.begin())] = p->items[1];
+          continue;
+        }
+        keys.push_back(p->items[0]->s);
+        items.push_back(p->items[1]);
+      }
+      VRef d = make_list(std::move(items), Val::K::Tuple);
+      d->keys = std::move(keys);
+      return d;
+    }
+    if (base == "aten::values" && args.size() == 1 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size())
+      return make_list(args[0]->items);
+    if (base == "aten::keys" && args.size() == 1 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size()) {
+      std::vector<VRef> ks;
+      for (const auto& k : args[0]->keys) ks.push_back(make_str(k));
+      return make_list(std::move(ks));
+    }
     return std::nullopt;
   }
 
@@ -1798,7 +1881,14 @@ class Importer {
       return false;
     };
     std::optional<std::vector<VRef>> folded;
-    if (!unknown && !dyn_args) {
+    // (an op reading only the shape of a tensor with a symbolic dimension would fold a tensor of
+    // the stand-in sizes: only the meta ops that give a number run)
+    bool sym_arg = false;
+    for (const auto& a : best.args)
+      if (a->is_tensor() && a->shape_known)
+        for (int64_t d : a->shape) sym_arg |= is_sym(d);
+    static const std::set<std::string> meta{"aten::dim", "aten::is_floating_point", "aten::is_complex", "aten::size", "aten::numel", "aten::len"};
+    if (!unknown && !dyn_args && (!sym_arg || meta.count(type.substr(0, type.find('.'))))) {
       folded = evaluate(type, best.args, where_ + ": " + type);
       if (folded && sym_result(*folded)) folded.reset();
     }
@@ -1812,16 +1902,20 @@ class Importer {
             "aten::reshape_as", "aten::unflatten", "aten::diagonal", "aten::as_strided", "aten::unfold", "aten::split",
             "aten::chunk", "aten::unbind", "aten::movedim", "aten::swapaxes", "aten::swapdims", "aten::split_with_sizes",
             "aten::unsafe_split", "aten::unsafe_chunk", "aten::tensor_split", "aten::squeeze_", "aten::unsqueeze_", "aten::index_select"};
-        if (view_ops.count(type.substr(0, type.find('.'))))
+        if (view_ops.count(type.substr(0, type.find('.')))) {
+          const VRef& in = best.args[0];
+          std::weak_ptr<Val> root;
+          if (in->is_tensor() && in->known) root = in->folded_view && !in->view_root.expired() ? in->view_root : std::weak_ptr<Val>(in);
           for (auto& v : *r) {
-            if (v->is_tensor()) v->folded_view = true;
+            if (v->is_tensor()) v->folded_view = true, v->view_root = root;
             if (v->k == Val::K::List || v->k == Val::K::Tuple)
               for (auto& e : v->items)
-                if (e->is_tensor()) e->folded_view = true;
+                if (e->is_tensor()) e->folded_view = true, e->view_root = root;
           }
+        }
         return pack(*r);
       }
-      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type); r && !sym_result(*r)) return pack(*r);
+      if (auto r = sym_arg ? std::nullopt : evaluate_creation(type, best.args, where_ + ": " + type); r && !sym_result(*r)) return pack(*r);
       if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
         // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
         std::string b = type.substr(0, type.find('.'));
@@ -2068,8 +2162,36 @@ class Importer {
       // A known tensor written with graph values (embedding's max_norm renormalises the weight's
       // rows that the indices read): from here on it is the op's output; the op read the value
       // before the write as its input.
-      if (self.known && self.folded_view)
-        throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
+      if (self.known && self.folded_view) {
+        // A write that replaces every element of the tensor the view reads, in its order (a
+        // select/slice chain covering it, batch_images' copy into the padded batch of one image):
+        // that tensor becomes the op's result, reshaped. Any other write through a view is refused.
+        VRef root = self.view_root.lock();
+        bool whole = root && root->known && root->known->st == self.known->st && !root->folded_view &&
+                     root->known->offset == 0 && root->known->strides == contiguous_strides(root->shape) &&
+                     static_cast<size_t>(numel(root->shape)) == root->known->st->count && self.known->offset == 0 &&
+                     self.known->strides == contiguous_strides(self.shape) && numel(self.shape) == numel(root->shape) &&
+                     bodies_.empty();
+        if (!whole) throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
+        std::vector<VRef> dims;
+        for (int64_t d : root->shape) dims.push_back(make_int(d));
+        VRef whole_value = call_op("aten::reshape", {results[0], make_list(dims)}, {});
+        self.known->st->overwritten = true;
+        auto alias = std::make_shared<Alias>();
+        for (Val* v : {root.get(), &self}) {
+          v->known = nullptr;
+          v->folded_view = false;
+          v->view_root.reset();
+          v->alias = alias;
+          v->version = alias->version;
+        }
+        root->port = whole_value->port;
+        self.port = results[0]->port;
+        self.dtype = results[0]->dtype;
+        // (self and root share memory in torch; here a later in-place write to one is refused as for views)
+        self.alias = std::make_shared<Alias>();
+        return args[0];
+      }
       if (self.known) self.known = nullptr;
       if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
         throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");

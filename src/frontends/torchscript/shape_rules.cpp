@@ -671,6 +671,11 @@ std::unordered_map<std::string, Rule> make_rules() {
     for (const Val* hv : hs) o.push_back(OutInfo{hv->dtype, hv->shape, true, true});
     return o;
   };
+  r["aten::copy_"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || !tensor(a, 1)) return std::nullopt;
+    return one(x->dtype, x->shape);
+  };
   r["aten::_shape_as_tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
     const Val* x = tensor(a, 0);
     if (!x) return std::nullopt;
