@@ -237,6 +237,18 @@ TEST(NamespaceFile, ProviderReadsTheFileWithoutThePlugin) {
   EXPECT_EQ(add->inputs[1].expected_name(), "other");
 }
 
+// namespaces/pytorch/1.13.d/*.ops (torchvision's operators, hand-written) join the namespace.
+TEST(NamespaceFile, ProviderJoinsTheExtensions) {
+  auto reg = schema::make_default_registry();
+  reg->add_provider(torch_frontend::make_torch_namespace_provider());
+  const schema::OpSchema* nms = reg->resolve("amanda/pytorch/1.13", "torchvision::nms");
+  ASSERT_TRUE(nms);
+  EXPECT_EQ(nms->domain, "torchvision");
+  ASSERT_EQ(nms->inputs.size(), 3u);
+  EXPECT_EQ(nms->inputs[2].expected_name(), "iou_threshold");
+  EXPECT_TRUE(reg->resolve("amanda/pytorch/1.13", "aten::add.Tensor"));  // and the base file's ops
+}
+
 // The drift test: the committed file must be what libtorch's registry gives, byte for byte.
 TEST(NamespaceFile, CommittedFileMatchesLibtorch) {
   std::string why;

@@ -136,7 +136,27 @@ class TorchProvider final : public schema::Provider {
   std::unique_ptr<schema::NamespaceSchema> load(const std::string& name, const schema::TypeSystems& types) const override {
     for (const auto& [n, file] : files()) {
       if (n != name) continue;
-      auto ns = torchscript::read_namespace_file(map_file(file)->view(), file, types);
+      // Extensions: namespaces/pytorch/<version>.d/*.ops hold ops of libraries other than libtorch
+      // (torchvision's operators), hand-written in the same form; their ops join the namespace.
+      std::string text(map_file(file)->view()), where = file;
+      std::vector<std::string> ext;
+      std::error_code ec;
+      for (const auto& e : std::filesystem::directory_iterator(file.substr(0, file.size() - 4) + ".d", ec))
+        if (e.path().extension() == ".ops") ext.push_back(e.path().string());
+      std::sort(ext.begin(), ext.end());
+      for (const std::string& x : ext) {
+        auto mapped = map_file(x);
+        std::string_view t = mapped->view();
+        // the extension's own first two lines (format, namespace) must be the base file's
+        size_t a = t.find('\n'), b = a == std::string_view::npos ? a : t.find('\n', a + 1);
+        size_t c = text.find('\n'), d = c == std::string::npos ? c : text.find('\n', c + 1);
+        if (b == std::string_view::npos || d == std::string::npos || t.substr(0, b) != std::string_view(text).substr(0, d))
+          throw Error(x + ": error: an extension must start with the lines 'amanda-ops 1' and the namespace line of " + file);
+        if (!text.empty() && text.back() != '\n') text += '\n';
+        text.append(t.substr(b + 1));
+        where += " + " + x;
+      }
+      auto ns = torchscript::read_namespace_file(text, where, types);
       if (ns->name != name) throw Error(file + ": error: the file holds namespace '" + ns->name + "', not '" + name + "'");
       return ns;
     }

@@ -204,6 +204,11 @@ std::unordered_map<std::string, Rule> make_rules() {
   r["aten::tensor.float"] = tensor;
   r["aten::tensor.int"] = tensor;
   r["aten::tensor.bool"] = tensor;
+  // torch.as_tensor(list or number, dtype=, device=): as torch.tensor (a copy of Python numbers)
+  r["aten::as_tensor.list"] = tensor;
+  r["aten::as_tensor.float"] = tensor;
+  r["aten::as_tensor.int"] = tensor;
+  r["aten::as_tensor.bool"] = tensor;
   return r;
 }
 

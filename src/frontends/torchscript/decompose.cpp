@@ -188,6 +188,10 @@ std::unordered_map<std::string, Rule> make_rules() {
     for (size_t k = 0; k < std::max<size_t>(x->shape.size(), 1); ++k) out.push_back(call("aten::select", {nz, make_int(1), make_int(static_cast<int64_t>(k))}));
     return make_list(out);
   };
+  // torch.where(cond) (the one-argument overload, not where.self & co.): the same columns
+  r["aten::where"] = [nz = r["aten::nonzero_numpy"]](const Args& a, const CallOp& call) -> std::optional<VRef> {
+    return a.size() == 1 ? nz(a, call) : std::nullopt;
+  };
   return r;
 }
 

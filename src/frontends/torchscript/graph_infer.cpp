@@ -176,7 +176,7 @@ class Inferrer {
       const torchscript::OutInfo& o = (*outs)[k++];
       if (!o.defined || !o.shape_known) continue;
       std::vector<ir::Dim> dims;
-      for (int64_t d : o.shape) dims.push_back(ir::Dim::known(d));
+      for (int64_t d : o.shape) dims.push_back(d < 0 ? ir::Dim::unknown() : ir::Dim::known(d));  // kRunTimeDim: a size known at run time
       ir::TypeId t = g_.types().tensor(o.dtype, dims);
       g_.set_port_type(p, t);
       ir::write_type_attrs(g_, p, t);

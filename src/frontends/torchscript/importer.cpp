@@ -263,9 +263,17 @@ class Importer {
       args.push_back(list ? make_list({v}) : v);
     }
     VRef out = call_function(*fwd, cls_file_, args, {}, "forward");
+    // Tuples, lists and dicts (their values) of tensors, nested (a detection model's (losses,
+    // [{"boxes", "scores", "labels"}])), flattened in order, as torch.onnx.export flattens them
     std::vector<VRef> outs;
-    if (out->k == Val::K::Tuple || out->k == Val::K::List) outs = out->items;
-    else outs.push_back(out);
+    std::function<void(const VRef&, int)> flatten = [&](const VRef& v, int depth) {
+      if ((v->k == Val::K::Tuple || v->k == Val::K::List) && depth < 8) {
+        for (const VRef& x : v->items) flatten(x, depth + 1);
+        return;
+      }
+      outs.push_back(v);
+    };
+    flatten(out, 0);
     for (size_t k = 0; k < outs.size(); ++k) {
       const VRef& v = outs[k];
       if (!v->is_tensor() || !v->defined) throw Unsupported("forward() returns " + describe(*v) + " (only tensors)");
@@ -364,6 +372,43 @@ class Importer {
         return make_list(std::move(items));
       }
       return std::nullopt;
+    }
+    // numel(x) of a symbolic shape: the product of its sizes
+    if (base == "aten::numel" && args.size() == 1 && args[0]->is_tensor() && !args[0]->known && args[0]->shape_known) {
+      bool sym = false;
+      for (int64_t d : args[0]->shape) sym |= is_sym(d);
+      if (!sym) return std::nullopt;
+      VRef n = make_int(1);
+      for (size_t d = 0; d < args[0]->shape.size(); ++d) {
+        VRef s = *symbolic_call("aten::size", {args[0], make_int(static_cast<int64_t>(d))});
+        n = n->dyn || s->dyn ? *symbolic_call("aten::mul", {n, s}) : make_int(n->i * s->i);
+      }
+      return n;
+    }
+    // min / max of sizes: the graph's Min / Max, the result a new symbolic size (neither stand-in
+    // says which one it is at run time)
+    if ((base == "prim::min" || base == "prim::max") && args.size() == 2 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        (args[0]->dyn || args[1]->dyn)) {
+      in_symbolic_ = true;
+      VRef t = call_op(base == "prim::min" ? "aten::minimum" : "aten::maximum", {int_tensor(*args[0]), int_tensor(*args[1])}, {});
+      in_symbolic_ = false;
+      VRef r = make_int(new_run_time_dim());
+      t->has_hint = true, t->hint = r->i;
+      r->dyn = t;
+      return r;
+    }
+    // Once a size known only at run time exists, comparisons of sizes are graph ops (an `if` on
+    // one is an If on data); before, the stand-in numbers decide (see docs/pytorch.md).
+    static const std::set<std::string> comparisons{"aten::eq", "aten::ne", "aten::lt", "aten::le", "aten::gt", "aten::ge"};
+    if (run_time_dims_ > 0 && comparisons.count(base) && args.size() == 2 && args[0]->k == Val::K::Int && args[1]->k == Val::K::Int &&
+        (args[0]->dyn || args[1]->dyn)) {
+      std::vector<VRef> nums;
+      for (const auto& a : args) {
+        VRef n = make_int(a->i);
+        if (a->dyn) n->data = a->dyn;
+        nums.push_back(n);
+      }
+      return data_number_op(base, nums);
     }
     if ((base == "aten::Int" || base == "aten::ScalarImplicit") && args.size() == 1 && args[0]->is_tensor() && args[0]->has_hint) {
       VRef r = make_int(args[0]->hint);
@@ -767,6 +812,27 @@ class Importer {
   std::unordered_map<const Val*, VRef> scanned_;
   std::vector<VRef> scanned_lists_;  // keeps the keys of scanned_ alive (a freed list's address could be reused)
   std::vector<std::string> scan_dims_;
+  // Sizes known only at run time (kRunTimeDim: the rows a mask selects, the boxes NMS keeps, k =
+  // min(k, n) of such a size): each a new symbolic dimension `dyn<k>`. Once one exists, comparisons
+  // of sizes computed from symbolic dimensions are graph ops (an `if` on one is an If on data), not
+  // decided on the stand-in numbers.
+  static constexpr size_t kMaxSymbols = 1024;
+  int run_time_dims_ = 0;
+  std::map<PortId, int64_t> mask_dims_;  // x[m], y[m] with one mask m: one size (nms(x[m], y[m]) checks it)
+  int64_t new_run_time_dim() {
+    size_t idx = o_.dim_names.size() + scan_dims_.size();
+    if (idx >= kMaxSymbols) throw Unsupported(where_ + ": more than " + std::to_string(kMaxSymbols) + " symbolic sizes (sizes known only at run time)");
+    scan_dims_.push_back("dyn" + std::to_string(run_time_dims_++));
+    symbolic_ = true;
+    return kSymbolBase + kSymbolStep * static_cast<int64_t>(idx);
+  }
+  // (one symbol per op: unique's values and counts have one length)
+  void resolve_run_time_dims(std::vector<OutInfo>& outs) {
+    int64_t sym = 0;
+    for (auto& o : outs)
+      for (auto& d : o.shape)
+        if (d == kRunTimeDim) d = sym ? sym : (sym = new_run_time_dim());
+  }
   OpId new_op(amanda::Symbol type) {
     OpId op = g_.create_op(scope(), type, amanda::Symbol());
     if (!bodies_.empty()) g_.set_name(op, g_.sym(bodies_.back().prefix + std::to_string(bodies_.back().next++)));
@@ -847,6 +913,12 @@ class Importer {
     else if (v->k == Val::K::Int || v->k == Val::K::Bool) return constant(*v);
     else throw Unsupported(where_ + ": " + name + " is " + describe(*v) + " after an if or loop on data (only tensors, ints and bools)");
     if (scope_of(p) == scope()) return p;
+    if (v->is_tensor() && v->known) {
+      // a known tensor (an initializer of the top graph): copied by a clone op in the body, not folded
+      const schema::OpSchema* c = ns_.find("aten::clone");
+      if (!c) throw Error(where_ + ": internal: aten::clone");
+      return port_of(*emit(*c, {v, make_none()}, {OutInfo{v->dtype, v->shape}}));
+    }
     if (v->is_tensor()) return port_of(*call_op("aten::clone", {v, make_none()}, {}));
     return port_of(*(v->k == Val::K::Int ? data_number_op("aten::add", {v, make_int(0)}) : number_op("aten::eq.bool", {v, make_bool(true)}))->data);
   }
@@ -870,9 +942,12 @@ class Importer {
     if (!graph_port) g_.set_attr(p, g_.sym("@torch_type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int")));
   }
   // Whether two values of one variable can be the same output (the kinds, a tensor's type and shape).
-  static bool same_kind(const Val& a, const Val& b) {
+  // `sizes`: tensors may differ in their sizes (not their rank)
+  static bool same_kind(const Val& a, const Val& b, bool sizes = false) {
     if (a.is_tensor() != b.is_tensor()) return false;
-    if (a.is_tensor()) return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype && a.shape == b.shape;
+    if (a.is_tensor())
+      return a.defined && b.defined && a.shape_known && b.shape_known && a.dtype == b.dtype &&
+             (sizes ? a.shape.size() == b.shape.size() : a.shape == b.shape);
     return a.k == b.k && (a.k == Val::K::Int || a.k == Val::K::Bool);
   }
   static bool same_number(const Val& a, const Val& b) {
@@ -897,6 +972,26 @@ class Importer {
         for (const ExprPtr& t : s.targets) target(*t);
       assigned_names(s.body, out);
       assigned_names(s.orelse, out);
+    }
+  }
+
+  // Names an in-place op writes in the body (`torch.index_put_(keep, [i], v)`, `torch.add_(x, y)`):
+  // a loop on data carries them like the names it assigns.
+  static void written_in_place(const std::vector<StmtPtr>& body, std::set<std::string>& out) {
+    std::function<void(const Expr*)> walk = [&](const Expr* e) {
+      if (!e) return;
+      if (e->kind == Expr::Kind::Call && e->args.size() >= 2 && e->args[0]->kind == Expr::Kind::Attribute &&
+          e->args[0]->args[0]->kind == Expr::Kind::Name && e->args[0]->args[0]->text == "torch" && !e->args[0]->text.empty() &&
+          e->args[0]->text.back() == '_' && e->args[0]->text.front() != '_' && e->args[1]->kind == Expr::Kind::Name)
+        out.insert(e->args[1]->text);
+      for (const ExprPtr& a : e->args) walk(a.get());
+      for (const auto& [n, a] : e->keywords) walk(a.get());
+    };
+    for (const StmtPtr& sp : body) {
+      walk(sp->value.get());
+      for (const ExprPtr& t : sp->targets) walk(t.get());
+      written_in_place(sp->body, out);
+      written_in_place(sp->orelse, out);
     }
   }
 
@@ -934,23 +1029,31 @@ class Importer {
         fr.vars[n] = va;
         continue;
       }
-      if (!same_kind(*va, *vb))
+      if (!same_kind(*va, *vb, true))
         throw Unsupported(where + ": the branches of an if on the input's values give " + n + " as " + describe(*va) + " and " +
-                          describe(*vb) + " (they must agree in kind, element type and shape)");
+                          describe(*vb) + " (they must agree in kind, element type and rank)");
+      // tensors of different sizes (an empty result in one branch): the sizes that differ are
+      // known only at run time
+      VRef merged = va;
+      if (va->is_tensor() && va->shape != vb->shape) {
+        merged = make_symbolic(va->dtype, va->shape);
+        for (size_t d = 0; d < va->shape.size(); ++d)
+          if (va->shape[d] != vb->shape[d]) merged->shape[d] = new_run_time_dim();
+      }
       for (int k = 0; k < 2; ++k) {
         bodies_.push_back(std::move(done[k]));
         PortId src = body_result(k == 0 ? va : vb, n);
         done[k] = std::move(bodies_.back());
         bodies_.pop_back();
         PortId bo = g_.add_port(gn[k], ir::PortDir::Out, g_.sym("_" + std::to_string(idx)));
-        type_port(bo, *va, true);
+        type_port(bo, k == 0 ? *va : *vb, true);
         g_.set_attr(bo, g_.sym("@value"), Value(value_name(src)));
         g_.connect(src, bo);
       }
       PortId out = g_.add_output(op, g_.sym("outputs." + std::to_string(idx++)));
       g_.set_attr(out, g_.sym("@value"), Value(unique(n)));
-      type_port(out, *va, false);
-      fr.vars[n] = like(*va, out);
+      type_port(out, *merged, false);
+      fr.vars[n] = like(*merged, out);
     }
   }
 
@@ -959,6 +1062,7 @@ class Importer {
     if (cond0 && cond0->k != Val::K::Bool) throw Unsupported(where + ": a while loop on " + describe(*cond0) + " computed from the input's values (a bool is needed)");
     std::set<std::string> names;
     assigned_names(s.body, names);
+    written_in_place(s.body, names);
     std::string target;
     if (s.kind == Stmt::Kind::For) {
       if (s.targets[0]->kind != Expr::Kind::Name) throw Unsupported(where + ": a for loop on the input's values with target " + to_source(*s.targets[0]));
@@ -1033,7 +1137,7 @@ class Importer {
     for (size_t j = 0; j < scans.size(); ++j) {
       // the number of trips: a new symbolic dimension (a dim_param of the output)
       size_t idx = o_.dim_names.size() + scan_dims_.size();
-      if (idx >= 64) throw Unsupported(where + ": too many lists filled by loops on the input's values");
+      if (idx >= kMaxSymbols) throw Unsupported(where + ": too many lists filled by loops on the input's values");
       scan_dims_.push_back("trips" + std::to_string(scan_dims_.size()));
       symbolic_ = true;
       const Val& t = *scans[j].second;
@@ -1060,6 +1164,20 @@ class Importer {
         throw Error(where_ + ": cannot unpack " + describe(*v) + " into " + std::to_string(t.args.size()) + " names");
       for (size_t k = 0; k < t.args.size(); ++k) assign(*t.args[k], v->items[k], fr);
       return;
+    }
+    // self.tensors = tensors in a scripted class's __init__; self._has_warned = True in a module's
+    // forward (the object's attribute from here on, for this run)
+    if (t.kind == Expr::Kind::Attribute) {
+      VRef o = eval(*t.args[0], fr);
+      if (o->k == Val::K::Object) {
+        for (auto& [k, x] : o->obj->attrs)
+          if (k == t.text) {
+            x = v;
+            return;
+          }
+        o->obj->attrs.emplace_back(t.text, v);
+        return;
+      }
     }
     throw Unsupported(where_ + ": assignment to " + to_source(t));
   }
@@ -1312,6 +1430,28 @@ class Importer {
     }
     if (path.rfind("torch.", 0) == 0) return call_op("aten::" + path.substr(6), args, kwargs);
     if (path.rfind("ops.aten.", 0) == 0) return call_op("aten::" + path.substr(9), args, kwargs);
+    // torchvision's operators (namespaces/pytorch/1.13.d/torchvision.ops)
+    if (path.rfind("ops.torchvision.", 0) == 0) return call_op("torchvision::" + path.substr(16), args, kwargs);
+    // min(a, b) / max(a, b) / min(list) of numbers (prim::min / prim::max)
+    if (path == "ops.prim.min" || path == "ops.prim.max") {
+      std::vector<VRef> xs = args.size() == 1 && (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) ? args[0]->items : args;
+      if (xs.empty()) throw Error(where_ + ": " + path + " of an empty list");
+      std::string b = path == "ops.prim.min" ? "prim::min" : "prim::max";
+      VRef r = xs[0];
+      for (size_t k = 1; k < xs.size(); ++k) {
+        if (symbolic_)
+          if (auto v = symbolic_call(b, {r, xs[k]})) {
+            r = *v;
+            continue;
+          }
+        for (const VRef& v : {r, xs[k]})
+          if (v->data || v->dyn || (v->k != Val::K::Int && v->k != Val::K::Float)) throw Unsupported(where_ + ": " + path + " of " + describe(*v));
+        auto v = scalar_op(b == "prim::min" ? "aten::min" : "aten::max", {r, xs[k]}, where_);
+        if (!v) throw Unsupported(where_ + ": " + path + " of " + describe(*r) + " and " + describe(*xs[k]));
+        r = *v;
+      }
+      return r;
+    }
     if (path == "ops.prim.NumToTensor") {
       need(1);
       const Val& a = *args[0];
@@ -1330,6 +1470,12 @@ class Importer {
     if (path == "ops.prim.device") {  // everything is on the CPU here
       need(1);
       return make_str("cpu", Val::K::Device);
+    }
+    if (path == "ops.prim.type") {  // a device's type ("cpu": device.type == "cpu" in torchvision's batched_nms)
+      need(1);
+      if (args[0]->k != Val::K::Device) throw Unsupported(where_ + ": prim.type of " + describe(*args[0]));
+      std::string t = args[0]->s.substr(0, args[0]->s.find(':'));
+      return make_str(t);
     }
     if (path == "ops.prim.RaiseException") throw Error(where_ + ": the model raises an exception here");
     if (path == "ops.prim.unchecked_cast") {
@@ -1357,10 +1503,14 @@ class Importer {
       if (path == "float") return make_float(x);
       return make_bool(x != 0);
     }
+    if (path == "str" && args.size() == 1 && (args[0]->k == Val::K::Str || (args[0]->k == Val::K::Int && !args[0]->data && !args[0]->dyn)))
+      return args[0]->k == Val::K::Str ? args[0] : make_str(std::to_string(args[0]->i));
     if (path == "len") {
       need(1);
       if (scanned_.count(args[0].get())) throw Unsupported(where_ + ": len() of a list a loop on the input's values appended to");
       if (args[0]->k == Val::K::List || args[0]->k == Val::K::Tuple) return make_int(static_cast<int64_t>(args[0]->items.size()));
+      if (args[0]->is_tensor() && !args[0]->shape.empty() && args[0]->shape_known && is_sym(args[0]->shape[0]) && !args[0]->known)
+        return *symbolic_call("aten::size", {args[0], make_int(0)});
       if (args[0]->is_tensor() && !args[0]->shape.empty()) return make_int(args[0]->shape[0]);
       throw Error(where_ + ": len() of " + describe(*args[0]));
     }
@@ -1379,6 +1529,14 @@ class Importer {
       if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->data) {  // a loop on data (data_loop)
         VRef r = make_list({});
         r->data = args[0];
+        return r;
+      }
+      if (args.size() == 1 && args[0]->k == Val::K::Int && args[0]->dyn && is_sym(args[0]->i)) {
+        // range(n) of a symbolic size (len(torch.unique(x))): a loop on data too
+        VRef n = make_int(0);
+        n->data = args[0]->dyn;
+        VRef r = make_list({});
+        r->data = n;
         return r;
       }
       for (const VRef& a : args)
@@ -1401,6 +1559,18 @@ class Importer {
         items.push_back(make_int(i));
       }
       return make_list(std::move(items));
+    }
+    // Cls.__new__(Cls) of a scripted class (torchvision's ImageList): an object without attributes;
+    // its __init__ (a method call) sets them
+    if (path.rfind("__torch__.", 0) == 0 && path.size() > 8 && path.compare(path.size() - 8, 8, ".__new__") == 0) {
+      std::string cls = path.substr(0, path.size() - 8);
+      find_class(cls);  // an error when its code is not in the archive
+      auto v = std::make_shared<Val>();
+      v->k = Val::K::Object;
+      v->obj = std::make_shared<Obj>();
+      v->obj->cls = cls;
+      v->obj->path = "<a new " + cls + ">";
+      return v;
     }
     if (path.rfind("__torch__.", 0) == 0) {
       size_t dot = path.rfind('.');
@@ -1435,10 +1605,14 @@ class Importer {
     if ((base == "aten::detach" || base == "aten::alias" || base == "aten::contiguous") && !args.empty() && args.size() <= 2 &&
         args[0]->is_tensor() && args[0]->known)
       return args[0];
+    // t.to(device): everything is on the CPU; torch returns t itself
+    if (base == "aten::to" && args.size() == 2 && args[0]->is_tensor() && args[1]->k == Val::K::Device) return args[0];
     if (base == "aten::len" && args.size() == 1) {
       const Val& a = *args[0];
       if (is_seq(a)) return make_int(static_cast<int64_t>(a.items.size()));
       if (a.k == Val::K::Str) return make_int(static_cast<int64_t>(a.s.size()));
+      if (a.is_tensor() && a.shape_known && !a.shape.empty() && is_sym(a.shape[0]) && !a.known)
+        return *symbolic_call("aten::size", {args[0], make_int(0)});
       if (a.is_tensor() && a.shape_known && !a.shape.empty()) return make_int(a.shape[0]);
       return std::nullopt;
     }
@@ -1463,7 +1637,8 @@ class Importer {
       }
       // Lists of lists could be made to contain themselves (a cycle of shared pointers).
       // (a tuple of numbers and tensors, detection models' image sizes, cannot hold the list)
-      bool flat_tuple = args[1]->k == Val::K::Tuple;
+      // (nor can a list of numbers: image_sizes.append(img.shape[-2:]))
+      bool flat_tuple = args[1]->k == Val::K::Tuple || args[1]->k == Val::K::List;
       for (const VRef& x : args[1]->items) flat_tuple &= !is_seq(*x) && x->k != Val::K::Object;
       if ((is_seq(*args[1]) && !flat_tuple) || args[1]->k == Val::K::Object) throw Unsupported(where_ + ": appending a list or an object to a list");
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
@@ -1476,6 +1651,15 @@ class Importer {
       if (args[0]->items.size() >= static_cast<size_t>(kMaxLoopTrips)) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
       int64_t n = static_cast<int64_t>(args[0]->items.size()), k = args[1]->i < 0 ? std::max<int64_t>(args[1]->i + n, 0) : std::min(args[1]->i, n);
       args[0]->items.insert(args[0]->items.begin() + k, args[2]);
+      return make_none();
+    }
+    // d[k] = v on a dict with string keys (transform.postprocess rescales each detection's boxes)
+    if (base == "aten::_set_item" && args.size() == 3 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size() &&
+        args[1]->k == Val::K::Str) {
+      if (is_seq(*args[2]) || args[2]->k == Val::K::Object) throw Unsupported(where_ + ": storing a list or an object in a dict");
+      auto it = std::find(args[0]->keys.begin(), args[0]->keys.end(), args[1]->s);
+      if (it != args[0]->keys.end()) args[0]->items[static_cast<size_t>(it - args[0]->keys.begin())] = args[2];
+      else args[0]->keys.push_back(args[1]->s), args[0]->items.push_back(args[2]);
       return make_none();
     }
     // l[i] = v (scripted code: aten::_set_item.t)
@@ -1495,6 +1679,14 @@ class Importer {
       return base == "aten::pop" ? v : make_none();
     }
     if (base == "aten::list" && args.size() == 1 && is_seq(*args[0])) return make_list(args[0]->items);
+    // list * n (aten::mul.left_t: torchvision's anchors repeat [shift_x, shift_y] per box shape)
+    if (base == "aten::mul" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::Int && !args[1]->data && !args[1]->dyn) {
+      int64_t n = std::max<int64_t>(args[1]->i, 0);
+      if (static_cast<int64_t>(args[0]->items.size()) * n > kMaxLoopTrips) throw Unsupported(where_ + ": a list grown past " + std::to_string(kMaxLoopTrips));
+      std::vector<VRef> items;
+      for (int64_t k = 0; k < n; ++k) items.insert(items.end(), args[0]->items.begin(), args[0]->items.end());
+      return make_list(std::move(items));
+    }
     // list + list (aten::add.t, as scripted code calls it: torch.add(a, b))
     if (base == "aten::add" && args.size() == 2 && args[0]->k == Val::K::List && args[1]->k == Val::K::List) {
       if (args[0]->items.size() + args[1]->items.size() > static_cast<size_t>(kMaxLoopTrips))
@@ -1540,6 +1732,8 @@ class Importer {
         throw Error(where_ + ": range index overflows int64");
       return make_int(r);  // start + index * step
     }
+    if (base == "aten::__contains__" && args.size() == 2 && args[0]->k == Val::K::Tuple && !args[0]->keys.empty() && args[1]->k == Val::K::Str)
+      return make_bool(std::find(args[0]->keys.begin(), args[0]->keys.end(), args[1]->s) != args[0]->keys.end());  // k in dict
     if (base == "aten::__contains__" && args.size() == 2 && is_seq(*args[0])) {
       const Val& x = *args[1];
       for (const auto& e : args[0]->items) {
@@ -1568,11 +1762,45 @@ class Importer {
       return make_bool(same == (base == "aten::eq"));
     }
     if (base == "aten::warn") return make_none();
+    // dict(list of (key, value) pairs) with string keys (torchvision's backbones: an OrderedDict of
+    // the feature maps), d.values(), d.keys()
+    if (base == "aten::dict" && args.size() == 1 && is_seq(*args[0])) {
+      std::vector<VRef> items;
+      std::vector<std::string> keys;
+      for (const VRef& p : args[0]->items) {
+        if (!is_seq(*p) || p->items.size() != 2 || p->items[0]->k != Val::K::Str) throw Unsupported(where_ + ": dict() of " + describe(*p));
+        auto it = std::find(keys.begin(), keys.end(), p->items[0]->s);
+        if (it != keys.end()) {
+          items[static_cast<size_t>(it - keys.begin())] = p->items[1];
+          continue;
+        }
+        keys.push_back(p->items[0]->s);
+        items.push_back(p->items[1]);
+      }
+      VRef d = make_list(std::move(items), Val::K::Tuple);
+      d->keys = std::move(keys);
+      return d;
+    }
+    if (base == "aten::values" && args.size() == 1 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size())
+      return make_list(args[0]->items);
+    if (base == "aten::keys" && args.size() == 1 && args[0]->k == Val::K::Tuple && args[0]->keys.size() == args[0]->items.size()) {
+      std::vector<VRef> ks;
+      for (const auto& k : args[0]->keys) ks.push_back(make_str(k));
+      return make_list(std::move(ks));
+    }
     return std::nullopt;
   }
 
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs) {
+    // x.select(dim, i) with i a number the graph computes (a loop's iteration number): index_select
+    // of [i], the dimension squeezed
+    if (base == "aten::select" && args.size() == 3 && args[0]->is_tensor() && args[1]->k == Val::K::Int && !args[1]->data &&
+        args[2]->k == Val::K::Int && args[2]->data) {
+      VRef i = call_op("aten::unsqueeze", {args[2]->data, make_int(0)}, {});
+      VRef y = call_op("aten::index_select", {args[0], args[1], i}, {});
+      return call_op("aten::squeeze", {y, args[1]}, {});
+    }
     for (const VRef& a : args)
       if (a->data) return data_number_op(base, args);
     if (!scanned_.empty())
@@ -1636,14 +1864,36 @@ class Importer {
     bool dyn_args = false;
     for (const auto& a : best.args) dyn_args |= has_dyn(*a);
     if (dyn_args) {
-      static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand"};
+      // (topk's k: a run-time k, TopK's K input)
+      static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk"};
       std::string b = type.substr(0, type.find('.'));
       if (!shape_takers.count(b))
         throw Unsupported(where_ + ": " + type + " takes a size computed from a symbolic dimension as a number (not supported for this op); give --input-shape a number for it");
     }
     std::optional<std::vector<OutInfo>> outs;
+    // A folded result must not have a symbolic dimension (zeros_like(x) of a symbolic x): the
+    // graph makes it instead.
+    auto sym_result = [&](const std::vector<VRef>& r) {
+      for (const auto& v : r)
+        if (v->is_tensor())
+          for (int64_t d : v->shape)
+            if (is_sym(d)) return true;
+      return false;
+    };
+    std::optional<std::vector<VRef>> folded;
+    // (an op reading only the shape of a tensor with a symbolic dimension would fold a tensor of
+    // the stand-in sizes: only the meta ops that give a number run)
+    bool sym_arg = false;
+    for (const auto& a : best.args)
+      if (a->is_tensor() && a->shape_known)
+        for (int64_t d : a->shape) sym_arg |= is_sym(d);
+    static const std::set<std::string> meta{"aten::dim", "aten::is_floating_point", "aten::is_complex", "aten::size", "aten::numel", "aten::len"};
+    if (!unknown && !dyn_args && (!sym_arg || meta.count(type.substr(0, type.find('.'))))) {
+      folded = evaluate(type, best.args, where_ + ": " + type);
+      if (folded && sym_result(*folded)) folded.reset();
+    }
     if (!unknown && !dyn_args) {
-      if (auto r = evaluate(type, best.args, where_ + ": " + type)) {
+      if (auto& r = folded) {
         // A folded view shares the memory of the known tensor it reads: an in-place write to it
         // cannot be made (the known tensor would keep its old values), so it stays refused.
         static const std::set<std::string> view_ops{
@@ -1652,16 +1902,20 @@ class Importer {
             "aten::reshape_as", "aten::unflatten", "aten::diagonal", "aten::as_strided", "aten::unfold", "aten::split",
             "aten::chunk", "aten::unbind", "aten::movedim", "aten::swapaxes", "aten::swapdims", "aten::split_with_sizes",
             "aten::unsafe_split", "aten::unsafe_chunk", "aten::tensor_split", "aten::squeeze_", "aten::unsqueeze_", "aten::index_select"};
-        if (view_ops.count(type.substr(0, type.find('.'))))
+        if (view_ops.count(type.substr(0, type.find('.')))) {
+          const VRef& in = best.args[0];
+          std::weak_ptr<Val> root;
+          if (in->is_tensor() && in->known) root = in->folded_view && !in->view_root.expired() ? in->view_root : std::weak_ptr<Val>(in);
           for (auto& v : *r) {
-            if (v->is_tensor()) v->folded_view = true;
+            if (v->is_tensor()) v->folded_view = true, v->view_root = root;
             if (v->k == Val::K::List || v->k == Val::K::Tuple)
               for (auto& e : v->items)
-                if (e->is_tensor()) e->folded_view = true;
+                if (e->is_tensor()) e->folded_view = true, e->view_root = root;
           }
+        }
         return pack(*r);
       }
-      if (auto r = evaluate_creation(type, best.args, where_ + ": " + type)) return pack(*r);
+      if (auto r = sym_arg ? std::nullopt : evaluate_creation(type, best.args, where_ + ": " + type); r && !sym_result(*r)) return pack(*r);
       if (auto d = decompose(type, best.args, [&](const std::string& b, std::vector<VRef> a) { return call_op(b, a, {}); })) {
         // chunk / split / unbind pieces do not overlap: each is a piece of the input's alias
         std::string b = type.substr(0, type.find('.'));
@@ -1680,6 +1934,27 @@ class Importer {
     } else if (!unknown) {
       outs = infer(type, best.args, where_ + ": " + type);
       if (!outs) outs = infer_more(type, best.args, where_ + ": " + type);
+    }
+    if (outs) {
+      PortId mask;
+      if (type == "aten::index.Tensor" && best.args[1]->k == Val::K::List && best.args[1]->items.size() == 1 &&
+          best.args[1]->items[0]->is_tensor() && best.args[1]->items[0]->port &&
+          (best.args[1]->items[0]->dtype == DType::Bool || best.args[1]->items[0]->dtype == DType::UInt8) &&
+          !(*outs)[0].shape.empty() && (*outs)[0].shape[0] == kRunTimeDim) {
+        mask = best.args[1]->items[0]->port;
+        if (auto it = mask_dims_.find(mask); it != mask_dims_.end()) (*outs)[0].shape[0] = it->second;
+      }
+      resolve_run_time_dims(*outs);
+      if (mask) mask_dims_[mask] = (*outs)[0].shape[0];
+      // x[a:b] along a symbolic dimension with bounds that are numbers (keep[:300]): Slice clamps,
+      // so the length is min(b, n) - a, known only at run time
+      if (type == "aten::slice.Tensor" && outs->size() == 1 && best.args[0]->is_tensor() && best.args[1]->k == Val::K::Int) {
+        const Val& x = *best.args[0];
+        if (!x.shape.empty()) {
+          size_t d = static_cast<size_t>(best.args[1]->i < 0 ? best.args[1]->i + static_cast<int64_t>(x.shape.size()) : best.args[1]->i);
+          if (d < x.shape.size() && is_sym(x.shape[d]) && !is_sym((*outs)[0].shape[d])) (*outs)[0].shape[d] = new_run_time_dim();
+        }
+      }
     }
     if (!outs) {
       // No shape rule: the op still becomes a graph op (a conversion's report names it like any
@@ -1811,6 +2086,10 @@ class Importer {
         g_.connect(visible(port_of(*a.data)), in);
         continue;
       }
+      if (a.k == Val::K::Int && a.dyn) {  // a size known at run time (topk's k): its 0-d int64 graph value
+        g_.connect(visible(port_of(*a.dyn)), in);
+        continue;
+      }
       if (a.k == Val::K::List && has_dyn(a)) {
         // sizes computed from symbolic dimensions: an int64 tensor made in the graph
         bool expand = s.type.rfind("aten::expand", 0) == 0;
@@ -1883,8 +2162,36 @@ class Importer {
       // A known tensor written with graph values (embedding's max_norm renormalises the weight's
       // rows that the indices read): from here on it is the op's output; the op read the value
       // before the write as its input.
-      if (self.known && self.folded_view)
-        throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
+      if (self.known && self.folded_view) {
+        // A write that replaces every element of the tensor the view reads, in its order (a
+        // select/slice chain covering it, batch_images' copy into the padded batch of one image):
+        // that tensor becomes the op's result, reshaped. Any other write through a view is refused.
+        VRef root = self.view_root.lock();
+        bool whole = root && root->known && root->known->st == self.known->st && !root->folded_view &&
+                     root->known->offset == 0 && root->known->strides == contiguous_strides(root->shape) &&
+                     static_cast<size_t>(numel(root->shape)) == root->known->st->count && self.known->offset == 0 &&
+                     self.known->strides == contiguous_strides(self.shape) && numel(self.shape) == numel(root->shape) &&
+                     bodies_.empty();
+        if (!whole) throw Unsupported(where_ + ": " + s.type + " writes a view of a folded tensor (the write would not reach it)");
+        std::vector<VRef> dims;
+        for (int64_t d : root->shape) dims.push_back(make_int(d));
+        VRef whole_value = call_op("aten::reshape", {results[0], make_list(dims)}, {});
+        self.known->st->overwritten = true;
+        auto alias = std::make_shared<Alias>();
+        for (Val* v : {root.get(), &self}) {
+          v->known = nullptr;
+          v->folded_view = false;
+          v->view_root.reset();
+          v->alias = alias;
+          v->version = alias->version;
+        }
+        root->port = whole_value->port;
+        self.port = results[0]->port;
+        self.dtype = results[0]->dtype;
+        // (self and root share memory in torch; here a later in-place write to one is refused as for views)
+        self.alias = std::make_shared<Alias>();
+        return args[0];
+      }
       if (self.known) self.known = nullptr;
       if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
         throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");

@@ -36,6 +36,10 @@ struct Storage {
   std::vector<double> vals;
   bool has_vals = false;
   MemoryCharge charge;  // vals, against the run's Memory budget
+  // An in-place write through a view replaced every element with graph values (batch_images'
+  // `padded[0][:c, :h, :w].copy_(img)`): the tensor it wrote is a graph value now; any other
+  // known view of the storage would read stale numbers, so reading it is refused.
+  bool overwritten = false;
   const std::vector<double>& values();
   std::vector<double>& mutable_values() {
     values();
@@ -87,6 +91,7 @@ struct Val {
   int64_t piece_version = 0;
   int64_t seen_piece_writes = 0;  // not a piece: the alias's piece_writes when this was last valid
   bool folded_view = false;  // a known tensor a view op (select, slice, view, ...) folded: it shares memory with another known tensor
+  std::weak_ptr<Val> view_root;  // a folded view: the known tensor the chain of views started from
   std::string name;  // a name for the graph value (an attribute path for parameters)
   // Symbolic dimensions (--input-shape N,...): shapes carry a stand-in number for the dimension
   // (Importer::kSymbolBase + k) so that shape rules run unchanged. An Int computed from one
@@ -132,6 +137,9 @@ ir::DType dtype_from_scalar_type(int64_t code, const std::string& where);
 // ---- per-op rules. Arguments come in the order of the op schema's inputs (defaults filled in,
 // None where absent).
 using Args = std::vector<VRef>;
+// In an OutInfo's shape: a size known only at run time, from the input's values (the rows a mask
+// selects, the boxes NMS keeps). The importer makes it a new symbolic dimension (dim_param `dyn<k>`).
+constexpr int64_t kRunTimeDim = -(int64_t(1) << 40);
 struct OutInfo {
   ir::DType dtype = ir::DType::Float32;
   std::vector<int64_t> shape;

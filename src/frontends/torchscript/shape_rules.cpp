@@ -671,6 +671,44 @@ std::unordered_map<std::string, Rule> make_rules() {
     for (const Val* hv : hs) o.push_back(OutInfo{hv->dtype, hv->shape, true, true});
     return o;
   };
+  r["aten::copy_"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || !tensor(a, 1)) return std::nullopt;
+    return one(x->dtype, x->shape);
+  };
+  r["aten::_shape_as_tensor"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Int64, {static_cast<int64_t>(x->shape.size())});
+  };
+  // Outputs whose length depends on the input's values (kRunTimeDim: a new symbolic dimension).
+  r["aten::nonzero"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(DType::Int64, {kRunTimeDim, static_cast<int64_t>(x->shape.size())});
+  };
+  r["aten::masked_select"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || !tensor(a, 1)) return std::nullopt;
+    return one(x->dtype, {kRunTimeDim});
+  };
+  // torch.unique(x, sorted, return_inverse, return_counts): the distinct values (flattened), the
+  // index of each element's value (x's shape) and the counts; the ones not asked for are empty
+  r["aten::_unique2"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || is_none(a, 2) || is_none(a, 3) || a[2]->k != Val::K::Bool || a[3]->k != Val::K::Bool) return std::nullopt;
+    return Outs{OutInfo{x->dtype, {kRunTimeDim}}, OutInfo{DType::Int64, a[2]->b ? x->shape : std::vector<int64_t>{0}},
+                OutInfo{DType::Int64, a[3]->b ? std::vector<int64_t>{kRunTimeDim} : std::vector<int64_t>{0}}};
+  };
+  // torchvision::nms(dets [N, 4], scores [N], iou_threshold): the indices kept, by score descending
+  r["torchvision::nms"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val *b = tensor(a, 0), *sc = tensor(a, 1);
+    if (!b || !sc) return std::nullopt;
+    // (sizes known only at run time may be equal without being the same symbol: not compared)
+    if (b->shape.size() != 2 || b->shape[1] != 4 || sc->shape.size() != 1 || (sc->shape[0] < 500000 && b->shape[0] < 500000 && sc->shape[0] != b->shape[0]))
+      bad(where, "nms takes boxes [N, 4] and scores [N]");
+    return one(DType::Int64, {kRunTimeDim});
+  };
   r["aten::lstm.input"] = rnn;
   r["aten::gru.input"] = rnn;
   r["aten::rnn_tanh.input"] = rnn;

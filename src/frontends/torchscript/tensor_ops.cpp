@@ -18,6 +18,7 @@ using ir::DType;
 // ---------------------------------------------------------------- values
 
 const std::vector<double>& Storage::values() {
+  if (overwritten) throw Unsupported("a tensor read after an in-place write through another view of it (not supported)");
   if (has_vals) return vals;
   if (count > (size_t(1) << 26))
     throw Unsupported("a constant computation on a tensor of " + std::to_string(count) + " elements");
@@ -234,6 +235,7 @@ std::vector<double> elements(const Val& t) {
 ir::Tensor to_ir_tensor(const Val& t) {
   const Known& kn = *t.known;
   const Storage& st = *kn.st;
+  if (st.overwritten) throw Unsupported("a tensor read after an in-place write through another view of it (not supported)");
   size_t esize = ir::dtype_size(t.dtype);
   bool contiguous = kn.strides == contiguous_strides(t.shape);
   if (st.raw && st.dtype == t.dtype && contiguous && esize) {
@@ -537,6 +539,13 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     const Val& x = tensor_arg(a, 0, where);
     return one(x.dtype, x.shape);
   }
+  // zeros_like(x, dtype=) & co.: x's shape, the dtype argument's type (graph ops when x's shape
+  // holds a symbolic dimension, else folded)
+  if (b == "aten::zeros_like" || b == "aten::ones_like" || b == "aten::empty_like" || b == "aten::full_like") {
+    const Val& x = tensor_arg(a, 0, where);
+    size_t t = b == "aten::full_like" ? 2 : 1;
+    return one(has(a, t) ? dtype_from_scalar_type(int_arg(a, t, where), where) : x.dtype, x.shape);
+  }
   if (is_unary_same(b)) {
     const Val& x = tensor_arg(a, 0, where);
     return one(x.dtype, x.shape);
@@ -753,9 +762,13 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     const Val& idx = *a[1]->items[k];
     if (k >= x.shape.size()) bad(where, "index: more indices than the tensor has dimensions");
     if (idx.dtype == DType::Bool || idx.dtype == DType::UInt8) {
-      // a mask: as many rows as it has true elements, known only at run time
+      // a mask over x's leading dimensions: as many rows as it has true elements, known only at run time
       if (k != 0 || idx.shape.size() > x.shape.size()) throw Unsupported(where + ": a mask index after a slice");
-      return std::vector<OutInfo>{OutInfo{x.dtype, {}, true, false}};
+      for (size_t d = 0; d < idx.shape.size(); ++d)
+        if (idx.shape[d] != x.shape[d]) bad(where, "index: the mask's shape does not match the indexed tensor's leading dimensions");
+      std::vector<int64_t> out{kRunTimeDim};
+      out.insert(out.end(), x.shape.begin() + static_cast<long>(idx.shape.size()), x.shape.end());
+      return one(x.dtype, out);
     }
     std::vector<int64_t> out(x.shape.begin(), x.shape.begin() + static_cast<long>(k));
     out.insert(out.end(), idx.shape.begin(), idx.shape.end());
