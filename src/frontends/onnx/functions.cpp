@@ -2238,7 +2238,8 @@ std::string lower_maxpool(const ir::Graph& g, ir::OpId op, const std::vector<ir:
   for (int64_t n = 0; n < K; ++n) {
     std::string v = x;
     for (int64_t a = 0; a < sp; ++a) {
-      std::vector<int64_t> pos(size_t((*outd)[size_t(a + 2)]));
+      const size_t npos = size_t((*outd)[size_t(a + 2)]);
+      std::vector<int64_t> pos(npos);
       for (size_t o = 0; o < pos.size(); ++o) pos[o] = int64_t(o) * st[size_t(a)] + kidx[size_t(a)] * dil[size_t(a)];
       v = b.op("Gather", {v, b.ci(pos)});
       b.i("axis", a + 2);
