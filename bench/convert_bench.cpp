@@ -25,8 +25,8 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/model.h"
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/model.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"

@@ -11,8 +11,8 @@
 
 #include <onnx/onnx_pb.h>
 
-#include "amanda/frontends/onnx/infer.h"
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/frameworks/onnx/model.h"
 
 namespace {
 

@@ -8,8 +8,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
 #include "amanda_tf_graph.pb.h"
 
 namespace {

@@ -138,7 +138,7 @@ def fix_string_crc(sm_pb2, index, data):
 
 def main():
     with tempfile.TemporaryDirectory() as tmp:
-        subprocess.run(["protoc", "-I" + os.path.join(ROOT, "src/frontends/tensorflow/proto"), "--python_out=" + tmp, "amanda_tf_graph.proto",
+        subprocess.run(["protoc", "-I" + os.path.join(ROOT, "src/frameworks/tensorflow/proto"), "--python_out=" + tmp, "amanda_tf_graph.proto",
                         "amanda_tf_saved_model.proto"], check=True)
         sys.path.insert(0, tmp)
         import amanda_tf_graph_pb2 as graph_pb2

@@ -8,7 +8,7 @@
 #include <string>
 #include <string_view>
 
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/model.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 

@@ -13,9 +13,9 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/savedmodel.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/savedmodel.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda_tf_graph.pb.h"

@@ -19,10 +19,10 @@
 #include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
-#include "frontends/torchscript/ast.h"
-#include "frontends/torchscript/importer.h"
-#include "frontends/torchscript/namespace_file.h"
-#include "frontends/torchscript/pickle.h"
+#include "frameworks/torchscript/ast.h"
+#include "frameworks/torchscript/importer.h"
+#include "frameworks/torchscript/namespace_file.h"
+#include "frameworks/torchscript/pickle.h"
 
 namespace amanda::fuzz {
 

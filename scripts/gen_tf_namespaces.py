@@ -11,7 +11,7 @@
 
 Both are written as seed-format namespaces in JSON (compact; the registry loads a file lazily,
 the first time a graph names it). The registry is parsed with protobuf's text format against the
-project's own src/frontends/tensorflow/proto/amanda_tf_graph.proto (compiled with protoc into a temporary
+project's own src/frameworks/tensorflow/proto/amanda_tf_graph.proto (compiled with protoc into a temporary
 folder), so this script needs Debian's protobuf-compiler and python3-protobuf; the TF.js part
 needs node and `npm install` in tests/tensorflow/js.
 
@@ -51,7 +51,7 @@ ATTR_TYPES = {
 
 def load_registry(ops_path):
     with tempfile.TemporaryDirectory() as tmp:
-        proto_dir = os.path.join(ROOT, "src/frontends/tensorflow/proto")
+        proto_dir = os.path.join(ROOT, "src/frameworks/tensorflow/proto")
         subprocess.run(["protoc", "-I" + proto_dir, "--python_out=" + tmp, "amanda_tf_graph.proto"], check=True)
         sys.path.insert(0, tmp)
         import amanda_tf_graph_pb2 as graph_pb2  # noqa: E402
@@ -67,7 +67,7 @@ def dtype_name(pb2, v):
 
 
 def shape_value(s):
-    # The importer's spelling (src/frontends/tensorflow/attrs.cpp): dims, null for an unknown
+    # The importer's spelling (src/frameworks/tensorflow/attrs.cpp): dims, null for an unknown
     # one; null for an unknown rank.
     if s.unknown_rank:
         return None
@@ -274,7 +274,7 @@ def jvalue(v):
 
 
 def compact(doc):
-    """The seed-format namespace `doc` in the compact .tfops form (src/frontends/tensorflow/namespace_file.cpp)."""
+    """The seed-format namespace `doc` in the compact .tfops form (src/frameworks/tensorflow/namespace_file.cpp)."""
     ns = doc["namespace"]
     lines = ["amanda-tfops 1", "namespace\t%s\t%s" % (ns["name"], ns["type_system"])]
     for op in ns["op_schemas"]:

@@ -5,7 +5,7 @@
 
 #include <pybind11/stl.h>
 
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"

@@ -5,16 +5,16 @@
 #include <mutex>
 
 #include "amanda/core/namespace.h"
-#include "amanda/frontends/onnx/functions.h"
-#include "amanda/frontends/onnx/infer.h"
-#include "amanda/frontends/onnx/model.h"
-#include "amanda/frontends/onnx/namespaces.h"
-#include "amanda/frontends/tensorflow/from_graph_ports.h"
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/namespaces.h"
-#include "amanda/frontends/tensorflow/onnx_boundary.h"
-#include "amanda/frontends/tensorflow/savedmodel.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
+#include "amanda/frameworks/onnx/functions.h"
+#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/frameworks/onnx/model.h"
+#include "amanda/frameworks/onnx/namespaces.h"
+#include "amanda/frameworks/tensorflow/from_graph_ports.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/namespaces.h"
+#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "amanda/frameworks/tensorflow/savedmodel.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
 
 namespace amanda::io {
 

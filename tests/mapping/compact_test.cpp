@@ -3,7 +3,7 @@
 // and whose positional ports take the schema's names.
 #include <gtest/gtest.h>
 
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"

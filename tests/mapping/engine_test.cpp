@@ -1,11 +1,11 @@
 // The mapping layer: the seed's three table examples, the expression language (with inverses),
 // rule features (conditions, priority, attributes <-> inputs, one -> several, refusal of shared
 // inner values, tags, reversal), table errors and the unmapped-op report.
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include <gtest/gtest.h>
 
 #include "amanda/ir/equal.h"
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"

@@ -3,7 +3,7 @@
 // attribute and constant of a rule before it changes anything.
 #include <gtest/gtest.h>
 
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/ir/equal.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/expr.h"

@@ -13,7 +13,7 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/model.h"
 #include "amanda/support/diagnostics.h"
 
 #include "test_files.h"

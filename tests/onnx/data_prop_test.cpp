@@ -9,8 +9,8 @@
 #include <map>
 #include <onnx/onnx_pb.h>
 
-#include "amanda/frontends/onnx/infer.h"
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/frameworks/onnx/model.h"
 
 namespace amanda {
 namespace {

@@ -12,8 +12,8 @@
 #include <gtest/gtest.h>
 #include <onnx/onnx_pb.h>
 
-#include "amanda/frontends/onnx/model.h"
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/model.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"

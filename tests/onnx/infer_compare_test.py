@@ -279,7 +279,7 @@ def main():
     print(f"data_prop=True: {dp_agree} of {dp_values} values agree, {len(dp_finer)} more precise than libonnx's "
           f"({dp_skipped} test models skipped: libonnx's inference fails)")
     if dp_finer:
-        print("  (ours more precise, src/frontends/onnx/data_prop.cpp: libonnx 1.12 has no propagation function "
+        print("  (ours more precise, src/frameworks/onnx/data_prop.cpp: libonnx 1.12 has no propagation function "
               "for Div and Identity, nor for Add/Sub/Mul before opset 14, and its Reshape does not read propagated "
               "values; a dimension libonnx leaves unknown is known to us)")
     for f in dp_finer[:40]:

@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/model.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"

@@ -1,4 +1,4 @@
-// The byte paths of src/frontends/onnx/wire.cpp: tensors borrowed on import, raw_data spliced on
+// The byte paths of src/frameworks/onnx/wire.cpp: tensors borrowed on import, raw_data spliced on
 // export, and the cases that leave the fast path (unusual field layouts) or reorder what the
 // exporter writes (@initializer_order, @extra_attributes). Each model must come back as protobuf's
 // own serialisation of it, through the borrowing path, the copying path and export_model.
@@ -8,7 +8,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/wire_format_lite.h>
 
-#include "amanda/frontends/onnx/model.h"
+#include "amanda/frameworks/onnx/model.h"
 #include "amanda/ir/equal.h"
 #include "amanda/support/file.h"
 

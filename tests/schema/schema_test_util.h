@@ -17,7 +17,7 @@
 #include <string>
 #include <vector>
 
-#include "amanda/frontends/onnx/namespaces.h"
+#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
 #include "amanda/schema/registry.h"
 #include "amanda/schema/validate.h"

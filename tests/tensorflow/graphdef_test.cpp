@@ -12,8 +12,8 @@
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
 
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/namespaces.h"
 #include "amanda/ir/equal.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"

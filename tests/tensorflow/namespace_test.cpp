@@ -8,7 +8,7 @@
 
 #include <google/protobuf/text_format.h>
 
-#include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/frameworks/tensorflow/namespaces.h"
 #include "amanda/schema/validate.h"
 #include "amanda/text/document.h"
 #include "amanda_tf_graph.pb.h"

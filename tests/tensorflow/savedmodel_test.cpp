@@ -11,17 +11,17 @@
 
 #include <filesystem>
 
-#include "../../src/frontends/tensorflow/bundle.h"
-#include "../../src/frontends/tensorflow/tfjs_json.h"
-#include "../../src/frontends/tensorflow/values.h"
+#include "../../src/frameworks/tensorflow/bundle.h"
+#include "../../src/frameworks/tensorflow/tfjs_json.h"
+#include "../../src/frameworks/tensorflow/values.h"
 
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/savedmodel.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/savedmodel.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
 #include "amanda/ir/equal.h"
 #include "amanda_tf_saved_model.pb.h"
 #include "test_files.h"

@@ -16,9 +16,9 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
-#include "amanda/frontends/tensorflow/namespaces.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
+#include "amanda/frameworks/tensorflow/namespaces.h"
 #include "amanda/ir/equal.h"
 #include "amanda/schema/validate.h"
 #include "amanda_tf_graph.pb.h"

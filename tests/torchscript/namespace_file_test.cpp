@@ -1,7 +1,7 @@
 // The compact form of the PyTorch namespace (namespaces/pytorch/<version>.ops): round trip of a
 // hand-made namespace with every feature, errors with path:line, the committed file, and (with the
 // plugin) that the committed file is exactly what libtorch's registry gives.
-#include "frontends/torchscript/namespace_file.h"
+#include "frameworks/torchscript/namespace_file.h"
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"
 

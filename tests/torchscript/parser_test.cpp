@@ -1,4 +1,4 @@
-// The parser of TorchScript's serialized Python (frontends/torchscript/ast.h): tree structure of
+// The parser of TorchScript's serialized Python (frameworks/torchscript/ast.h): tree structure of
 // excerpts of real archives' code/ files, to_source round trips, errors with their positions,
 // robustness (prefixes, deep nesting), and every code file of real archives (the fuzz corpus's,
 // and extracted archives under AMANDA_TEST_PT_DIR when it names a folder of them).
@@ -11,8 +11,8 @@
 
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
-#include "frontends/torchscript/ast.h"
-#include "frontends/torchscript/zip.h"
+#include "frameworks/torchscript/ast.h"
+#include "frameworks/torchscript/zip.h"
 #include "test_files.h"
 
 namespace amanda::torchscript {

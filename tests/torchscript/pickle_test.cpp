@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "amanda/support/diagnostics.h"
-#include "frontends/torchscript/pickle.h"
+#include "frameworks/torchscript/pickle.h"
 
 using namespace amanda;
 using namespace amanda::torchscript;

@@ -13,8 +13,8 @@
 
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
-#include "frontends/torchscript/pickle.h"
-#include "frontends/torchscript/zip.h"
+#include "frameworks/torchscript/pickle.h"
+#include "frameworks/torchscript/zip.h"
 
 using namespace amanda;
 using namespace amanda::torchscript;

@@ -5,7 +5,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/interp/executor.h"
 #include "amanda/support/diagnostics.h"
 #include "run_support.h"

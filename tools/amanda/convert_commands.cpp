@@ -9,11 +9,11 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/functions.h"
-#include "amanda/frontends/tensorflow/graphdef.h"
-#include "amanda/frontends/tensorflow/onnx_boundary.h"
-#include "amanda/frontends/tensorflow/tfjs.h"
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/onnx/functions.h"
+#include "amanda/frameworks/tensorflow/graphdef.h"
+#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "amanda/frameworks/tensorflow/tfjs.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/ir/verify.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"

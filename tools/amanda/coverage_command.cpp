@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/functions.h"
+#include "amanda/frameworks/onnx/functions.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/schema_step.h"
 #include "commands.h"

@@ -1,9 +1,9 @@
 // `amanda diff A B`, the semantic comparison of two documents of any format.
 #include <iostream>
 
-#include "amanda/frontends/onnx/infer.h"
-#include "amanda/frontends/onnx/model.h"
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/frameworks/onnx/model.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
 

@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/value_file.h"
+#include "amanda/frameworks/onnx/value_file.h"
 #include "amanda/interp/npy.h"
 #include "amanda/support/diagnostics.h"
 

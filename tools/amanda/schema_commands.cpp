@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frontends/onnx/namespaces.h"
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/onnx/namespaces.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/schema/validate.h"
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"
 #include "amanda/text/value_text.h"
-#include "frontends/torchscript/namespace_file.h"
+#include "frameworks/torchscript/namespace_file.h"
 #include "commands.h"
 
 namespace amanda::tool {

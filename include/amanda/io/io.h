@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "amanda/frontends/torch/torchscript.h"
+#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"

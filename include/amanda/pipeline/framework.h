@@ -1,0 +1,173 @@
+// Frameworks as plug-ins (DESIGN.md, layers 8-9). A framework translates one family of file
+// formats to the graph abstraction and back, provides its namespaces and conventions, and may
+// contribute passes around a conversion; it never changes meaning. The I/O layer, the pipeline,
+// the tool and the Python module loop over the registry and name no framework.
+//
+// Adding a framework (docs/architecture.md, "Adding a framework"):
+//   1. src/frameworks/NAME/ with a class deriving from Framework (framework.cpp);
+//   2. one line in src/frameworks/registration.cpp (or, outside the source tree, a shared object
+//      that exports `amanda_register_frameworks` and is named in $AMANDA_PLUGINS);
+//   3. its library in CMakeLists.txt, linked into amanda_frameworks.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "amanda/support/diagnostics.h"
+#include "amanda/support/gate.h"
+#include "amanda/text/document.h"
+
+namespace amanda::ir {
+struct Conventions;
+}
+namespace amanda::schema {
+class Registry;
+}
+namespace amanda::mapping {
+class TableSet;
+}
+
+namespace amanda::pipeline {
+
+// Options that a reader, a writer or a framework's passes consult, by key. The tool's flags and
+// Python's keyword arguments fill them (--input-shape 1,3,224,224 -> "input_shape": ["1,3,224,224"]);
+// each framework lists the keys it reads (Framework::options) and no other layer interprets them.
+class Options {
+ public:
+  void set(const std::string& key, std::vector<std::string> values) { values_[key] = std::move(values); }
+  void add(const std::string& key, std::string value) { values_[key].push_back(std::move(value)); }
+  bool has(std::string_view key) const { return values_.find(std::string(key)) != values_.end(); }
+  // Every value of key (none when absent).
+  const std::vector<std::string>& all(std::string_view key) const;
+  // The last value of key, or `fallback`.
+  std::string get(std::string_view key, std::string fallback = {}) const;
+  bool flag(std::string_view key) const;  // present with no value, or "1"/"true"/"yes"
+  const std::map<std::string, std::vector<std::string>>& values() const { return values_; }
+
+ private:
+  std::map<std::string, std::vector<std::string>> values_;
+};
+
+struct OptionInfo {
+  std::string key;   // "input_shape"
+  std::string help;  // for --help and docs
+};
+
+// What format detection sees: the path as named and the first bytes of a regular file (through
+// the gate: a FIFO or a device gives none and never blocks).
+struct Probe {
+  std::string path;
+  std::string extension;  // lower case, with the dot: ".pb"; "" for none
+  bool is_folder = false;
+  std::string head;  // up to 4 KB
+};
+
+struct ReadContext {
+  ReadGate& files;  // the model's folder: the only way a reader reaches bytes
+  const Options& options;
+  Diagnostics& diags;
+  schema::Registry* registry;  // namespaces a reader needs (may be null: the reader makes its own)
+};
+
+struct WriteContext {
+  WriteGate& files;  // the output: the only way a writer creates files; committed by the caller
+  const Options& options;
+  Diagnostics& diags;
+};
+
+class PassList;
+struct ConversionInfo;
+
+class Framework {
+ public:
+  virtual ~Framework() = default;
+
+  // "onnx", "tensorflow", "pytorch", "caffe2": what --from/--to and messages call it.
+  virtual std::string_view name() const = 0;
+  // One line for `amanda formats` and --help: the formats and extensions.
+  virtual std::string_view description() const = 0;
+  // The namespace families it provides ("amanda/onnx/"): a graph whose root namespace starts with
+  // one of these belongs to this framework.
+  virtual std::vector<std::string> namespace_prefixes() const = 0;
+
+  // How sure the framework is that it reads this file: 0 not at all; higher wins. Content beats
+  // extension (100 for a recognised signature, 10 for an extension alone).
+  virtual int detect_read(const Probe& probe) const = 0;
+  virtual text::Document read(ReadContext& ctx) const = 0;
+
+  // How sure it is that it should write a graph of namespace `graph_ns` to `path` (0: no). An
+  // extension two formats share (.pb) is settled by the graph's namespace.
+  virtual int detect_write(std::string_view path, std::string_view graph_ns) const { return 0; }
+  // Writes through ctx.files (throws amanda::Error when the graph cannot be written so).
+  virtual void write(const text::Document& doc, WriteContext& ctx) const;
+  // The namespaces a conversion with no --to should aim at for an output this framework writes,
+  // best first (the pipeline takes the first the planner reaches from `source_ns`).
+  virtual std::vector<std::string> default_targets(std::string_view path, std::string_view source_ns) const { return {}; }
+
+  virtual void add_namespaces(schema::Registry& registry) const {}
+  virtual void register_conventions(ir::Conventions& conventions) const {}
+  virtual std::vector<OptionInfo> options() const { return {}; }
+
+  // Types the ports of a graph in one of its namespaces (between table steps, and in the pipeline's
+  // fold/infer fixed point). `propagate_values`: also carry small integer values (shapes).
+  // Returns false when it could not (the graph keeps the types it had).
+  virtual bool infer_types(ir::Graph& g, bool propagate_values) const { return false; }
+  // Replaces an op a target namespace of this framework lacks by ops of the same namespace (ONNX
+  // function bodies): "" when done, else why not. `refused_rule`: the only rule that applies is an
+  // `unsupported:` one, and the framework may lower the op anyway (lowers_refused).
+  virtual std::string expand(ir::Graph& g, ir::OpId op, const std::string& ns) const { return "no expansion"; }
+  virtual bool lowers_refused(const std::string& type, const std::string& ns) const { return false; }
+
+  // Passes this framework adds to a conversion (its boundary before the tables, its finish after).
+  virtual void contribute_passes(PassList& passes, const ConversionInfo& info) const {}
+};
+
+// Code that belongs to a pair of frameworks and is not a table (TF1 loops -> ONNX Loop, the
+// TensorFlow -> ONNX boundary): registered beside the frameworks, chosen by the conversion's ends.
+class ConversionExtension {
+ public:
+  virtual ~ConversionExtension() = default;
+  virtual std::string_view name() const = 0;
+  virtual bool applies(std::string_view from_ns, std::string_view to_ns) const = 0;
+  virtual void contribute_passes(PassList& passes, const ConversionInfo& info) const = 0;
+};
+
+class FrameworkRegistry {
+ public:
+  // The process's registry, with the built-in frameworks and those of $AMANDA_PLUGINS.
+  static FrameworkRegistry& instance();
+
+  void add(std::unique_ptr<Framework> f);
+  void add(std::unique_ptr<ConversionExtension> e);
+  // Loads a shared object that exports `extern "C" void amanda_register_frameworks(FrameworkRegistry&)`.
+  void load_plugin(const std::string& path);
+
+  const std::vector<std::unique_ptr<Framework>>& frameworks() const { return frameworks_; }
+  const std::vector<std::unique_ptr<ConversionExtension>>& extensions() const { return extensions_; }
+  const Framework* find(std::string_view name) const;
+  // The framework whose namespace family holds `ns` (null: none, e.g. amanda/core).
+  const Framework* for_namespace(std::string_view ns) const;
+  // The best reader of the probe (null: none claims it).
+  const Framework* for_reading(const Probe& probe) const;
+  // The best writer for the path and graph namespace (null: none claims it).
+  const Framework* for_writing(std::string_view path, std::string_view graph_ns) const;
+
+ private:
+  std::vector<std::unique_ptr<Framework>> frameworks_;
+  std::vector<std::unique_ptr<ConversionExtension>> extensions_;
+};
+
+// The built-in frameworks (src/frameworks/registration.cpp: the one file that names them).
+void register_builtin_frameworks(FrameworkRegistry& r);
+
+}  // namespace amanda::pipeline
+
+// What a framework plug-in (a shared object named in $AMANDA_PLUGINS) exports.
+extern "C" {
+typedef void (*amanda_register_frameworks_fn)(amanda::pipeline::FrameworkRegistry&);
+}

@@ -1,0 +1,23 @@
+// Ops the libtorch-free reader writes as other ops (decompose.cpp).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "frameworks/torchscript/runtime.h"
+
+namespace amanda::torchscript {
+
+// Calls an op by its base name (`aten::slice`) with positional arguments, as the code would.
+using CallOp = std::function<VRef(const std::string& base, std::vector<VRef> args)>;
+
+// List-valued ops become one op per element, so that each element is a value of the graph:
+// chunk / split / split_with_sizes / tensor_split / unsafe_* -> aten::slice per piece, unbind ->
+// aten::select per index, broadcast_tensors -> aten::expand per tensor; stack -> aten::cat of
+// aten::unsqueeze (ONNX has no op that takes or makes a list of a length only the graph knows).
+// nullopt when the op is none of those or a size it needs is not known.
+std::optional<VRef> decompose(const std::string& op_type, const Args& a, const CallOp& call);
+
+}  // namespace amanda::torchscript
