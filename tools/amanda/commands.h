@@ -19,6 +19,7 @@ void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
 void register_view_commands(CLI::App& app, int& exit_code);
+void register_optimize_command(CLI::App& app, int& exit_code);  // optimize_command.cpp
 // Global --max-* flags that set the run's budgets (amanda/support/budget.h).
 void register_budget_options(CLI::App& app);
 void register_run_commands(CLI::App& app, int& exit_code);

@@ -1,0 +1,312 @@
+#include "util.h"
+
+#include <cstring>
+
+#include "amanda/interp/executor.h"
+#include "amanda/interp/kernel.h"
+#include "amanda/ir/conventions.h"
+#include "amanda/support/diagnostics.h"
+
+namespace amanda::passes::detail {
+
+int onnx_opset(const Graph& g) {
+  std::string_view ns = g.str(g.graph_namespace(g.root()));
+  constexpr std::string_view prefix = "amanda/onnx/";
+  if (!ns.starts_with(prefix)) return 0;
+  int v = 0;
+  for (char c : ns.substr(prefix.size())) {
+    if (c < '0' || c > '9') return 0;
+    v = v * 10 + (c - '0');
+    if (v > 100000) return 0;
+  }
+  return v;
+}
+
+bool is_onnx(const Graph& g) { return onnx_opset(g) > 0; }
+
+bool is_capture(const Graph& g, PortId p) {
+  return g.port_dir(p) == ir::PortDir::In && g.port_name_str(p).starts_with("@capture.");
+}
+
+std::vector<PortId> data_inputs(const Graph& g, OpId op) {
+  std::vector<PortId> r;
+  for (PortId p : g.inputs(op))
+    if (!g.is_control(p) && !is_capture(g, p)) r.push_back(p);
+  return r;
+}
+
+std::vector<PortId> data_outputs(const Graph& g, OpId op) {
+  std::vector<PortId> r;
+  for (PortId p : g.outputs(op))
+    if (!g.is_control(p)) r.push_back(p);
+  return r;
+}
+
+PortId input_value(const Graph& g, OpId op, size_t i) {
+  size_t k = 0;
+  for (PortId p : g.inputs(op)) {
+    if (g.is_control(p) || is_capture(g, p)) continue;
+    if (k++ == i) return g.producer(p);
+  }
+  return PortId();
+}
+
+bool is_scope_value(const Graph& g, PortId src) {
+  OpId op = g.port_op(src);
+  return op == g.root() || g.is_graph(op) || g.port_dir(src) == ir::PortDir::In;
+}
+
+const ir::Value* constant_value(const Graph& g, PortId src) {
+  for (int hops = 0; src && hops < 64; ++hops) {
+    if (is_capture(g, src)) {  // a capture: the outer value
+      src = g.producer(src);
+      continue;
+    }
+    if (g.port_dir(src) == ir::PortDir::In && !g.is_graph(g.port_op(src)) && g.port_op(src) != g.root()) return nullptr;
+    return ir::constant_tensor(g, src);
+  }
+  return nullptr;
+}
+
+const ir::Tensor* const_tensor(const Graph& g, PortId src) {
+  const ir::Value* v = constant_value(g, src);
+  return v ? &v->as_tensor() : nullptr;
+}
+
+std::optional<interp::Tensor> constant_rtensor(const Graph& g, PortId src) {
+  const ir::Value* v = constant_value(g, src);
+  if (!v) return std::nullopt;
+  const ir::Tensor& t = v->as_tensor();
+  if (t.dtype == ir::DType::Undefined) return std::nullopt;
+  if (t.dtype != ir::DType::String) {
+    auto want = t.expected_bytes();
+    if (!want || *want != t.size) return std::nullopt;
+  }
+  return interp::Tensor::borrow(v->tensor_ptr());
+}
+
+std::optional<std::vector<int64_t>> constant_ints(const Graph& g, PortId src) {
+  const ir::Tensor* t = const_tensor(g, src);
+  if (!t) return std::nullopt;
+  auto n = t->element_count();
+  if (!n) return std::nullopt;
+  std::vector<int64_t> r(*n);
+  if (t->dtype == ir::DType::Int64 && t->size == *n * 8) {
+    std::memcpy(r.data(), t->data, t->size);
+  } else if (t->dtype == ir::DType::Int32 && t->size == *n * 4) {
+    for (size_t i = 0; i < *n; ++i) {
+      int32_t x;
+      std::memcpy(&x, t->data + 4 * i, 4);
+      r[i] = x;
+    }
+  } else {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::optional<double> constant_scalar(const Graph& g, PortId src) {
+  auto t = constant_rtensor(g, src);
+  if (!t || t->numel() != 1 || t->dtype() == ir::DType::String) return std::nullopt;
+  return t->get_f64(0);
+}
+
+static const ir::Value* find_attr(const Graph& g, OpId op, std::string_view name) {
+  Symbol s = g.symbols().find(name);
+  return s == SymbolTable::kNone ? nullptr : g.attr(op, s);
+}
+
+std::optional<int64_t> attr_int(const Graph& g, OpId op, std::string_view name) {
+  const ir::Value* v = find_attr(g, op, name);
+  if (v && v->is_int()) return v->as_int();
+  return std::nullopt;
+}
+
+int64_t attr_int(const Graph& g, OpId op, std::string_view name, int64_t dflt) { return attr_int(g, op, name).value_or(dflt); }
+
+std::optional<double> attr_float(const Graph& g, OpId op, std::string_view name) {
+  const ir::Value* v = find_attr(g, op, name);
+  if (v && v->is_float()) return v->as_float();
+  if (v && v->is_int()) return static_cast<double>(v->as_int());
+  return std::nullopt;
+}
+
+std::optional<std::string> attr_string(const Graph& g, OpId op, std::string_view name) {
+  const ir::Value* v = find_attr(g, op, name);
+  if (v && v->is_string()) return v->as_string();
+  return std::nullopt;
+}
+
+std::optional<std::vector<int64_t>> attr_ints(const Graph& g, OpId op, std::string_view name) {
+  const ir::Value* v = find_attr(g, op, name);
+  if (!v || !v->is_list()) return std::nullopt;
+  std::vector<int64_t> r;
+  for (const auto& e : v->as_list()) {
+    if (!e.is_int()) return std::nullopt;
+    r.push_back(e.as_int());
+  }
+  return r;
+}
+
+bool has_graph_attr(const Graph& g, OpId op) {
+  for (const auto& [k, v] : g.attrs(op)) {
+    if (v.is_graph()) return true;
+    if (v.is_list())
+      for (const auto& e : v.as_list())
+        if (e.is_graph()) return true;
+  }
+  return false;
+}
+
+size_t uses(const Graph& g, PortId out) { return g.out_degree(out); }
+
+bool feeds_scope_output(const Graph& g, PortId out) {
+  for (ir::EdgeId e = g.first_out_edge(out); e; e = g.next_out_edge(e)) {
+    PortId d = g.edge_dst(e);
+    OpId o = g.port_op(d);
+    if ((o == g.root() || g.is_graph(o)) && g.port_dir(d) == ir::PortDir::Out) return true;
+  }
+  return false;
+}
+
+bool has_control_edges(const Graph& g, OpId op) {
+  PortId ci = g.find_control(op, ir::PortDir::In), co = g.find_control(op, ir::PortDir::Out);
+  return (ci && g.in_degree(ci) > 0) || (co && g.out_degree(co) > 0);
+}
+
+std::optional<std::vector<int64_t>> static_shape(const Graph& g, PortId p) {
+  if (!g.port_type(p)) return std::nullopt;
+  const ir::TypeData& d = g.port_type_data(p);
+  if (d.kind != ir::TypeKind::Tensor || !d.ranked) return std::nullopt;
+  std::vector<int64_t> r;
+  for (ir::Dim x : d.dims) {
+    if (!x.is_known()) return std::nullopt;
+    r.push_back(x.value());
+  }
+  return r;
+}
+
+ir::DType elem_type(const Graph& g, PortId p) {
+  if (const ir::Tensor* t = const_tensor(g, p)) return t->dtype;
+  if (!g.port_type(p)) return ir::DType::Undefined;
+  const ir::TypeData& d = g.port_type_data(p);
+  return d.kind == ir::TypeKind::Tensor ? d.elem : ir::DType::Undefined;
+}
+
+int64_t rank_of(const Graph& g, PortId p) {
+  if (const ir::Tensor* t = const_tensor(g, p)) return static_cast<int64_t>(t->shape.size());
+  if (!g.port_type(p)) return -1;
+  const ir::TypeData& d = g.port_type_data(p);
+  return d.kind == ir::TypeKind::Tensor && d.ranked ? static_cast<int64_t>(d.dims.size()) : -1;
+}
+
+bool can_replace(const Graph& g, PortId from, PortId to) {
+  if (from == to) return false;
+  if (!feeds_scope_output(g, from)) return true;
+  // `to` takes over the output's value name: it must be an op output of the same scope that no
+  // scope output reads yet.
+  OpId op = g.port_op(to);
+  if (g.port_dir(to) != ir::PortDir::Out || op == g.root() || g.is_graph(op)) return false;
+  if (g.parent(op) != g.parent(g.port_op(from))) return false;
+  return !feeds_scope_output(g, to);
+}
+
+bool replace_value(ir::Rewriter& rw, PortId from, PortId to) {
+  Graph& g = rw.graph();
+  if (!can_replace(g, from, to)) return false;
+  if (feeds_scope_output(g, from)) {
+    Symbol s_value = g.sym("@value");
+    if (const ir::Value* n = g.attr(from, s_value)) {
+      ir::Value name = *n;
+      rw.set_attr(to, s_value, name);
+    }
+    // the output's declared type is the value's
+    if (g.port_type(from) && !g.port_type(to)) rw.set_port_type(to, g.port_type(from));
+  }
+  rw.replace_all_uses(from, to);
+  return true;
+}
+
+void name_value(ir::Rewriter& rw, PortId out, std::string_view hint) {
+  Graph& g = rw.graph();
+  std::string name = std::string(hint.empty() ? std::string_view("value") : hint) + "__" + std::to_string(out.value);
+  rw.set_attr(out, g.sym("@value"), ir::Value(std::move(name)));
+}
+
+ir::Tensor to_ir(const interp::Tensor& t0) {
+  interp::Tensor t = t0.plain();
+  if (t.dtype() == ir::DType::String) {
+    ir::Tensor r;
+    r.dtype = ir::DType::String;
+    r.shape = t.shape();
+    r.strings = t.strings();
+    return r;
+  }
+  std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+  return ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+}
+
+ir::Tensor int64_tensor(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
+  std::string bytes(v.size() * 8, '\0');
+  if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+  return ir::Tensor::from_bytes(ir::DType::Int64, std::move(shape), std::move(bytes));
+}
+
+ir::Tensor int64_tensor(const std::vector<int64_t>& v) { return int64_tensor(v, {static_cast<int64_t>(v.size())}); }
+
+PortId make_constant(ir::Rewriter& rw, OpId before, const ir::Tensor& t, std::string_view hint) {
+  Graph& g = rw.graph();
+  rw.set_insertion_point_before(before);
+  OpId c = rw.create_op(g.sym("Constant"), g.sym(std::string(hint) + "/const"));
+  rw.set_attr(c, g.sym("value"), ir::Value(t));
+  PortId out = rw.add_port(c, ir::PortDir::Out, g.sym("output"));
+  g.set_port_role(out, ir::PortRole::Constant);
+  name_value(rw, out, hint);
+  rw.set_port_type(out, g.types().tensor(t.dtype, ir::dims_of(t.shape)));
+  return out;
+}
+
+PortId make_constant(ir::Rewriter& rw, OpId before, const interp::Tensor& t, std::string_view hint) {
+  return make_constant(rw, before, to_ir(t), hint);
+}
+
+std::optional<std::vector<OpId>> topo(const Graph& g, OpId scope) {
+  ir::TopoResult t = g.topo_order(scope);
+  if (!t.ok()) return std::nullopt;
+  return std::move(t.order);
+}
+
+bool nondeterministic(std::string_view type) {
+  return type.starts_with("Random") || type == "Bernoulli" || type == "Multinomial" || type == "Dropout";
+}
+
+std::optional<std::vector<interp::Tensor>> eval_op(const Graph& g, OpId op, const std::vector<std::optional<interp::Tensor>>& inputs) {
+  int opset = onnx_opset(g);
+  std::string_view type = g.type_str(op);
+  if (!opset || type.find("::") != std::string_view::npos) return std::nullopt;
+  interp::KernelFn fn = interp::KernelRegistry::builtin().find(type, opset);
+  if (!fn) return std::nullopt;
+  try {
+    interp::Executor ex(g);
+    interp::KernelContext ctx(g, op, opset, ex);
+    std::vector<interp::RValue> vals;
+    vals.reserve(inputs.size());
+    for (const auto& t : inputs) vals.emplace_back(t ? interp::RValue(*t) : interp::RValue::none());
+    for (size_t i = 0; i < inputs.size(); ++i) ctx.inputs_.push_back(inputs[i] ? &vals[i] : nullptr);
+    auto outs = data_outputs(g, op);
+    ctx.outputs_.resize(outs.size());
+    for (auto& o : ctx.outputs_) o.kind = interp::RValue::Kind::None, o.elem = ir::DType::Undefined;
+    ctx.used_.assign(outs.size(), true);
+    fn(ctx);
+    std::vector<interp::Tensor> r;
+    for (auto& o : ctx.outputs_) {
+      if (!o.is_tensor() || !o.tensor.defined()) return std::nullopt;
+      r.push_back(o.tensor.plain());
+    }
+    return r;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+}  // namespace amanda::passes::detail
