@@ -337,7 +337,7 @@ std::vector<Match> match_all(const ir::Graph& g, ir::OpId scope, const Pat& patt
 }
 
 ir::GreedyResult replace_all(ir::Graph& g, ir::OpId scope, const Pat& pattern, const ReplaceFn& replace, const MatchOptions& options,
-                             std::string name) {
+                             std::string name, ir::RewriteListener* listener) {
   std::vector<ir::Pattern> ps;
   const PatternNode& n = pattern.node();
   std::vector<std::string> roots = n.types;
@@ -353,7 +353,7 @@ ir::GreedyResult replace_all(ir::Graph& g, ir::OpId scope, const Pat& pattern, c
     };
     ps.push_back(std::move(p));
   }
-  return ir::apply_patterns_greedily(g, scope, ps);
+  return ir::apply_patterns_greedily(g, scope, ps, 100000, listener);
 }
 
 }  // namespace amanda::passes

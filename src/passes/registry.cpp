@@ -161,12 +161,33 @@ MatchOptions match_options(const ir::Graph& g, const PassOptions& options) {
   return m;
 }
 
+namespace {
+
+// Refuses (by throwing, which rolls the rewrite back) a change to an op the options exclude: the
+// matcher keeps excluded ops out of matches, this also covers ops a rewrite reaches by itself.
+class ExcludeGuard : public ir::RewriteListener {
+ public:
+  ExcludeGuard(const ir::Graph& g, const PassOptions& o) : g_(g), o_(o) {}
+  void op_erased(ir::OpId op) override { check(op); }
+  void op_modified(ir::OpId op) override { check(op); }
+
+ private:
+  void check(ir::OpId op) {
+    if (g_.valid(op) && !g_.is_graph(op) && o_.excluded(g_, op)) throw Error(g_.path(op) + " is excluded from rewriting");
+  }
+  const ir::Graph& g_;
+  const PassOptions& o_;
+};
+
+}  // namespace
+
 void replace_everywhere(ir::Graph& g, const PassOptions& options, const Pat& pattern, const ReplaceFn& fn, PassResult& r,
                         const std::string& name) {
   MatchOptions mo = match_options(g, options);
+  ExcludeGuard guard(g, options);
   for (ir::OpId scope : scopes(g, options)) {
     if (!g.valid(scope)) continue;
-    ir::GreedyResult gr = replace_all(g, scope, pattern, fn, mo, name);
+    ir::GreedyResult gr = replace_all(g, scope, pattern, fn, mo, name, options.exclude.empty() ? nullptr : &guard);
     r.rewrites += gr.rewrites;
     for (auto& e : gr.errors) r.notes.push_back(std::move(e));
   }

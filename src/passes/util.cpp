@@ -310,3 +310,58 @@ std::optional<std::vector<interp::Tensor>> eval_op(const Graph& g, OpId op, cons
 }
 
 }  // namespace amanda::passes::detail
+
+namespace amanda::passes::detail {
+
+std::optional<std::vector<double>> doubles(const Graph& g, PortId c) {
+  auto t = constant_rtensor(g, c);
+  if (!t) return std::nullopt;
+  ir::DType d = t->dtype();
+  if (d != ir::DType::Float32 && d != ir::DType::Float64 && d != ir::DType::Float16 && d != ir::DType::BFloat16) return std::nullopt;
+  std::vector<double> r(static_cast<size_t>(t->numel()));
+  for (int64_t i = 0; i < t->numel(); ++i) r[static_cast<size_t>(i)] = t->get_f64(i);
+  return r;
+}
+
+std::optional<ir::Tensor> from_doubles(const std::vector<double>& v, std::vector<int64_t> shape, ir::DType t) {
+  std::string bytes;
+  switch (t) {
+    case ir::DType::Float32: {
+      bytes.resize(v.size() * 4);
+      for (size_t i = 0; i < v.size(); ++i) {
+        float f = static_cast<float>(v[i]);
+        std::memcpy(bytes.data() + 4 * i, &f, 4);
+      }
+      break;
+    }
+    case ir::DType::Float64:
+      bytes.resize(v.size() * 8);
+      if (!v.empty()) std::memcpy(bytes.data(), v.data(), bytes.size());
+      break;
+    case ir::DType::Float16:
+    case ir::DType::BFloat16: {
+      bytes.resize(v.size() * 2);
+      for (size_t i = 0; i < v.size(); ++i) {
+        uint16_t h = t == ir::DType::Float16 ? interp::float_to_half(static_cast<float>(v[i])) : interp::float_to_bf16(static_cast<float>(v[i]));
+        std::memcpy(bytes.data() + 2 * i, &h, 2);
+      }
+      break;
+    }
+    default:
+      return std::nullopt;
+  }
+  return ir::Tensor::from_bytes(t, std::move(shape), std::move(bytes));
+}
+
+void set_input(ir::Rewriter& rw, OpId op, size_t i, PortId src, std::string_view name) {
+  Graph& g = rw.graph();
+  auto ins = data_inputs(g, op);
+  while (ins.size() <= i) {
+    rw.add_port(op, ir::PortDir::In, g.sym(ins.size() == i ? name : std::string_view("input")));
+    ins = data_inputs(g, op);
+  }
+  if (ir::EdgeId e = g.first_in_edge(ins[i])) rw.disconnect(e);
+  rw.connect(src, ins[i]);
+}
+
+}  // namespace amanda::passes::detail

@@ -14,6 +14,7 @@
 #include "amanda/ir/graph.h"
 #include "amanda/ir/rewriter.h"
 #include "amanda/passes/registry.h"
+#include "amanda/support/diagnostics.h"
 
 namespace amanda::passes::detail {
 
@@ -94,4 +95,12 @@ std::optional<std::vector<interp::Tensor>> eval_op(const Graph& g, OpId op, cons
 // Ops never folded, merged or removed for their value: random, or with a state.
 bool nondeterministic(std::string_view type);
 
+}  // namespace amanda::passes::detail
+
+namespace amanda::passes::detail {
+// Float tensors as doubles and back (float16, bfloat16, float32, float64; nullopt for others).
+std::optional<std::vector<double>> doubles(const Graph& g, PortId constant);
+std::optional<ir::Tensor> from_doubles(const std::vector<double>& v, std::vector<int64_t> shape, ir::DType t);
+// Reconnects data input i of op to `src` (adding omitted trailing input ports named `name`).
+void set_input(ir::Rewriter& rw, OpId op, size_t i, PortId src, std::string_view name);
 }  // namespace amanda::passes::detail

@@ -106,6 +106,7 @@ std::vector<Match> match_all(const ir::Graph& g, ir::OpId scope, const Pat& patt
 // or throws, everything it did is rolled back and the graph is as it was.
 using ReplaceFn = std::function<bool(const Match&, ir::Rewriter&)>;
 ir::GreedyResult replace_all(ir::Graph& g, ir::OpId scope, const Pat& pattern, const ReplaceFn& replace,
-                             const MatchOptions& options = {}, std::string name = "pattern");
+                             const MatchOptions& options = {}, std::string name = "pattern",
+                             ir::RewriteListener* listener = nullptr);
 
 }  // namespace amanda::passes
