@@ -40,29 +40,34 @@ void set_axes(ir::Rewriter& rw, ir::OpId op, const std::vector<int64_t>& axes, b
   set_input(rw, op, 1, make_constant(rw, op, int64_tensor(axes), std::string(g.name_str(op)) + "/axes"), "axes");
 }
 
-// The inner op of a pair: the producer of input 0 when it is of `type`, used once.
-ir::OpId inner(const ir::Graph& g, ir::OpId op, std::string_view type) {
+// The inner op of a pair: the producer of input 0 when it is of `type` (used once, unless
+// `shared`: then the second reads past it and the first stays for its other users).
+ir::OpId inner(const ir::Graph& g, ir::OpId op, std::string_view type, bool shared = false) {
   ir::PortId v = input_value(g, op, 0);
   if (!v || g.port_dir(v) != ir::PortDir::Out || is_scope_value(g, v)) return ir::OpId();
   ir::OpId p = g.port_op(v);
-  if (g.type_str(p) != type || g.out_degree(v) != 1 || feeds_scope_output(g, v) || data_outputs(g, p).size() != 1) return ir::OpId();
+  if (g.type_str(p) != type || data_outputs(g, p).size() != 1) return ir::OpId();
+  if (!shared && (g.out_degree(v) != 1 || feeds_scope_output(g, v))) return ir::OpId();
   return p;
 }
 
-// Rewires op to read what `first` read (input 0) and erases `first`.
+// Rewires op to read what `first` read (input 0) and erases `first` when nothing else reads it.
 void bypass(ir::Rewriter& rw, ir::OpId op, ir::OpId first) {
   ir::Graph& g = rw.graph();
   set_input(rw, op, 0, input_value(g, first, 0), "data");
+  for (ir::PortId p : g.outputs(first))
+    if (g.out_degree(p) > 0) return;
   rw.erase_op(first);
 }
 
 bool transposes(const Match& m, ir::Rewriter& rw) {
   ir::Graph& g = rw.graph();
-  ir::OpId b = m.root, a = inner(g, b, "Transpose");
+  ir::OpId b = m.root, a = inner(g, b, "Transpose", true);
   if (!a) return false;
   ir::PortId x = input_value(g, a, 0);
   int64_t rank = rank_of(g, x);
   auto pa = attr_ints(g, a, "perm"), pb = attr_ints(g, b, "perm");
+  if (pa.has_value() != pb.has_value()) return false;  // onnxoptimizer's rule; a default perm meets only its like
   auto rev = [&](int64_t r) {
     std::vector<int64_t> v;
     for (int64_t i = r - 1; i >= 0; --i) v.push_back(i);
@@ -79,6 +84,16 @@ bool transposes(const Match& m, ir::Rewriter& rw) {
     int64_t k = (*pb)[i];
     if (k < 0 || k >= static_cast<int64_t>(pa->size())) return false;
     p[i] = (*pa)[static_cast<size_t>(k)];
+  }
+  bool identity = true;
+  for (size_t i = 0; i < p.size(); ++i) identity = identity && p[i] == static_cast<int64_t>(i);
+  if (identity && can_replace(g, data_outputs(g, b)[0], x)) {  // they cancel
+    replace_value(rw, data_outputs(g, b)[0], x);
+    rw.erase_op(b);
+    bool used = false;
+    for (ir::PortId q : g.outputs(a)) used = used || g.out_degree(q) > 0;
+    if (!used) rw.erase_op(a);
+    return true;
   }
   rw.set_attr(b, "perm", ints_value(p));
   bypass(rw, b, a);
@@ -110,7 +125,7 @@ std::optional<std::vector<int64_t>> normalized(std::vector<int64_t> axes, int64_
 
 bool squeezes(const Match& m, ir::Rewriter& rw) {
   ir::Graph& g = rw.graph();
-  ir::OpId b = m.root, a = inner(g, b, "Squeeze");
+  ir::OpId b = m.root, a = inner(g, b, "Squeeze", true);
   if (!a) return false;
   int64_t rank = rank_of(g, input_value(g, a, 0));
   bool ia = false, ib = false;
@@ -132,7 +147,7 @@ bool squeezes(const Match& m, ir::Rewriter& rw) {
 
 bool unsqueezes(const Match& m, ir::Rewriter& rw) {
   ir::Graph& g = rw.graph();
-  ir::OpId b = m.root, a = inner(g, b, "Unsqueeze");
+  ir::OpId b = m.root, a = inner(g, b, "Unsqueeze", true);
   if (!a) return false;
   int64_t rank = rank_of(g, input_value(g, a, 0));
   bool ia = false, ib = false;

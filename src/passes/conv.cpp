@@ -82,6 +82,52 @@ int64_t out_rank(const ir::Graph& g, ir::OpId conv, const ConvParams& p) {
   return r >= 0 ? r : static_cast<int64_t>(p.wshape.size());
 }
 
+// Conv without a bias + Add of a computed per-channel value ([C, 1, 1] or [1, C, 1, 1]): the value,
+// squeezed to [C], becomes the bias (onnxoptimizer's fuse_add_bias_into_conv).
+bool bias_from_value(ir::Rewriter& rw, ir::OpId add, ir::OpId conv, ir::PortId v) {
+  ir::Graph& g = rw.graph();
+  if (input_value(g, conv, 2)) return false;
+  ir::PortId w = input_value(g, conv, 1);
+  auto ws = w ? static_shape(g, w) : std::nullopt;
+  auto vs = static_shape(g, v);
+  int64_t r = rank_of(g, data_outputs(g, conv)[0]);
+  if (!ws || ws->empty() || !vs || r < 2 || static_cast<int64_t>(vs->size()) > r) return false;
+  int64_t c = (*ws)[0];
+  size_t off = static_cast<size_t>(r) - vs->size();
+  std::vector<int64_t> axes;
+  for (size_t i = 0; i < vs->size(); ++i) {
+    size_t at = off + i;
+    if (at == 1) {
+      if ((*vs)[i] != c) return false;
+    } else if ((*vs)[i] != 1) {
+      return false;
+    } else {
+      axes.push_back(static_cast<int64_t>(i));
+    }
+  }
+  if (off > 1) return false;  // the channel axis is not in the value
+  ir::PortId bias = v;
+  if (!axes.empty()) {
+    rw.set_insertion_point_before(add);
+    ir::OpId sq = rw.create_op(g.sym("Squeeze"), g.sym(std::string(g.name_str(conv)) + "/bias"));
+    rw.connect(v, rw.add_input(sq, "data"));
+    if (onnx_opset(g) >= 13) rw.connect(make_constant(rw, sq, int64_tensor(axes), std::string(g.name_str(sq)) + "/axes"), rw.add_input(sq, "axes"));
+    else rw.set_attr(sq, "axes", [&] {
+      ir::Value::List l;
+      for (int64_t a : axes) l.emplace_back(a);
+      return ir::Value(std::move(l));
+    }());
+    bias = rw.add_output(sq, "squeezed");
+    name_value(rw, bias, g.name_str(sq));
+    rw.set_port_type(bias, g.types().tensor(elem_type(g, v), {ir::Dim::known(c)}));
+  }
+  set_input(rw, conv, 2, bias, "B");
+  rw.move_before(conv, add);  // after what makes its bias now
+  if (!replace_value(rw, data_outputs(g, add)[0], data_outputs(g, conv)[0])) return false;
+  rw.erase_op(add);
+  return true;
+}
+
 bool fuse_bn(const Match& m, ir::Rewriter& rw, const Pat& conv_p) {
   ir::Graph& g = rw.graph();
   ir::OpId bn = m.root, conv = m.op(g, conv_p);
@@ -111,7 +157,8 @@ bool fuse_add_or_mul(const Match& m, ir::Rewriter& rw, const Pat& conv_p, bool m
   if (!plain_conv(g, conv)) return false;
   ir::PortId cv = data_outputs(g, conv)[0];
   ir::PortId other = input_value(g, op, 0) == cv ? input_value(g, op, 1) : input_value(g, op, 0);
-  if (!other || !const_tensor(g, other)) return false;
+  if (!other) return false;
+  if (!const_tensor(g, other)) return !mul && bias_from_value(rw, op, conv, other);
   auto p = conv_params(g, conv);
   if (!p) return false;
   auto v = per_channel(g, other, p->cout, out_rank(g, conv, *p));
@@ -157,6 +204,7 @@ bool fuse_pad(const Match& m, ir::Rewriter& rw, const Pat& pad_p) {
   for (int64_t x : *pads)
     if (x < 0) return false;
   if (attr_string(g, op, "auto_pad").value_or("NOTSET") != "NOTSET") return false;
+  if (attr_string(g, op, "auto_pad")) rw.erase_attr(op, "auto_pad");  // NOTSET: the default, and pads now say it
   if (type == "MaxPool") {
     // a zero pad is not MaxPool's -inf pad unless the input is non-negative: only after Relu
     ir::PortId x = input_value(g, pad, 0);
@@ -197,11 +245,12 @@ PassResult fuse_bn_into_conv(ir::Graph& g, const PassOptions& o) {
 
 PassResult fuse_into_conv(ir::Graph& g, const PassOptions& o, bool mul) {
   PassResult r;
-  Pat conv = op("Conv").in(any()).in(constant()).opt(constant()).uses(1).not_scope_output();
+  // (weights checked in code: a computed bias into a bias-less Conv needs no constant weights)
+  Pat conv = op("Conv").in(any()).in(any()).opt(any()).uses(1).not_scope_output();
   for (int side = 0; side < 2; ++side) {
     Pat root = op(mul ? "Mul" : "Add");
-    if (side == 0) root.in(conv).in(constant());
-    else root.in(constant()).in(conv);
+    if (side == 0) root.in(conv).in(any());
+    else root.in(any()).in(conv);
     replace_everywhere(g, o, root, [&](const Match& m, ir::Rewriter& rw) { return fuse_add_or_mul(m, rw, conv, mul); }, r,
                        mul ? "fuse_mul_into_conv" : "fuse_add_bias_into_conv");
   }

@@ -200,9 +200,15 @@ int64_t rank_of(const Graph& g, PortId p) {
   return d.kind == ir::TypeKind::Tensor && d.ranked ? static_cast<int64_t>(d.dims.size()) : -1;
 }
 
+// An initializer nothing reads yet (one make_constant just made): it can take a graph output's name.
+static bool fresh_initializer(const Graph& g, PortId p, OpId scope) {
+  return g.port_dir(p) == ir::PortDir::In && g.port_op(p) == scope && g.out_degree(p) == 0 && ir::fixed_initializer(g, p);
+}
+
 bool can_replace(const Graph& g, PortId from, PortId to) {
   if (from == to) return false;
   if (!feeds_scope_output(g, from)) return true;
+  if (fresh_initializer(g, to, g.parent(g.port_op(from)))) return true;
   // `to` takes over the output's value name: it must be an op output of the same scope that no
   // scope output reads yet.
   OpId op = g.port_op(to);
@@ -214,7 +220,12 @@ bool can_replace(const Graph& g, PortId from, PortId to) {
 bool replace_value(ir::Rewriter& rw, PortId from, PortId to) {
   Graph& g = rw.graph();
   if (!can_replace(g, from, to)) return false;
-  if (feeds_scope_output(g, from)) {
+  if (feeds_scope_output(g, from) && fresh_initializer(g, to, g.parent(g.port_op(from)))) {
+    // the initializer is the graph output: it takes the output's value name (a port made in this
+    // transaction, so a rollback removes it with its name)
+    Symbol s_value = g.sym("@value");
+    if (const ir::Value* n = g.attr(from, s_value); n && n->is_string()) g.set_port_name(to, g.sym(n->as_string()));
+  } else if (feeds_scope_output(g, from)) {
     Symbol s_value = g.sym("@value");
     if (const ir::Value* n = g.attr(from, s_value)) {
       ir::Value name = *n;
@@ -255,15 +266,17 @@ ir::Tensor int64_tensor(const std::vector<int64_t>& v, std::vector<int64_t> shap
 ir::Tensor int64_tensor(const std::vector<int64_t>& v) { return int64_tensor(v, {static_cast<int64_t>(v.size())}); }
 
 PortId make_constant(ir::Rewriter& rw, OpId before, const ir::Tensor& t, std::string_view hint) {
+  // An initializer of the scope that holds `before` (what onnxruntime and onnxoptimizer make too):
+  // no op to count, and the exporter writes it with the others.
   Graph& g = rw.graph();
-  rw.set_insertion_point_before(before);
-  OpId c = rw.create_op(g.sym("Constant"), g.sym(std::string(hint) + "/const"));
-  rw.set_attr(c, g.sym("value"), ir::Value(t));
-  PortId out = rw.add_port(c, ir::PortDir::Out, g.sym("output"));
-  g.set_port_role(out, ir::PortRole::Constant);
-  name_value(rw, out, hint);
-  rw.set_port_type(out, g.types().tensor(t.dtype, ir::dims_of(t.shape)));
-  return out;
+  OpId scope = g.is_graph(before) || before == g.root() ? before : g.parent(before);
+  std::string name = std::string(hint.empty() ? std::string_view("const") : hint) + "__" + std::to_string(g.port_id_bound());
+  PortId p = rw.add_port(scope, ir::PortDir::In, g.sym(name));
+  rw.set_attr(p, g.sym("graph_input"), ir::Value(false));
+  rw.set_attr(p, g.sym("initializer"), ir::Value(t));
+  g.set_port_role(p, ir::PortRole::Initializer);
+  rw.set_port_type(p, g.types().tensor(t.dtype, ir::dims_of(t.shape)));
+  return p;
 }
 
 PortId make_constant(ir::Rewriter& rw, OpId before, const interp::Tensor& t, std::string_view hint) {
