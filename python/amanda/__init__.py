@@ -54,6 +54,8 @@ from ._amanda import (  # noqa: E402
     default_registry,
     load,
     loads,
+    optimize,
+    optimize_passes,
     save,
     torch_available,
 )

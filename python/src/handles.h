@@ -71,6 +71,7 @@ text::Document copy_document(const text::Document& src);
 void register_values(py::module_& m);
 void register_graph(py::module_& m);
 void register_schema(py::module_& m);
+void register_optimize(py::module_& m);  // optimize.cpp
 void register_io(py::module_& m);
 
 }  // namespace amanda::python

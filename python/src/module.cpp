@@ -180,6 +180,7 @@ PYBIND11_MODULE(_amanda, m) {
   register_values(m);
   register_graph(m);
   register_schema(m);
+  register_optimize(m);
 
   // ---- conversion reports
   py::class_<mapping::OpCount>(m, "OpCount", "Ops of one type that a conversion could not map")
