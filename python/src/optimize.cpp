@@ -17,18 +17,21 @@ void register_optimize(py::module_& m) {
       [](PyGraph& g, std::optional<std::vector<std::string>> passes, std::vector<std::string> exclude, size_t fold_size_limit,
          size_t rounds, bool subgraphs) {
         ir::Graph& graph = live(g);
-        if (graph.str(graph.graph_namespace(graph.root())).starts_with("amanda/onnx/")) {
+        auto retype = [](ir::Graph& x) {
+          if (!x.str(x.graph_namespace(x.root())).starts_with("amanda/onnx/")) return;
           onnx_frontend::InferOptions io;
           io.write_attrs = false;
           io.data_propagation = true;
-          onnx_frontend::infer_types(graph, io);
-        }
+          onnx_frontend::infer_types(x, io);
+        };
+        retype(graph);
         const auto& reg = passes::PassRegistry::builtin();
         passes::PassOptions o;
         o.exclude = std::move(exclude);
         o.fold_size_limit = fold_size_limit;
         o.max_iterations = rounds;
         o.descend = subgraphs;
+        o.retype = retype;
         passes::PipelineResult r = passes::run_pipeline(graph, passes ? *passes : reg.default_passes(), o);
         py::dict out;
         out["ops_before"] = r.ops_before;
@@ -50,7 +53,7 @@ void register_optimize(py::module_& m) {
         return out;
       },
       py::arg("graph"), py::arg("passes") = py::none(), py::arg("exclude") = std::vector<std::string>{},
-      py::arg("fold_size_limit") = size_t(64) << 20, py::arg("rounds") = 8, py::arg("subgraphs") = true,
+      py::arg("fold_size_limit") = size_t(64) << 20, py::arg("rounds") = 32, py::arg("subgraphs") = true,
       "Rewrites the graph in place with the named passes (default: amanda optimize's default list), as `amanda optimize` "
       "does; exclude: op names or glob patterns no pass may change. Returns a dict: ops_before, ops_after (Constant ops "
       "not counted), rounds, seconds, passes (name, rewrites, erased, created, refused, notes). Raises Error for an "

@@ -44,6 +44,11 @@ int dropout(const ir::Graph& g, ir::OpId op, bool ratio_zero_only) {
   int opset = onnx_opset(g);
   if (opset >= 12) {
     if (ratio_zero_only) return -1;  // onnxoptimizer keeps these (ratio is an input)
+    ir::PortId r = input_value(g, op, 1);
+    if (r) {  // a zero ratio drops nothing, in training mode too (torchvision's swin exports those)
+      auto v = constant_scalar(g, r);
+      if (v && *v == 0) return 0;
+    }
     ir::PortId tm = input_value(g, op, 2);
     if (tm) {
       auto v = constant_scalar(g, tm);

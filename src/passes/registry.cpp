@@ -122,6 +122,7 @@ PipelineResult run_pipeline(ir::Graph& g, const std::vector<std::string>& names,
   for (size_t round = 0; round < rounds; ++round) {
     bool changed = false;
     ++res.rounds;
+    if (round > 0 && options.retype) options.retype(g);
     for (size_t i = 0; i < list.size(); ++i) {
       const PassInfo* p = list[i];
       PassResult r;

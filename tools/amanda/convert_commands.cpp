@@ -19,6 +19,7 @@
 #include "amanda/schema/registry.h"
 #include "amanda/support/progress.h"
 #include "check.h"
+#include "amanda/passes/registry.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -38,6 +39,7 @@ struct ConvertOpts {
   std::vector<std::string> input_types;
   std::string reader = "auto";
   bool check = false;  // --check: run both sides with the interpreter and compare (check.cpp)
+  std::string optimize;  // --optimize: rewrite passes after the conversion ("default" or names)
   CheckOptions check_opts;
 };
 
@@ -214,6 +216,26 @@ int run_convert(const ConvertOpts& o) {
     if (!core::infer_types(doc.graph, typing))
       for (const auto& d : typing.items()) rep.errors.push_back("result does not type-check: " + d.where + ": " + d.message);
   }
+  if (rep.ok() && !o.optimize.empty()) {
+    // amanda optimize's passes on the result (passes/registry.h), before --check compares it
+    const auto& preg = passes::PassRegistry::builtin();
+    std::vector<std::string> names;
+    if (o.optimize == "default") {
+      names = preg.default_passes();
+    } else {
+      std::string cur;
+      for (char ch : o.optimize + ",")
+        if (ch == ',') {
+          if (!cur.empty()) names.push_back(cur);
+          cur.clear();
+        } else {
+          cur += ch;
+        }
+    }
+    auto pr = passes::run_pipeline(doc.graph, names);
+    if (!o.quiet && o.report != "json")
+      std::cerr << fmt::format("optimize: {} ops -> {} ops (Constant ops not counted)\n", pr.ops_before, pr.ops_after);
+  }
   auto t2 = std::chrono::steady_clock::now();
   bool ok = rep.ok() || o.keep_unmapped;
   if (o.report == "json") std::cout << rep.json();
@@ -306,6 +328,9 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
   c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
   c->add_flag("--keep-unmapped", o->keep_unmapped, "Keep ops no rule maps as they are and write the output anyway");
+  c->add_option("--optimize", o->optimize,
+                "Run rewrite passes on the result: 'default' (amanda optimize's list) or comma-separated pass names "
+                "(amanda optimize --list)");
   c->add_option("--report", o->report, "Report format: text or json")->check(CLI::IsMember({"text", "json"}));
   c->add_option("--explain", o->explain, "Tell why each candidate rule did or did not match the op of this name");
   c->add_option("--format", o->format, "Text output format: yaml or json (default: by extension)")->check(CLI::IsMember({"yaml", "json"}));

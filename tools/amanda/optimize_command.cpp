@@ -23,7 +23,7 @@ struct OptimizeOpts {
   std::vector<std::string> exclude;
   bool check = false, list = false, external_data = false, quiet = false, no_descend = false;
   size_t fold_limit = size_t(64) << 20;
-  size_t rounds = 8;
+  size_t rounds = 32;
   CheckOptions check_opts;
 };
 
@@ -111,6 +111,7 @@ int run_optimize(const OptimizeOpts& o) {
   po.fold_size_limit = o.fold_limit;
   po.descend = !o.no_descend;
   po.max_iterations = o.rounds;
+  po.retype = type_graph;
   size_t total = names.size() * po.max_iterations, done = 0;
   auto progress = std::make_shared<Progress>("optimize", total);
   po.on_pass = [&](const std::string&, const passes::PassResult&) { progress->set(++done); };
@@ -177,7 +178,7 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
   c->add_option("--passes", o->passes, "Comma-separated pass names (default: every pass marked default, in --list order)");
   c->add_option("--exclude", o->exclude, "Op name or glob pattern (* ?) no pass may change; repeatable")->take_all();
   c->add_option("--fold-size-limit", o->fold_limit, "constant_folding: largest folded tensor in bytes (default 64 MiB)");
-  c->add_option("--rounds", o->rounds, "Run the pass list again while something changes, at most this many times (default 8)");
+  c->add_option("--rounds", o->rounds, "Run the pass list again while something changes, at most this many times (default 32)");
   c->add_flag("--no-subgraphs", o->no_descend, "Leave If/Loop/Scan bodies as they are");
   c->add_flag("--check", o->check,
               "Run the model before and after on the same random inputs with the interpreter and compare every output; "

@@ -26,7 +26,11 @@ struct PassOptions {
   // (unless it is no bigger than the constants it is made from).
   size_t fold_size_limit = size_t(64) << 20;
   bool descend = true;           // also rewrite attribute graphs (If/Loop/Scan bodies)
-  size_t max_iterations = 8;     // run_pipeline: rounds of the whole list until nothing changes
+  size_t max_iterations = 32;    // run_pipeline: rounds of the whole list until nothing changes (a shape chain folds a level a round)
+  // Called by run_pipeline before every round after the first: types the graph's values again
+  // (the tool and the Python module pass ONNX inference), so that what a round folded gives the
+  // next round shapes to fold with. Passes read port types; they make none but their own outputs'.
+  std::function<void(ir::Graph&)> retype;
   // Called after each pass of run_pipeline (name, result) for progress and reports.
   std::function<void(const std::string&, const struct PassResult&)> on_pass;
 
