@@ -209,11 +209,19 @@ int unit(const ir::Graph& g, ir::OpId op) {
     bool all = ct->numel() > 0;
     for (int64_t i = 0; all && i < ct->numel(); ++i) all = ct->get_f64(i) == neutral;
     if (!all) continue;
-    auto xs = shape_of(g, x);
-    if (!xs || ct->rank() > static_cast<int64_t>(xs->size())) continue;
+    // x's dims (a symbolic batch is fine: only where the constant is not 1 must x's dim be known)
+    std::vector<int64_t> xs;
+    if (auto s = shape_of(g, x)) {
+      xs = *s;
+    } else if (g.port_type(x) && g.port_type_data(x).kind == ir::TypeKind::Tensor && g.port_type_data(x).ranked) {
+      for (ir::Dim d : g.port_type_data(x).dims) xs.push_back(d.is_known() ? d.value() : -1);
+    } else {
+      continue;
+    }
+    if (ct->rank() > static_cast<int64_t>(xs.size())) continue;
     bool same_shape = true;
     for (int64_t i = 0; i < ct->rank(); ++i)
-      same_shape = same_shape && (ct->dim(i) == 1 || ct->dim(i) == (*xs)[xs->size() - static_cast<size_t>(ct->rank() - i)]);
+      same_shape = same_shape && (ct->dim(i) == 1 || ct->dim(i) == xs[xs.size() - static_cast<size_t>(ct->rank() - i)]);
     if (!same_shape || elem_type(g, x) != ct->dtype()) continue;
     return 1 - k;
   }

@@ -104,6 +104,13 @@ def make(out, name):
     elif base == "resnet18_train":
         m = tv_model("resnet18").train()
         export(m, torch.randn(2, 3, 224, 224), path, 14, False, torch.onnx.TrainingMode.TRAINING)
+    elif base in ("encoder_static", "gpt_static"):
+        torch.manual_seed(0)
+        if base == "encoder_static":
+            layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True, dropout=0.1)
+            export(torch.nn.TransformerEncoder(layer, 2).eval(), torch.randn(2, 10, 64), path, 14, False)
+        else:
+            export(GPTBlock().eval(), torch.randn(2, 16, 64), path, 17, False)
     elif base == "encoder":
         torch.manual_seed(0)
         layer = torch.nn.TransformerEncoderLayer(d_model=64, nhead=4, dim_feedforward=128, batch_first=True, dropout=0.1)
@@ -118,7 +125,7 @@ def make(out, name):
     print(path, os.path.getsize(path), flush=True)
 
 
-ALL = TV + ["resnet18_dyn", "vit_b_16_dyn", "resnet18_train", "encoder", "gpt"]
+ALL = TV + ["resnet18_dyn", "vit_b_16_dyn", "resnet18_train", "encoder", "gpt", "encoder_static", "gpt_static"]
 
 if __name__ == "__main__":
     out = sys.argv[1]
