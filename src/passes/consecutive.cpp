@@ -47,7 +47,7 @@ ir::OpId inner(const ir::Graph& g, ir::OpId op, std::string_view type, bool shar
   if (!v || g.port_dir(v) != ir::PortDir::Out || is_scope_value(g, v)) return ir::OpId();
   ir::OpId p = g.port_op(v);
   if (g.type_str(p) != type || data_outputs(g, p).size() != 1) return ir::OpId();
-  if (!shared && (g.out_degree(v) != 1 || feeds_scope_output(g, v))) return ir::OpId();
+  if (!shared && (!single_use(g, v) || feeds_scope_output(g, v))) return ir::OpId();
   return p;
 }
 
@@ -56,7 +56,7 @@ void bypass(ir::Rewriter& rw, ir::OpId op, ir::OpId first) {
   ir::Graph& g = rw.graph();
   set_input(rw, op, 0, input_value(g, first, 0), "data");
   for (ir::PortId p : g.outputs(first))
-    if (g.out_degree(p) > 0) return;
+    if ((g.first_out_edge(p) != ir::EdgeId())) return;
   rw.erase_op(first);
 }
 
@@ -91,7 +91,7 @@ bool transposes(const Match& m, ir::Rewriter& rw) {
     replace_value(rw, data_outputs(g, b)[0], x);
     rw.erase_op(b);
     bool used = false;
-    for (ir::PortId q : g.outputs(a)) used = used || g.out_degree(q) > 0;
+    for (ir::PortId q : g.outputs(a)) used = used || (g.first_out_edge(q) != ir::EdgeId());
     if (!used) rw.erase_op(a);
     return true;
   }
@@ -233,7 +233,7 @@ bool concats(const Match& m, ir::Rewriter& rw) {
     if (!v) return false;
     ir::OpId p = g.port_op(v);
     if (g.port_dir(v) == ir::PortDir::Out && !is_scope_value(g, v) && g.type_str(p) == "Concat" && attr_int(g, p, "axis") == axis &&
-        g.out_degree(v) == 1 && !feeds_scope_output(g, v)) {
+        single_use(g, v) && !feeds_scope_output(g, v)) {
       for (ir::PortId pin : data_inputs(g, p)) flat.push_back(g.producer(pin));
       gone.push_back(p);
     } else {
@@ -288,7 +288,7 @@ bool monotone_argmax(const Match& m, ir::Rewriter& rw) {
     }
     ok = onnx_opset(g) >= 13 && sa == aa;
   }
-  if (!ok || g.out_degree(v) != 1 || feeds_scope_output(g, v)) return false;
+  if (!ok || !single_use(g, v) || feeds_scope_output(g, v)) return false;
   bypass(rw, am, f);
   return true;
 }

@@ -19,7 +19,7 @@ bool inline_branch(ir::Rewriter& rw, ir::OpId iff, ir::OpId branch, std::string*
     if (has_graph_attr(g, op)) return *why = "the branch holds bodies of its own", false;
   absl::flat_hash_map<uint32_t, ir::PortId> map;  // branch value -> value in the If's scope
   for (ir::PortId p : g.inputs(branch)) {
-    if (g.is_control(p) || g.out_degree(p) == 0) continue;
+    if (g.is_control(p) || (g.first_out_edge(p) == ir::EdgeId())) continue;
     const ir::Value* init = ir::fixed_initializer(g, p);
     if (!init || !init->is_tensor()) return *why = "the branch reads inputs of its own", false;
     map[p.value] = make_constant(rw, iff, init->as_tensor(), g.port_name_str(p));  // the branch's initializer, outside

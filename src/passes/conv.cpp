@@ -16,7 +16,7 @@ bool inference_bn(const ir::Graph& g, ir::OpId op) {
   if (onnx_opset(g) < 7 && attr_int(g, op, "is_test", 0) == 0) return false;
   auto outs = data_outputs(g, op);
   for (size_t i = 1; i < outs.size(); ++i)
-    if (g.out_degree(outs[i]) > 0) return false;  // running statistics read: training
+    if ((g.first_out_edge(outs[i]) != ir::EdgeId())) return false;  // running statistics read: training
   return true;
 }
 
@@ -231,7 +231,7 @@ bool fuse_pad(const Match& m, ir::Rewriter& rw, const Pat& pad_p) {
   for (int64_t x : merged) l.emplace_back(x);
   rw.set_attr(op, "pads", ir::Value(std::move(l)));
   set_input(rw, op, 0, input_value(g, pad, 0), "X");
-  if (g.out_degree(data_outputs(g, pad)[0]) == 0) rw.erase_op(pad);
+  if ((g.first_out_edge(data_outputs(g, pad)[0]) == ir::EdgeId())) rw.erase_op(pad);
   return true;
 }
 

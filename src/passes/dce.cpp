@@ -12,7 +12,7 @@ bool dead(const ir::Graph& g, ir::OpId op) {
   bool any = false;
   for (ir::PortId p : g.outputs(op)) {
     any = any || !g.is_control(p);
-    if (g.out_degree(p) > 0) return false;
+    if ((g.first_out_edge(p) != ir::EdgeId())) return false;
   }
   return any;  // an op with no outputs at all is kept: it is there for what it does
 }
@@ -42,7 +42,7 @@ PassResult eliminate_unused_initializer(ir::Graph& g, const PassOptions& o) {
     std::vector<ir::PortId> unused;
     for (ir::PortId p : g.inputs(scope))
       // (an input with a default value too: onnxoptimizer's rule, an input nothing reads)
-      if (!g.is_control(p) && g.attr(p, g.sym("initializer")) && g.out_degree(p) == 0) unused.push_back(p);
+      if (!g.is_control(p) && g.attr(p, g.sym("initializer")) && (g.first_out_edge(p) == ir::EdgeId())) unused.push_back(p);
     for (ir::PortId p : unused) {
       rw.erase_port(p);
       ++r.rewrites;

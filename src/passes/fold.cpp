@@ -49,7 +49,7 @@ PassResult constant_folding(ir::Graph& g, const PassOptions& o) {
       if (!ok || !any || o.excluded(g, op)) continue;
       auto outs = data_outputs(g, op);
       bool used = false;
-      for (ir::PortId p : outs) used = used || g.out_degree(p) > 0;
+      for (ir::PortId p : outs) used = used || (g.first_out_edge(p) != ir::EdgeId());
       if (!used) continue;  // dead: eliminate_deadend's business
       auto vals = eval_op(g, op, args);
       if (!vals || vals->size() != outs.size()) continue;
@@ -64,7 +64,7 @@ PassResult constant_folding(ir::Graph& g, const PassOptions& o) {
       rw.begin();
       bool done = true;
       for (size_t i = 0; i < outs.size() && done; ++i) {
-        if (g.out_degree(outs[i]) == 0) continue;
+        if ((g.first_out_edge(outs[i]) == ir::EdgeId())) continue;
         std::string hint(g.name_str(op));
         ir::PortId c = make_constant(rw, op, (*vals)[i], hint);
         ++r.created;
@@ -319,7 +319,7 @@ PassResult shape_folding(ir::Graph& g, const PassOptions& o) {
         known.emplace(outs[0].value, std::move(*p));
         continue;
       }
-      if (g.out_degree(outs[0]) == 0 || o.excluded(g, op) || has_control_edges(g, op)) continue;
+      if ((g.first_out_edge(outs[0]) == ir::EdgeId()) || o.excluded(g, op) || has_control_edges(g, op)) continue;
       std::vector<int64_t> v;
       for (const auto& x : p->v) v.push_back(*x);
       ir::Tensor t = int64_tensor(v, p->scalar ? std::vector<int64_t>{} : std::vector<int64_t>{static_cast<int64_t>(v.size())});
@@ -350,7 +350,7 @@ PassResult shape_folding(ir::Graph& g, const PassOptions& o) {
       bool in_known = false, used = false;
       for (ir::PortId p : g.outputs(op)) {
         in_known = in_known || known.contains(p.value);
-        used = used || g.out_degree(p) > 0;
+        used = used || (g.first_out_edge(p) != ir::EdgeId());
       }
       bool was_touched = std::find(touched.begin(), touched.end(), op) != touched.end();
       if ((in_known || was_touched) && !used && !g.outputs(op).empty()) {

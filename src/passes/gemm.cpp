@@ -60,7 +60,7 @@ bool transpose_gemm(const Match& m, ir::Rewriter& rw) {
     ir::PortId v = input_value(g, gemm, i);
     if (!v || g.port_dir(v) != ir::PortDir::Out || is_scope_value(g, v)) continue;
     ir::OpId t = g.port_op(v);
-    if (g.type_str(t) != "Transpose" || g.out_degree(v) != 1 || feeds_scope_output(g, v)) continue;
+    if (g.type_str(t) != "Transpose" || !single_use(g, v) || feeds_scope_output(g, v)) continue;
     auto perm = attr_ints(g, t, "perm");
     ir::PortId x = input_value(g, t, 0);
     if (!x || (perm && *perm != std::vector<int64_t>{1, 0}) || (!perm && rank_of(g, x) != 2)) continue;

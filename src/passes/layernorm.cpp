@@ -42,7 +42,7 @@ ir::PortId constant_other(const ir::Graph& g, ir::OpId op, ir::PortId v) {
 
 // The op that alone reads `v`, when it is of `type`.
 ir::OpId single_user(const ir::Graph& g, ir::PortId v, std::string_view type) {
-  if (g.out_degree(v) != 1 || feeds_scope_output(g, v)) return ir::OpId();
+  if (!single_use(g, v) || feeds_scope_output(g, v)) return ir::OpId();
   ir::OpId u = g.port_op(g.edge_dst(g.first_out_edge(v)));
   return g.type_str(u) == type ? u : ir::OpId();
 }
@@ -133,7 +133,7 @@ bool fuse(const Match& m, ir::Rewriter& rw, const Pat& x_p, const Pat& mean_p, c
     for (ir::OpId op : m.ops)
       if (op != div && g.valid(op) && !rw.erased(op)) {
         bool used = false;
-        for (ir::PortId p : g.outputs(op)) used = used || g.out_degree(p) > 0;
+        for (ir::PortId p : g.outputs(op)) used = used || (g.first_out_edge(p) != ir::EdgeId());
         if (!used) rw.erase_op(op), again = true;
       }
   }

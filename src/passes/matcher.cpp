@@ -209,7 +209,12 @@ class Matcher {
   }
 
   bool value_preds(ir::PortId v, const PatternNode& n) {
-    size_t u = g_.out_degree(v);
+    // uses counted only as far as the predicate needs: a shared constant may have a million
+    size_t u = 0;
+    if (n.uses_eq >= 0 || n.uses_max >= 0) {
+      size_t limit = static_cast<size_t>(std::max(n.uses_eq, n.uses_max)) + 1;
+      for (ir::EdgeId e = g_.first_out_edge(v); e && u < limit; e = g_.next_out_edge(e)) ++u;
+    }
     if (n.uses_eq >= 0 && u != static_cast<size_t>(n.uses_eq))
       return fail(g_.path(v) + " has " + std::to_string(u) + " uses; " + node_name(n) + " wants " + std::to_string(n.uses_eq));
     if (n.uses_max >= 0 && u > static_cast<size_t>(n.uses_max))

@@ -30,7 +30,7 @@ ir::DType onnx_dtype(int64_t code) {
 bool only_output_used(const ir::Graph& g, ir::OpId op, size_t k) {
   auto outs = data_outputs(g, op);
   for (size_t i = 0; i < outs.size(); ++i)
-    if (i != k && g.out_degree(outs[i]) > 0) return false;
+    if (i != k && (g.first_out_edge(outs[i]) != ir::EdgeId())) return false;
   return k < outs.size();
 }
 
@@ -276,7 +276,7 @@ PassResult run_rules(ir::Graph& g, const PassOptions& o, std::string_view pass) 
           break;
         }
         for (ir::PortId p : data_outputs(g, op))
-          if (g.out_degree(p) > 0) rw.replace_all_uses(p, x);  // (none: checked above)
+          if ((g.first_out_edge(p) != ir::EdgeId())) rw.replace_all_uses(p, x);  // (none: checked above)
         rw.erase_op(op);
         rw.commit();
         ++r.rewrites;

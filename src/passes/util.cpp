@@ -171,7 +171,7 @@ bool feeds_scope_output(const Graph& g, PortId out) {
 
 bool has_control_edges(const Graph& g, OpId op) {
   PortId ci = g.find_control(op, ir::PortDir::In), co = g.find_control(op, ir::PortDir::Out);
-  return (ci && g.in_degree(ci) > 0) || (co && g.out_degree(co) > 0);
+  return (ci && g.in_degree(ci) > 0) || (co && (g.first_out_edge(co) != ir::EdgeId()));
 }
 
 std::optional<std::vector<int64_t>> static_shape(const Graph& g, PortId p) {
@@ -202,7 +202,7 @@ int64_t rank_of(const Graph& g, PortId p) {
 
 // An initializer nothing reads yet (one make_constant just made): it can take a graph output's name.
 static bool fresh_initializer(const Graph& g, PortId p, OpId scope) {
-  return g.port_dir(p) == ir::PortDir::In && g.port_op(p) == scope && g.out_degree(p) == 0 && ir::fixed_initializer(g, p);
+  return g.port_dir(p) == ir::PortDir::In && g.port_op(p) == scope && (g.first_out_edge(p) == ir::EdgeId()) && ir::fixed_initializer(g, p);
 }
 
 bool can_replace(const Graph& g, PortId from, PortId to) {

@@ -104,3 +104,11 @@ std::optional<ir::Tensor> from_doubles(const std::vector<double>& v, std::vector
 // Reconnects data input i of op to `src` (adding omitted trailing input ports named `name`).
 void set_input(ir::Rewriter& rw, OpId op, size_t i, PortId src, std::string_view name);
 }  // namespace amanda::passes::detail
+
+namespace amanda::passes::detail {
+// Exactly one edge leaves `p` (O(1): a shared constant's use list is not walked).
+inline bool single_use(const Graph& g, PortId p) {
+  ir::EdgeId e = g.first_out_edge(p);
+  return e && !g.next_out_edge(e);
+}
+}  // namespace amanda::passes::detail
