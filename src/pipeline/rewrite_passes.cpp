@@ -1,0 +1,18 @@
+// The passes layer's rewrite passes (amanda/passes/registry.h) as the conversion's Optimize stage
+// sees them (ConvertRequest::optimize, `amanda convert --optimize`): one OptimizePass per pass name,
+// each run to its own fixed point, and "default" for amanda optimize's whole default list.
+#include "amanda/passes/registry.h"
+#include "amanda/pipeline/pipeline.h"
+
+namespace amanda::pipeline {
+
+void register_rewrite_passes(std::vector<OptimizePass>& out) {
+  const auto& reg = passes::PassRegistry::builtin();
+  auto runner = [](std::vector<std::string> names) {
+    return [names](PassContext& c) { passes::run_pipeline(c.doc.graph, names); };
+  };
+  out.push_back({"default", "amanda optimize's default passes, to a fixed point", runner(reg.default_passes())});
+  for (const passes::PassInfo* p : reg.all()) out.push_back({p->name, p->doc, runner({p->name})});
+}
+
+}  // namespace amanda::pipeline
