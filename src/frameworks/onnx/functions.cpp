@@ -17,6 +17,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include "amanda/frameworks/onnx/model.h"
+#include "amanda/ir/attr_lookup.h"
 #include "amanda/ir/conventions.h"
 #include "amanda/mapping/schema_step.h"
 #include "amanda/schema/schema.h"
@@ -106,9 +107,8 @@ void inline_body(const onnx::NodeProto& call, const onnx::FunctionProto& fp, onn
 void add_shape(const ir::Graph& g, ir::PortId in, onnx::TypeProto::Tensor& t) {
   ir::PortId src = g.producer(in);
   if (!src) return;
-  auto& gg = const_cast<ir::Graph&>(g);
-  const ir::Value* s = g.attr(src, gg.sym("@shape"));
-  if (!s) s = g.attr(src, gg.sym("shape"));
+  const ir::Value* s = ir::get_attr(g, src, "@shape");
+  if (!s) s = ir::get_attr(g, src, "shape");
   auto* shape = t.mutable_shape();
   if (s && s->is_list()) {
     for (const auto& d : s->as_list()) {
@@ -202,8 +202,7 @@ struct EinsumBuilder {
 
 std::string lower_einsum(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                          const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
-  const ir::Value* eqv = g.attr(op, gg.sym("equation"));
+  const ir::Value* eqv = ir::get_attr(g, op, "equation");
   if (!eqv || !eqv->is_string()) return "the equation";
   std::string eq;
   for (char c : eqv->as_string())
@@ -387,9 +386,8 @@ std::string lower_einsum(const ir::Graph& g, ir::OpId op, const std::vector<ir::
 // O(N log N): exact to rounding, and the opsets before 17 have nothing faster.
 std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                       const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   auto int_attr = [&](const char* name, int64_t dflt) {
-    const ir::Value* v = g.attr(op, gg.sym(name));
+    const ir::Value* v = ir::get_attr(g, op, name);
     return v && v->is_int() ? v->as_int() : dflt;
   };
   if (ins.empty() || !types[0].has_tensor_type() || !types[0].tensor_type().has_shape()) return "the input's shape";
@@ -669,8 +667,7 @@ std::string lower_nonzero(const ir::Graph&, ir::OpId, const std::vector<ir::Port
 std::string lower_compress(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                            const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
   if (ins.size() < 2) return "the condition input";
-  auto& gg = const_cast<ir::Graph&>(g);
-  const ir::Value* axis = g.attr(op, gg.sym("axis"));
+  const ir::Value* axis = ir::get_attr(g, op, "axis");
   EinsumBuilder b{body};
   std::string cond = b.reshape(kIn + "1", {-1});
   std::string found = nonzero_loop(b, cond, b.op("Size", {cond}));
@@ -691,9 +688,8 @@ std::string lower_compress(const ir::Graph& g, ir::OpId op, const std::vector<ir
 // values of the graph around it neither (the expander refuses such bodies).
 std::string lower_scan8(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                         const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
-  const ir::Value* bv = g.attr(op, gg.sym("body"));
-  const ir::Value* nv = g.attr(op, gg.sym("num_scan_inputs"));
+  const ir::Value* bv = ir::get_attr(g, op, "body");
+  const ir::Value* nv = ir::get_attr(g, op, "num_scan_inputs");
   if (!bv || !bv->is_graph() || !nv || !nv->is_int()) return "the body and num_scan_inputs";
   for (ir::PortId p : g.inputs(bv->as_graph()))
     if (g.port_name_str(p).starts_with("@capture.")) return "a body that reads no value around it";
@@ -707,7 +703,7 @@ std::string lower_scan8(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   if (off != 0 && off != 1) return "as many inputs as the body's";
   if (off == 1 && g.producer(ins[0])) return "no sequence_lens (lengths per batch element at run time are not lowered)";
   std::vector<int64_t> dirs(M, 0);
-  if (const ir::Value* dv = g.attr(op, gg.sym("directions")); dv && dv->is_list()) {
+  if (const ir::Value* dv = ir::get_attr(g, op, "directions"); dv && dv->is_list()) {
     const auto& l = dv->as_list();
     for (size_t k = 0; k < l.size() && k < size_t(M); ++k)
       if (l[k].is_int()) dirs[k] = l[k].as_int();
@@ -980,10 +976,9 @@ std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>&
 // Sizes of d^2 m: for modest inputs; exact for any values but NaN (Equal never holds for NaN).
 std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                          const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   if (ins.empty() || !types[0].has_tensor_type()) return "the input's type";
-  const ir::Value* av = g.attr(op, gg.sym("axis"));
-  const ir::Value* sv = g.attr(op, gg.sym("sorted"));
+  const ir::Value* av = ir::get_attr(g, op, "axis");
+  const ir::Value* sv = ir::get_attr(g, op, "sorted");
   bool sorted = !sv || !sv->is_int() || sv->as_int() != 0;
   bool has_axis = av && av->is_int();
   int rank = types[0].tensor_type().has_shape() ? types[0].tensor_type().shape().dim_size() : -1;
@@ -1114,12 +1109,11 @@ std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::
 // max_output_boxes_per_class are kept, and no kept box suppresses it; an If appends its row.
 std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                       const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   if (ins.size() < 2) return "boxes and scores";
   for (int k = 0; k < 2; ++k)
     if (!types[k].has_tensor_type() || types[k].tensor_type().elem_type() != onnx::TensorProto::FLOAT)
       return "float boxes and scores";
-  const ir::Value* cv = g.attr(op, gg.sym("center_point_box"));
+  const ir::Value* cv = ir::get_attr(g, op, "center_point_box");
   bool center = cv && cv->is_int() && cv->as_int() != 0;
   auto present = [&](size_t k) { return k < ins.size() && g.producer(ins[k]); };
   EinsumBuilder b{body};
@@ -1341,9 +1335,8 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
 // written last); rows 0 .. dft_length / 2 (0/1 masks over [bins, filters]).
 std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                                   const std::vector<onnx::TypeProto>&, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   if (ins.size() < 5) return "its five inputs";
-  const ir::Value* dv = g.attr(op, gg.sym("output_datatype"));
+  const ir::Value* dv = ir::get_attr(g, op, "output_datatype");
   int out_type = dv && dv->is_int() ? int(dv->as_int()) : onnx::TensorProto::FLOAT;
   EinsumBuilder b{body};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
@@ -1431,16 +1424,15 @@ std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::ve
 // positive, IDF and TFIDF multiply by the weights. String pools: no op before 9 compares strings.
 std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                         const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   auto ints = [&](const char* name) {
     std::vector<int64_t> v;
-    if (const ir::Value* a = g.attr(op, gg.sym(name)); a && a->is_list())
+    if (const ir::Value* a = ir::get_attr(g, op, name); a && a->is_list())
       for (const auto& x : a->as_list())
         if (x.is_int()) v.push_back(x.as_int());
     return v;
   };
   auto one = [&](const char* name, int64_t d) {
-    const ir::Value* a = g.attr(op, gg.sym(name));
+    const ir::Value* a = ir::get_attr(g, op, name);
     return a && a->is_int() ? a->as_int() : d;
   };
   std::vector<int64_t> pool = ints("pool_int64s"), counts = ints("ngram_counts"), indexes = ints("ngram_indexes");
@@ -1454,9 +1446,9 @@ std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   const int64_t L = sh.dim(rank - 1).dim_value();
   const int64_t lo = one("min_gram_length", 1), hi = one("max_gram_length", 1), skips = one("max_skip_count", 0);
   std::string mode = "TF";
-  if (const ir::Value* m = g.attr(op, gg.sym("mode")); m && m->is_string()) mode = m->as_string();
+  if (const ir::Value* m = ir::get_attr(g, op, "mode"); m && m->is_string()) mode = m->as_string();
   std::vector<double> weights;
-  if (const ir::Value* w = g.attr(op, gg.sym("weights")); w && w->is_list())
+  if (const ir::Value* w = ir::get_attr(g, op, "weights"); w && w->is_list())
     for (const auto& x : w->as_list()) weights.push_back(x.is_float() ? x.as_float() : x.is_int() ? double(x.as_int()) : 1.0);
   // Pool entries: (n, first token offset) in pool order.
   std::vector<std::pair<int64_t, int64_t>> entries;
@@ -1698,7 +1690,7 @@ struct GB {
 };
 
 int64_t int_attr(const ir::Graph& g, ir::OpId op, const char* name, int64_t dflt) {
-  const ir::Value* v = g.attr(op, const_cast<ir::Graph&>(g).sym(name));
+  const ir::Value* v = ir::get_attr(g, op, name);
   return v && v->is_int() ? v->as_int() : dflt;
 }
 // The input's rank, or -1.
@@ -1950,7 +1942,7 @@ std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector
   if (r < 0) return "the rank of the input";
   int elem = elem_of(types, 0);
   if (!elem) return "the input's element type";
-  const ir::Value* mv = g.attr(op, const_cast<ir::Graph&>(g).sym("mode"));
+  const ir::Value* mv = ir::get_attr(g, op, "mode");
   std::string mode = mv && mv->is_string() ? mv->as_string() : "constant";
   if (mode != "constant" && mode != "edge" && mode != "reflect") return "a mode of constant, edge or reflect";
   int counter = 0;
@@ -2073,9 +2065,8 @@ std::optional<std::vector<int64_t>> known_dims(const ir::Graph& g, ir::PortId sr
 // and output's shapes known (any rank), float32.
 std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>& ins,
                               const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   auto str_attr = [&](const char* n, const std::string& d) {
-    const ir::Value* v = g.attr(op, gg.sym(n));
+    const ir::Value* v = ir::get_attr(g, op, n);
     return v && v->is_string() ? v->as_string() : d;
   };
   if (str_attr("coordinate_transformation_mode", "half_pixel") != "tf_crop_and_resize") return "coordinate_transformation_mode tf_crop_and_resize (the other modes are the table's)";
@@ -2096,7 +2087,7 @@ std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector
     }
   auto outd = out_port ? known_dims(g, out_port) : std::nullopt;
   if (!outd || outd->size() != in.size()) return "the output's shape";
-  const ir::Value* ev = g.attr(op, gg.sym("extrapolation_value"));
+  const ir::Value* ev = ir::get_attr(g, op, "extrapolation_value");
   double ext = ev && ev->is_float() ? ev->as_float() : (ev && ev->is_int() ? double(ev->as_int()) : 0.0);
   const int F = onnx::TensorProto::FLOAT, I = onnx::TensorProto::INT64;
   const int64_t r = int64_t(in.size());
@@ -2167,7 +2158,6 @@ std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector
 // output's shapes known.
 std::string lower_maxpool(const ir::Graph& g, ir::OpId op, const std::vector<ir::PortId>&,
                           const std::vector<onnx::TypeProto>& types, onnx::GraphProto& body) {
-  auto& gg = const_cast<ir::Graph&>(g);
   int elem = elem_of(types, 0);
   if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::DOUBLE) return "a float32 or float64 input (Max before 12 takes floating point)";
   std::vector<int64_t> in;
@@ -2186,17 +2176,17 @@ std::string lower_maxpool(const ir::Graph& g, ir::OpId op, const std::vector<ir:
   if (!outd || int64_t(outd->size()) != r) return "the output's shape";
   auto ints = [&](const char* n, int64_t dflt) {
     std::vector<int64_t> v(size_t(sp), dflt);
-    const ir::Value* a = g.attr(op, gg.sym(n));
+    const ir::Value* a = ir::get_attr(g, op, n);
     if (a && a->is_list() && int64_t(a->as_list().size()) >= sp)
       for (int64_t k = 0; k < sp; ++k) v[size_t(k)] = a->as_list()[size_t(k)].as_int();
     return v;
   };
   std::vector<int64_t> kern = ints("kernel_shape", 1), st = ints("strides", 1), dil = ints("dilations", 1);
   std::vector<int64_t> pads(size_t(2 * sp), 0);
-  const ir::Value* pv = g.attr(op, gg.sym("pads"));
+  const ir::Value* pv = ir::get_attr(g, op, "pads");
   if (pv && pv->is_list() && int64_t(pv->as_list().size()) == 2 * sp)
     for (int64_t k = 0; k < 2 * sp; ++k) pads[size_t(k)] = pv->as_list()[size_t(k)].as_int();
-  const ir::Value* apv = g.attr(op, gg.sym("auto_pad"));
+  const ir::Value* apv = ir::get_attr(g, op, "auto_pad");
   std::string auto_pad = apv && apv->is_string() ? apv->as_string() : "NOTSET";
   int64_t storage = int_attr(g, op, "storage_order", 0);
   if (storage != 0 && sp != 2) return "storage_order 1 on a 2-D input only";

@@ -16,6 +16,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "amanda/ir/attr_lookup.h"
+#include "amanda/ir/types.h"
 #include "amanda/support/budget.h"
 #include "amanda/support/file.h"
 #include "frameworks/torchscript/ast.h"
@@ -847,7 +849,7 @@ class Importer {
     return g_.is_graph(o) ? o : g_.parent(o);
   }
   std::string value_name(PortId p) const {
-    if (const Value* v = g_.attr(p, const_cast<ir::Graph&>(g_).sym("@value")); v && v->is_string()) return v->as_string();
+    if (const Value* v = ir::get_attr(g_, p, "@value"); v && v->is_string()) return v->as_string();
     return std::string(g_.port_name_str(p));
   }
   // The port through which the current body reads `src` (captures through every body between).
@@ -937,8 +939,7 @@ class Importer {
   }
   void type_port(PortId p, const Val& v, bool graph_port) {
     if (v.is_tensor()) return set_type(p, v, graph_port);
-    g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int64")));
-    g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(Value::List{}));
+    ir::write_type_attrs(g_, p, g_.types().tensor(v.k == Val::K::Bool ? DType::Bool : DType::Int64, {}));
     if (!graph_port) g_.set_attr(p, g_.sym("@torch_type"), Value(std::string(v.k == Val::K::Bool ? "bool" : "int")));
   }
   // Whether two values of one variable can be the same output (the kinds, a tensor's type and shape).
@@ -2030,12 +2031,18 @@ class Importer {
     }
   }
 
-  void set_type(PortId p, const Val& v, bool graph_port) {
+  // The port's TypeId is its type (a symbolic size is one of the graph's symbols, so `N` means
+  // one size throughout); write_type_attrs spells it as the `@type`/`@shape` (graph ports:
+  // `type`/`shape`) attributes that the text forms and the exporters show.
+  void set_type(PortId p, const Val& v, bool /*graph_port: write_type_attrs asks the graph*/) {
     if (!v.defined || !v.shape_known) return;
-    g_.set_attr(p, g_.sym(graph_port ? "type" : "@type"), Value(std::string(ir::dtype_name(v.dtype))));
-    Value::List l;
-    for (int64_t d : v.shape) l.push_back(dim_value(d));
-    g_.set_attr(p, g_.sym(graph_port ? "shape" : "@shape"), Value(std::move(l)));
+    std::vector<ir::Dim> dims;
+    dims.reserve(v.shape.size());
+    for (int64_t d : v.shape) {
+      Value n = dim_value(d);
+      dims.push_back(n.is_string() ? ir::Dim::symbol(g_.sym(n.as_string())) : d < 0 ? ir::Dim::unknown() : ir::Dim::known(d));
+    }
+    ir::write_type_attrs(g_, p, g_.types().tensor(v.dtype, dims));
   }
 
   PortId port_of(Val& v) {
