@@ -54,7 +54,11 @@ onnx::TensorProto* constant_node(onnx::GraphProto& g, const std::string& out) {
 }  // namespace
 
 std::string BodyBuilder::c(int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
-  std::string out = fresh("c");
+  return constant(fresh("c"), type, dims, v);
+}
+
+std::string BodyBuilder::constant_in(onnx::GraphProto& g, const std::string& out, int type, const std::vector<int64_t>& dims,
+                                     const std::vector<double>& v) {
   auto* t = constant_node(g, out);
   t->set_data_type(type);
   for (int64_t d : dims) t->add_dims(d);

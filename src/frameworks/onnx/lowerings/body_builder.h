@@ -60,6 +60,30 @@ class BodyBuilder {
   std::string ci(const std::vector<int64_t>& v) { return c(onnx::TensorProto::INT64, {int64_t(v.size())}, std::vector<double>(v.begin(), v.end())); }
   std::string si(int64_t v) { return c(onnx::TensorProto::INT64, {}, {double(v)}); }
   std::string constant_i64(const std::vector<int64_t>& v, bool as_vector = true);
+  // A constant like c()'s, writing `name` (a lowering's own names: "true", "empty", "f", ...).
+  std::string constant(const std::string& name, int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
+    return constant_in(g, name, type, dims, v);
+  }
+  // The same in any graph (a body the caller writes by hand).
+  static std::string constant_in(onnx::GraphProto& g, const std::string& name, int type, const std::vector<int64_t>& dims,
+                                 const std::vector<double>& v);
+
+  // Ops with their one attribute.
+  std::string cast(const std::string& x, int to) {
+    std::string o = op("Cast", {x});
+    one_int(*last, "to", to);
+    return o;
+  }
+  std::string unsqueeze(const std::string& x, int64_t axis) {  // axes as an attribute (before 13)
+    std::string o = op("Unsqueeze", {x});
+    ints(*last, "axes", {axis});
+    return o;
+  }
+  std::string gather(const std::string& x, const std::string& i, int64_t axis) {
+    std::string o = op("Gather", {x, i});
+    one_int(*last, "axis", axis);
+    return o;
+  }
 
   // Shape ops on int64 constants.
   std::string reshape(const std::string& x, const std::vector<int64_t>& shape) { return op("Reshape", {x, constant_i64(shape)}); }

@@ -37,39 +37,12 @@ std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>&
   const int64_t n = dn.dim_value();
   BodyBuilder b{body, kExpansionNames};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
-  auto typed = [&](double v) {
-    std::string out = b.fresh("c");
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(elem);
-    if (elem == onnx::TensorProto::DOUBLE) t->add_double_data(v);
-    else if (elem == onnx::TensorProto::FLOAT) t->add_float_data(float(v));
-    else t->add_int32_data(v == 0 ? 0 : v == 1 ? 0x3C00 : 0xBC00);  // float16 0, 1, -1
-    return out;
+  auto typed = [&](double v) {  // float16 as its bits: 0, 1, -1
+    double x = elem == onnx::TensorProto::FLOAT16 ? (v == 0 ? 0 : v == 1 ? 0x3C00 : 0xBC00) : v;
+    return b.constant(b.fresh("c"), elem, {}, {x});
   };
   auto bools = [&](const std::vector<int64_t>& shape, const std::vector<bool>& v) {
-    std::string out = b.fresh("m");
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(onnx::TensorProto::BOOL);
-    for (int64_t d : shape) t->add_dims(d);
-    for (bool x : v) t->add_int32_data(x);
-    return out;
-  };
-  auto gather = [&](const std::string& x, const std::string& idx, int64_t axis) {
-    std::string o = b.op("Gather", {x, idx});
-    BodyBuilder::one_int(last(), "axis", axis);
-    return o;
+    return b.constant(b.fresh("m"), onnx::TensorProto::BOOL, shape, std::vector<double>(v.begin(), v.end()));
   };
   std::string x = kIn + "0";
   std::string a = b.reshape(x, {-1, n, n});
@@ -85,7 +58,7 @@ std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>&
     std::string row_ids2 = b.reshape(row_ids, {1, n});
     for (int64_t k = 0; k + 1 < n; ++k) {
       std::string kk = b.constant_i64({k}, false);
-      std::string col = gather(a, kk, 2);  // [B, n]
+      std::string col = b.gather(a, kk, 2);  // [B, n]
       std::string mag = b.op("Abs", {col});
       std::vector<bool> ge(n), gt(n), is_k(n);
       for (int64_t r = 0; r < n; ++r) ge[r] = r >= k, gt[r] = r > k, is_k[r] = r == k;
@@ -100,14 +73,14 @@ std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>&
       std::string rowp = b.op("ReduceSum", {picked});  // [B, 1, n]
       BodyBuilder::ints(last(), "axes", {1});
       BodyBuilder::one_int(last(), "keepdims", 1);
-      std::string rowk = gather(a, b.constant_i64({k}), 1);  // [B, 1, n]
+      std::string rowk = b.gather(a, b.constant_i64({k}), 1);  // [B, 1, n]
       std::string swapped_rows = b.op("Where", {hot3, rowk, a});
       std::string sw = b.op("Where", {bools({1, n, 1}, is_k), rowp, swapped_rows});
       std::string same = b.op("Equal", {p, b.constant_i64({k}, false)});  // [B, 1]
       std::string flip = b.op("Where", {same, one, minus});
       sign = sign.empty() ? flip : b.op("Mul", {sign, flip});
-      std::string pivot = gather(rowp, kk, 2);  // [B, 1]
-      std::string col2 = gather(sw, kk, 2);     // [B, n]
+      std::string pivot = b.gather(rowp, kk, 2);  // [B, 1]
+      std::string col2 = b.gather(sw, kk, 2);     // [B, n]
       std::string f = b.op("Div", {col2, pivot});
       std::string pz = b.op("Equal", {pivot, zero});
       std::string pnz = b.op("Not", {pz});
@@ -124,7 +97,7 @@ std::string lower_det(const ir::Graph&, ir::OpId, const std::vector<ir::PortId>&
     std::vector<int64_t> diag(n);
     for (int64_t r = 0; r < n; ++r) diag[r] = r * (n + 1);
     std::string flat = b.reshape(a, {-1, n * n});
-    std::string d = gather(flat, b.constant_i64(diag), 1);
+    std::string d = b.gather(flat, b.constant_i64(diag), 1);
     std::string pr = b.op("ReduceProd", {d});
     BodyBuilder::ints(last(), "axes", {1});
     BodyBuilder::one_int(last(), "keepdims", 1);

@@ -71,12 +71,7 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   x = b.reshape(x, s1);
   // The product in double: a float32 sum of N terms of the signal's size loses more than 1e-5 on
   // the outputs near zero, where the transforms of onnxruntime and numpy are exact to rounding.
-  auto cast = [&](const std::string& v, int to) {
-    std::string o = b.op("Cast", {v});
-    BodyBuilder::one_int(*body.mutable_node(body.node_size() - 1), "to", to);
-    return o;
-  };
-  if (elem == onnx::TensorProto::FLOAT) x = cast(x, onnx::TensorProto::DOUBLE);
+  if (elem == onnx::TensorProto::FLOAT) x = b.cast(x, onnx::TensorProto::DOUBLE);
   // W[c*L + n][j*K + k]: c = input part (re, im), j = output part (re, im).
   std::vector<double> w(size_t(C * L * 2 * K), 0.0);
   const double pi = 3.14159265358979323846;
@@ -92,22 +87,9 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
         at(1, 1) = c * scale;         // im(x) -> im(y)
       }
     }
-  std::string wname = b.fresh("w");
-  {
-    auto* n = body.add_node();
-    n->set_op_type("Constant");
-    n->add_output(wname);
-    auto* at = n->add_attribute();
-    at->set_name("value");
-    at->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = at->mutable_t();
-    t->set_data_type(onnx::TensorProto::DOUBLE);
-    t->add_dims(C * L);
-    t->add_dims(2 * K);
-    for (double v : w) t->add_double_data(v);
-  }
+  std::string wname = b.constant(b.fresh("w"), onnx::TensorProto::DOUBLE, {C * L, 2 * K}, w);
   std::string y = b.op("MatMul", {x, wname});
-  if (elem == onnx::TensorProto::FLOAT) y = cast(y, onnx::TensorProto::FLOAT);
+  if (elem == onnx::TensorProto::FLOAT) y = b.cast(y, onnx::TensorProto::FLOAT);
   std::vector<int64_t> s2 = rest;
   s2.push_back(2);
   s2.push_back(K);

@@ -53,30 +53,8 @@ void add_shape(const ir::Graph& g, ir::PortId in, onnx::TypeProto::Tensor& t) {
 // a Loop of n iterations, an If each appending its index): what NonZero gives from opset 9 on.
 std::string nonzero_loop(BodyBuilder& b, const std::string& mask, const std::string& n) {
   onnx::GraphProto& body = b.g;
-  auto scalar_const = [&](onnx::GraphProto& gp, const std::string& name, int type, double v) {
-    auto* c = gp.add_node();
-    c->set_op_type("Constant");
-    c->add_output(name);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(type);
-    if (type == onnx::TensorProto::BOOL) t->add_int32_data(v != 0);
-    return name;
-  };
-  std::string yes = scalar_const(body, b.fresh("true"), onnx::TensorProto::BOOL, 1);
-  std::string empty = b.fresh("empty");
-  {
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(empty);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-    a->mutable_t()->add_dims(0);
-  }
+  std::string yes = b.constant(b.fresh("true"), onnx::TensorProto::BOOL, {}, {1});
+  std::string empty = b.constant(b.fresh("empty"), onnx::TensorProto::INT64, {0}, {});
   // The loop body: (i, cond, acc) -> (cond, acc with i appended when mask[i]).
   std::string found = b.fresh("found");
   auto* loop = body.add_node();
@@ -91,23 +69,14 @@ std::string nonzero_loop(BodyBuilder& b, const std::string& mask, const std::str
   onnx::GraphProto& lb = *la->mutable_g();
   lb.set_name(b.fresh("nonzero_loop"));
   std::string it = b.fresh("i"), cin = b.fresh("cond_in"), acc = b.fresh("acc"), cout = b.fresh("cond_out"), accout = b.fresh("acc_out");
-  auto value_info = [](onnx::ValueInfoProto* vi, const std::string& name, int type, int rank) {
-    vi->set_name(name);
-    auto* tt = vi->mutable_type()->mutable_tensor_type();
-    tt->set_elem_type(type);
-    auto* sh = tt->mutable_shape();
-    for (int k = 0; k < rank; ++k) sh->add_dim();
-    if (rank == 0) tt->mutable_shape();
-  };
-  value_info(lb.add_input(), it, onnx::TensorProto::INT64, 0);
-  value_info(lb.add_input(), cin, onnx::TensorProto::BOOL, 0);
-  value_info(lb.add_input(), acc, onnx::TensorProto::INT64, 1);
-  value_info(lb.add_output(), cout, onnx::TensorProto::BOOL, 0);
-  value_info(lb.add_output(), accout, onnx::TensorProto::INT64, 1);
+  BodyBuilder::vi(lb.add_input(), it, onnx::TensorProto::INT64, 0);
+  BodyBuilder::vi(lb.add_input(), cin, onnx::TensorProto::BOOL, 0);
+  BodyBuilder::vi(lb.add_input(), acc, onnx::TensorProto::INT64, 1);
+  BodyBuilder::vi(lb.add_output(), cout, onnx::TensorProto::BOOL, 0);
+  BodyBuilder::vi(lb.add_output(), accout, onnx::TensorProto::INT64, 1);
   BodyBuilder lbb{lb, kExpansionNames, 1000};
   lbb.op("Identity", {cin}, cout);
-  std::string m = lbb.op("Gather", {mask, it});
-  BodyBuilder::one_int(*lb.mutable_node(lb.node_size() - 1), "axis", 0);
+  std::string m = lbb.gather(mask, it, 0);
   auto* iff = lb.add_node();
   iff->set_op_type("If");
   iff->add_input(m);
@@ -119,7 +88,7 @@ std::string nonzero_loop(BodyBuilder& b, const std::string& mask, const std::str
     onnx::GraphProto& bg = *ba->mutable_g();
     bg.set_name(lbb.fresh(branch));
     std::string o = lbb.fresh("o");
-    value_info(bg.add_output(), o, onnx::TensorProto::INT64, 1);
+    BodyBuilder::vi(bg.add_output(), o, onnx::TensorProto::INT64, 1);
     BodyBuilder bb{bg, kExpansionNames, 2000 + (branch[0] == 't' ? 0 : 500)};
     if (branch[0] == 't') {
       std::string r = bb.reshape(it, {1});

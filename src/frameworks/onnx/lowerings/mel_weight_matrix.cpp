@@ -27,25 +27,9 @@ std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::ve
   int out_type = dv && dv->is_int() ? int(dv->as_int()) : onnx::TensorProto::FLOAT;
   BodyBuilder b{body, kExpansionNames};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
-  auto cast = [&](const std::string& x, int to) {
-    std::string o = b.op("Cast", {x});
-    BodyBuilder::one_int(last(), "to", to);
-    return o;
-  };
-  auto f = [&](float v) {
-    std::string out = b.fresh("f");
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    a->mutable_t()->add_float_data(v);
-    return out;
-  };
+  auto f = [&](float v) { return b.constant(b.fresh("f"), onnx::TensorProto::FLOAT, {}, {v}); };
   auto i64 = [&](int64_t v) { return b.constant_i64({v}, false); };
-  auto scalar = [&](int k, int to) { return cast(b.reshape(kIn + std::to_string(k), {}), to); };
+  auto scalar = [&](int k, int to) { return b.cast(b.reshape(kIn + std::to_string(k), {}), to); };
   std::string nmb = scalar(0, onnx::TensorProto::INT64), dft = scalar(1, onnx::TensorProto::INT64);
   std::string sr = scalar(2, onnx::TensorProto::FLOAT);
   std::string lo = scalar(3, onnx::TensorProto::FLOAT), hi = scalar(4, onnx::TensorProto::FLOAT);
@@ -56,12 +40,12 @@ std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::ve
   };
   std::string lmel = mel(lo), hmel = mel(hi);
   std::string npts = b.op("Add", {nmb, i64(2)});
-  std::string step = b.op("Div", {b.op("Sub", {hmel, lmel}), cast(npts, onnx::TensorProto::FLOAT)});
-  std::string idx = cast(b.op("Range", {i64(0), npts, i64(1)}), onnx::TensorProto::FLOAT);
+  std::string step = b.op("Div", {b.op("Sub", {hmel, lmel}), b.cast(npts, onnx::TensorProto::FLOAT)});
+  std::string idx = b.cast(b.op("Range", {i64(0), npts, i64(1)}), onnx::TensorProto::FLOAT);
   std::string m = b.op("Add", {lmel, b.op("Mul", {step, idx})});
   std::string hz = b.op("Mul", {f(700.0f), b.op("Sub", {b.op("Pow", {f(10.0f), b.op("Div", {m, f(2595.0f)})}), f(1.0f)})});
-  std::string dft1 = cast(b.op("Add", {dft, i64(1)}), onnx::TensorProto::FLOAT);
-  std::string bins = cast(b.op("Floor", {b.op("Div", {b.op("Mul", {dft1, hz}), sr})}), onnx::TensorProto::INT64);  // [K]
+  std::string dft1 = b.cast(b.op("Add", {dft, i64(1)}), onnx::TensorProto::FLOAT);
+  std::string bins = b.cast(b.op("Floor", {b.op("Div", {b.op("Mul", {dft1, hz}), sr})}), onnx::TensorProto::INT64);  // [K]
   auto part = [&](int64_t from) {  // bins[from .. from + nmb) (Gather at a Range: no Slice bounds at run time before 10)
     std::string at = b.op("Range", {i64(from), b.op("Add", {nmb, i64(from)}), i64(1)});
     std::string o = b.op("Gather", {bins, at});
@@ -74,7 +58,7 @@ std::string lower_melweightmatrix(const ir::Graph& g, ir::OpId op, const std::ve
   // Bins compared as float (exact: small integers; Less/Greater take floats only before 9), the
   // weights blended with 0/1 masks (exact: every term is finite, the divisors not 0; Where
   // before 9 needs the output's shape).
-  auto fl = [&](const std::string& x) { return cast(x, onnx::TensorProto::FLOAT); };
+  auto fl = [&](const std::string& x) { return b.cast(x, onnx::TensorProto::FLOAT); };
   std::string jf = fl(j), lowf = fl(lower), cenf = fl(centre), higf = fl(higher);
   std::string ltc = b.op("Sub", {cenf, lowf}), cth = b.op("Sub", {higf, cenf});
   std::string zf = f(0.0f), one = f(1.0f);

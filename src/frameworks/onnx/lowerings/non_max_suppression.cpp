@@ -33,37 +33,11 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   auto present = [&](size_t k) { return k < ins.size() && g.producer(ins[k]); };
   BodyBuilder b{body, kExpansionNames};
   auto last = [&](onnx::GraphProto& gp) -> onnx::NodeProto& { return *gp.mutable_node(gp.node_size() - 1); };
-  auto cast = [&](BodyBuilder& e, const std::string& x, int to) {
-    std::string o = e.op("Cast", {x});
-    BodyBuilder::one_int(last(e.g), "to", to);
-    return o;
-  };
-  auto unsq = [&](BodyBuilder& e, const std::string& x, int64_t a) {
-    std::string o = e.op("Unsqueeze", {x});
-    BodyBuilder::ints(last(e.g), "axes", {a});
-    return o;
-  };
-  auto gather = [&](BodyBuilder& e, const std::string& x, const std::string& i, int64_t axis) {
-    std::string o = e.op("Gather", {x, i});
-    BodyBuilder::one_int(last(e.g), "axis", axis);
-    return o;
-  };
-  auto fconst = [&](onnx::GraphProto& gp, BodyBuilder& e, float v) {
-    std::string out = e.fresh("f");
-    auto* c = gp.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    a->mutable_t()->add_float_data(v);
-    return out;
-  };
+  auto fconst = [](BodyBuilder& e, float v) { return e.constant(e.fresh("f"), onnx::TensorProto::FLOAT, {}, {v}); };
   std::string boxes = kIn + "0", scores = kIn + "1";
   // Corners of every box: [B, N] each.
   std::vector<std::string> comp;
-  for (int64_t k = 0; k < 4; ++k) comp.push_back(gather(b, boxes, b.constant_i64({k}, false), 2));
+  for (int64_t k = 0; k < 4; ++k) comp.push_back(b.gather(boxes, b.constant_i64({k}, false), 2));
   std::string xmin, xmax, ymin, ymax;
   if (!center) {
     xmin = b.op("Min", {comp[1], comp[3]});
@@ -71,19 +45,19 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
     ymin = b.op("Min", {comp[0], comp[2]});
     ymax = b.op("Max", {comp[0], comp[2]});
   } else {
-    std::string two = fconst(body, b, 2.0f);
+    std::string two = fconst(b, 2.0f);
     std::string wh = b.op("Div", {comp[2], two}), hh = b.op("Div", {comp[3], two});
     xmin = b.op("Sub", {comp[0], wh});
     xmax = b.op("Add", {comp[0], wh});
     ymin = b.op("Sub", {comp[1], hh});
     ymax = b.op("Add", {comp[1], hh});
   }
-  auto pair = [&](const std::string& v, bool first) { return unsq(b, v, first ? 2 : 1); };  // [B, N, 1] / [B, 1, N]
+  auto pair = [&](const std::string& v, bool first) { return b.unsqueeze(v, first ? 2 : 1); };  // [B, N, 1] / [B, 1, N]
   std::string ixmin = b.op("Max", {pair(xmin, true), pair(xmin, false)});
   std::string ixmax = b.op("Min", {pair(xmax, true), pair(xmax, false)});
   std::string iymin = b.op("Max", {pair(ymin, true), pair(ymin, false)});
   std::string iymax = b.op("Min", {pair(ymax, true), pair(ymax, false)});
-  std::string zero = fconst(body, b, 0.0f);
+  std::string zero = fconst(b, 0.0f);
   std::string okx = b.op("Greater", {ixmax, ixmin}), oky = b.op("Greater", {iymax, iymin});
   std::string inter = b.op("Mul", {b.op("Sub", {ixmax, ixmin}), b.op("Sub", {iymax, iymin})});
   std::string area = b.op("Mul", {b.op("Sub", {xmax, xmin}), b.op("Sub", {ymax, ymin})});  // [B, N]
@@ -97,7 +71,7 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   std::string iou = b.op("Div", {inter, uni});
   std::string thr = present(3) ? b.reshape(kIn + "3", {}) : zero;
   std::string sup = b.op("And", {valid, b.op("Greater", {iou, thr})});
-  std::string supf = cast(b, sup, onnx::TensorProto::FLOAT);  // [B, N, N]
+  std::string supf = b.cast(sup, onnx::TensorProto::FLOAT);  // [B, N, N]
   std::string shp = b.op("Shape", {scores});  // [B, C, N]
   std::string nlen = b.op("Slice", {shp, b.constant_i64({2}), b.constant_i64({3})});
   std::string clen = b.op("Slice", {shp, b.constant_i64({1}), b.constant_i64({2})});
@@ -115,17 +89,17 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
     a->mutable_t()->add_int64_data(1);
   }
   std::string iota = b.reshape(b.op("NonZero", {ones}), {-1});  // [N] int64
-  std::string iotaf = cast(b, iota, onnx::TensorProto::FLOAT);
-  std::string si = unsq(b, scores, 3), sj = unsq(b, scores, 2);  // [B, C, N, 1] (i), [B, C, 1, N] (j)
+  std::string iotaf = b.cast(iota, onnx::TensorProto::FLOAT);
+  std::string si = b.unsqueeze(scores, 3), sj = b.unsqueeze(scores, 2);  // [B, C, N, 1] (i), [B, C, 1, N] (j)
   std::string higher = b.op("Greater", {sj, si});
   std::string tie = b.op("And", {b.op("Not", {b.op("Greater", {si, sj})}), b.op("Not", {higher})});
-  std::string lower_idx = b.op("Less", {unsq(b, iotaf, 0), unsq(b, iotaf, 1)});  // [i, j]: j < i
+  std::string lower_idx = b.op("Less", {b.unsqueeze(iotaf, 0), b.unsqueeze(iotaf, 1)});  // [i, j]: j < i
   std::string before = b.op("Or", {higher, b.op("And", {tie, lower_idx})});
-  std::string rank = b.op("ReduceSum", {cast(b, before, onnx::TensorProto::FLOAT)});  // [B, C, N]
+  std::string rank = b.op("ReduceSum", {b.cast(before, onnx::TensorProto::FLOAT)});  // [B, C, N]
   BodyBuilder::ints(last(body), "axes", {3});
   BodyBuilder::one_int(last(body), "keepdims", 0);
-  std::string at = b.op("Equal", {cast(b, unsq(b, rank, 2), onnx::TensorProto::INT64), unsq(b, iota, 1)});  // [B, C, q, i]
-  std::string order = b.op("ArgMax", {cast(b, at, onnx::TensorProto::FLOAT)});  // [B, C, q]
+  std::string at = b.op("Equal", {b.cast(b.unsqueeze(rank, 2), onnx::TensorProto::INT64), b.unsqueeze(iota, 1)});  // [B, C, q, i]
+  std::string order = b.op("ArgMax", {b.cast(at, onnx::TensorProto::FLOAT)});  // [B, C, q]
   BodyBuilder::one_int(last(body), "axis", 3);
   BodyBuilder::one_int(last(body), "keepdims", 0);
   std::string order_flat = b.reshape(order, {-1});
@@ -133,31 +107,10 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   std::string nscal = b.reshape(nlen, {}), cscal = b.reshape(clen, {});
   std::string total = b.op("Size", {scores});
   // (compared as floats: Less takes floats only before 9)
-  std::string maxo = cast(b, present(2) ? b.reshape(kIn + "2", {}) : b.constant_i64({0}, false), onnx::TensorProto::FLOAT);
+  std::string maxo = b.cast(present(2) ? b.reshape(kIn + "2", {}) : b.constant_i64({0}, false), onnx::TensorProto::FLOAT);
   std::string sthr = present(4) ? b.reshape(kIn + "4", {}) : "";
-  std::string yes = b.fresh("true");
-  {
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(yes);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
-    a->mutable_t()->add_int32_data(1);
-  }
-  std::string empty = b.fresh("empty");
-  {
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(empty);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::INT64);
-    a->mutable_t()->add_dims(0);
-    a->mutable_t()->add_dims(3);
-  }
+  std::string yes = b.constant(b.fresh("true"), onnx::TensorProto::BOOL, {}, {1});
+  std::string empty = b.constant(b.fresh("empty"), onnx::TensorProto::INT64, {0, 3}, {});
   std::string sel0 = b.op("Mul", {iotaf, zero});  // [N] zeros
   std::string cnt0 = b.constant_i64({0}, false);
   auto* loop = body.add_node();
@@ -194,24 +147,24 @@ std::string lower_nms(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
   std::string kq = e.op("Sub", {t, e.op("Mul", {bc, nscal})});
   std::string bb = e.op("Div", {bc, cscal});
   std::string cc = e.op("Sub", {bc, e.op("Mul", {bb, cscal})});
-  std::string i = gather(e, order_flat, t, 0);
-  std::string score = gather(e, scores_flat, e.op("Add", {e.op("Sub", {t, kq}), i}), 0);
+  std::string i = e.gather(order_flat, t, 0);
+  std::string score = e.gather(scores_flat, e.op("Add", {e.op("Sub", {t, kq}), i}), 0);
   std::string fresh_set = e.op("Equal", {kq, e.constant_i64({0}, false)});
-  std::string keepf = cast(e, e.op("Not", {fresh_set}), onnx::TensorProto::FLOAT);
-  std::string keepi = cast(e, e.op("Not", {fresh_set}), onnx::TensorProto::INT64);
+  std::string keepf = e.cast(e.op("Not", {fresh_set}), onnx::TensorProto::FLOAT);
+  std::string keepi = e.cast(e.op("Not", {fresh_set}), onnx::TensorProto::INT64);
   std::string sel_now = e.op("Mul", {sel, keepf});
   std::string cnt_now = e.op("Mul", {cnt, keepi});
-  std::string srow = gather(e, sup_rows, e.op("Add", {e.op("Mul", {bb, nscal}), i}), 0);  // [N]
+  std::string srow = e.gather(sup_rows, e.op("Add", {e.op("Mul", {bb, nscal}), i}), 0);  // [N]
   std::string hit = e.op("ReduceMax", {e.op("Mul", {sel_now, srow})});
   BodyBuilder::one_int(last(lb), "keepdims", 0);
-  std::string half = fconst(lb, e, 0.5f);
+  std::string half = fconst(e, 0.5f);
   std::string ok = e.op("Not", {e.op("Greater", {hit, half})});
-  ok = e.op("And", {ok, e.op("Less", {cast(e, cnt_now, onnx::TensorProto::FLOAT), maxo})});
+  ok = e.op("And", {ok, e.op("Less", {e.cast(cnt_now, onnx::TensorProto::FLOAT), maxo})});
   if (!sthr.empty()) ok = e.op("And", {ok, e.op("Greater", {score, sthr})});
-  std::string okf = cast(e, ok, onnx::TensorProto::FLOAT);
-  std::string onehot = cast(e, e.op("Equal", {iota, i}), onnx::TensorProto::FLOAT);
+  std::string okf = e.cast(ok, onnx::TensorProto::FLOAT);
+  std::string onehot = e.cast(e.op("Equal", {iota, i}), onnx::TensorProto::FLOAT);
   std::string sel_out = e.op("Add", {sel_now, e.op("Mul", {onehot, okf})});
-  std::string cnt_out = e.op("Add", {cnt_now, cast(e, ok, onnx::TensorProto::INT64)});
+  std::string cnt_out = e.op("Add", {cnt_now, e.cast(ok, onnx::TensorProto::INT64)});
   std::string rows_out = e.fresh("rows_out");
   auto* iff = lb.add_node();
   iff->set_op_type("If");

@@ -30,24 +30,7 @@ std::string lower_nonzero(const ir::Graph&, ir::OpId, const std::vector<ir::Port
   if (dims.empty()) return "an input of rank 1 or more";
   BodyBuilder b{body, kExpansionNames};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
-  auto scalar_const = [&](onnx::GraphProto& gp, const std::string& name, int type, double v) {
-    auto* n = gp.add_node();
-    n->set_op_type("Constant");
-    n->add_output(name);
-    auto* a = n->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(type);
-    if (type == onnx::TensorProto::BOOL || type == onnx::TensorProto::INT64) t->add_int64_data(int64_t(v));
-    if (type == onnx::TensorProto::BOOL) {
-      t->clear_int64_data();
-      t->add_int32_data(v != 0);
-    }
-    if (type == onnx::TensorProto::DOUBLE) t->add_double_data(v);
-    if (type == onnx::TensorProto::FLOAT) t->add_float_data(float(v));
-    return name;
-  };
+  auto scalar_const = [&](const std::string& name, int type, double v) { return b.constant(name, type, {}, {v}); };
   std::string x = kIn + "0";
   std::string flat = b.reshape(x, {-1});
   std::string mask;
@@ -61,7 +44,7 @@ std::string lower_nonzero(const ir::Graph&, ir::OpId, const std::vector<ir::Port
       BodyBuilder::one_int(last(), "to", onnx::TensorProto::DOUBLE);
       ct = onnx::TensorProto::DOUBLE;
     }
-    std::string zero = scalar_const(body, b.fresh("zero"), ct, 0.0), one = scalar_const(body, b.fresh("one"), ct, 1.0);
+    std::string zero = scalar_const(b.fresh("zero"), ct, 0.0), one = scalar_const(b.fresh("one"), ct, 1.0);
     std::string gt = b.op("Greater", {f, zero}), lt = b.op("Less", {f, zero}), lt1 = b.op("Less", {f, one});
     std::string nonzero = b.op("Or", {gt, lt});
     std::string num = b.op("Or", {gt, lt1});

@@ -46,20 +46,15 @@ std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector
   if (mode != "constant" && mode != "edge" && mode != "reflect") return "a mode of constant, edge or reflect";
   int counter = 0;
   BodyBuilder b{body, kRefusalNames, &counter};
-  auto cast = [&](const std::string& v, int to) {
-    std::string o = b.op("Cast", {v});
-    b.i("to", to);
-    return o;
-  };
   auto sel = [&](const std::string& c, const std::string& p, const std::string& q) {  // c ? p : q
-    std::string cf = cast(c, D);
+    std::string cf = b.cast(c, D);
     std::string nc = b.op("Sub", {b.c(D, {}, {1.0}), cf});
     return b.op("Add", {b.op("Mul", {p, cf}), b.op("Mul", {q, nc})});
   };
   auto maxv = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {p, q}), q, p); };
   auto minv = [&](const std::string& p, const std::string& q) { return sel(b.op("Less", {q, p}), q, p); };
   auto zero = [&] { return b.c(D, {}, {0.0}); };
-  std::string pads = cast(kIn + "1", D);
+  std::string pads = b.cast(kIn + "1", D);
   std::string value;
   if (mode == "constant") {
     if (present(g, ins, 2)) value = b.op("Reshape", {kIn + "2", b.ci(std::vector<int64_t>(size_t(r), 1))});
@@ -70,13 +65,13 @@ std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector
     std::string shape = b.op("Shape", {cur});
     std::string di = b.op("Gather", {shape, b.si(a)});
     b.i("axis", 0);
-    std::string d = cast(di, D);
+    std::string d = b.cast(di, D);
     std::string pb = b.op("Gather", {pads, b.si(a)});
     b.i("axis", 0);
     std::string pe = b.op("Gather", {pads, b.si(a + r)});
     b.i("axis", 0);
     std::string len = maxv(b.op("Add", {b.op("Add", {d, pb}), pe}), zero());
-    std::string j = arange_by_loop(b, cast(len, I));
+    std::string j = arange_by_loop(b, b.cast(len, I));
     std::string i = b.op("Sub", {j, pb});
     std::string idx, src = cur;
     if (mode == "constant") {
@@ -96,7 +91,7 @@ std::string lower_pad_runtime(const ir::Graph& g, ir::OpId op, const std::vector
       std::string k = b.op("Sub", {i, b.op("Mul", {m, b.op("Floor", {b.op("Div", {i, m})})})});
       idx = sel(b.op("Less", {k, d}), k, b.op("Sub", {m, k}));
     }
-    cur = b.op("Gather", {src, cast(idx, I)});
+    cur = b.op("Gather", {src, b.cast(idx, I)});
     b.i("axis", a);
   }
   b.op("Identity", {cur}, kOut + "0");

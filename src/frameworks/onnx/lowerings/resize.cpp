@@ -51,13 +51,8 @@ std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector
   const int64_t r = int64_t(in.size());
   int counter = 0;
   BodyBuilder b{body, kRefusalNames, &counter};
-  auto cast = [&](const std::string& v, int to) {
-    std::string o = b.op("Cast", {v});
-    b.i("to", to);
-    return o;
-  };
   auto f = [&](double v) { return b.c(F, {}, {v}); };
-  std::string roi = cast(kIn + "1", F);
+  std::string roi = b.cast(kIn + "1", F);
   std::string ext1 = b.c(F, std::vector<int64_t>(size_t(r), 1), {ext});
   std::string cur = kIn + "0";
   std::vector<int64_t> shape = in;
@@ -82,14 +77,14 @@ std::string lower_resize_crop(const ir::Graph& g, ir::OpId op, const std::vector
       std::string m = b.op("Mul", {b.op("Mul", {f(0.5), b.op("Add", {st, en})}), f(double(L - 1))});
       c = b.op("Reshape", {m, b.ci({1})});
     }
-    std::string inside = cast(b.op("And", {b.op("Not", {b.op("Less", {c, f(0.0)})}), b.op("Not", {b.op("Greater", {c, f(double(L - 1))})})}), F);
+    std::string inside = b.cast(b.op("And", {b.op("Not", {b.op("Less", {c, f(0.0)})}), b.op("Not", {b.op("Greater", {c, f(double(L - 1))})})}), F);
     std::string outside = b.op("Sub", {f(1.0), inside});
     std::string fl = b.op("Floor", {c});
     std::string w = b.op("Mul", {b.op("Sub", {c, fl}), inside});
     // clamp, then (outside) the appended slice at index L: i*inside + L*outside
     std::string lo = b.op("Clip", {fl, f(0.0), f(double(L - 1))});
     std::string hi = b.op("Clip", {b.op("Add", {fl, f(1.0)}), f(0.0), f(double(L - 1))});
-    auto pick = [&](const std::string& i) { return cast(b.op("Add", {b.op("Mul", {i, inside}), b.op("Mul", {outside, f(double(L))})}), I); };
+    auto pick = [&](const std::string& i) { return b.cast(b.op("Add", {b.op("Mul", {i, inside}), b.op("Mul", {outside, f(double(L))})}), I); };
     std::string g1 = b.op("Gather", {src, pick(lo)});
     b.i("axis", a);
     std::string g2 = b.op("Gather", {src, pick(hi)});

@@ -58,17 +58,7 @@ std::string lower_scan8(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   };
   BodyBuilder b{body, kExpansionNames};
   auto last = [](onnx::GraphProto& gp) -> onnx::NodeProto& { return *gp.mutable_node(gp.node_size() - 1); };
-  auto bool_true = [](onnx::GraphProto& gp, const std::string& name) {
-    auto* c = gp.add_node();
-    c->set_op_type("Constant");
-    c->add_output(name);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::BOOL);
-    a->mutable_t()->add_int32_data(1);
-    return name;
-  };
+  auto bool_true = [](onnx::GraphProto& gp, const std::string& name) { return BodyBuilder::constant_in(gp, name, onnx::TensorProto::BOOL, {}, {1}); };
   // The batch size: axis 0 of the first scan input.
   std::string shape0 = b.op("Shape", {in_name(N)});
   std::string batch = b.op("Gather", {shape0, b.constant_i64({0}, false)});

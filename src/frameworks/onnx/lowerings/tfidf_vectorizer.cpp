@@ -62,22 +62,7 @@ std::string lower_tfidf(const ir::Graph& g, ir::OpId op, const std::vector<ir::P
   BodyBuilder b{body, kExpansionNames};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
   auto tensor_const = [&](int type, const std::vector<int64_t>& dims, const std::vector<double>& v) {
-    std::string out = b.fresh("k");
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(out);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    auto* t = a->mutable_t();
-    t->set_data_type(type);
-    for (int64_t d : dims) t->add_dims(d);
-    for (double x : v) {
-      if (type == onnx::TensorProto::FLOAT) t->add_float_data(float(x));
-      else if (type == onnx::TensorProto::INT32) t->add_int32_data(int32_t(x));
-      else t->add_int64_data(int64_t(x));
-    }
-    return out;
+    return b.constant(b.fresh("k"), type, dims, v);
   };
   std::string x = b.reshape(kIn + "0", {-1, L});  // [B, L]
   std::vector<std::string> per_entry_counts(entries.size());

@@ -40,16 +40,6 @@ std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::
   }
   BodyBuilder b{body, kExpansionNames};
   auto last = [&]() -> onnx::NodeProto& { return *body.mutable_node(body.node_size() - 1); };
-  auto cast = [&](const std::string& x, int to) {
-    std::string o = b.op("Cast", {x});
-    BodyBuilder::one_int(last(), "to", to);
-    return o;
-  };
-  auto unsq = [&](const std::string& x, int64_t a) {
-    std::string o = b.op("Unsqueeze", {x});
-    BodyBuilder::ints(last(), "axes", {a});
-    return o;
-  };
   auto reduce = [&](const std::string& type, const std::string& x, int64_t a) {
     std::string o = b.op(type, {x});
     BodyBuilder::ints(last(), "axes", {a});
@@ -83,28 +73,18 @@ std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::
       if (k != axis) perm.push_back(k);
     r = b.reshape(b.transpose(x, perm), {0, -1});
   }
-  std::string a3 = unsq(r, 1), b3 = unsq(r, 0);  // [d, 1, m], [1, d, m]
+  std::string a3 = b.unsqueeze(r, 1), b3 = b.unsqueeze(r, 0);  // [d, 1, m], [1, d, m]
   std::string eq = b.op("Equal", {a3, b3});       // [d, d, m]
-  std::string eqf = cast(eq, onnx::TensorProto::FLOAT);
+  std::string eqf = b.cast(eq, onnx::TensorProto::FLOAT);
   std::string same = reduce("ReduceMin", eqf, 2);  // [d, d]: 1 where slices i and j are equal
   std::string shape_r = b.op("Shape", {r});
   std::string dlen = b.op("Slice", {shape_r, b.constant_i64({0}), b.constant_i64({1})});
   std::string mlen = b.op("Slice", {shape_r, b.constant_i64({1}), b.constant_i64({2})});
   std::string id = iota(dlen);  // [d]
-  std::string idf = cast(id, onnx::TensorProto::FLOAT);  // (Less takes floats only before 9)
-  std::string earlier = b.op("Less", {unsq(idf, 1), unsq(idf, 0)});  // [i, j]: i < j
-  std::string prior = reduce("ReduceMax", b.op("Mul", {same, cast(earlier, onnx::TensorProto::FLOAT)}), 0);  // [d]
-  std::string half_f = b.fresh("half");
-  {
-    auto* c = body.add_node();
-    c->set_op_type("Constant");
-    c->add_output(half_f);
-    auto* a = c->add_attribute();
-    a->set_name("value");
-    a->set_type(onnx::AttributeProto::TENSOR);
-    a->mutable_t()->set_data_type(onnx::TensorProto::FLOAT);
-    a->mutable_t()->add_float_data(0.5f);
-  }
+  std::string idf = b.cast(id, onnx::TensorProto::FLOAT);  // (Less takes floats only before 9)
+  std::string earlier = b.op("Less", {b.unsqueeze(idf, 1), b.unsqueeze(idf, 0)});  // [i, j]: i < j
+  std::string prior = reduce("ReduceMax", b.op("Mul", {same, b.cast(earlier, onnx::TensorProto::FLOAT)}), 0);  // [d]
+  std::string half_f = b.constant(b.fresh("half"), onnx::TensorProto::FLOAT, {}, {0.5});
   std::string first = b.op("Less", {prior, half_f});           // [d] bool
   std::string uidx = b.reshape(b.op("NonZero", {first}), {-1});  // [u]
   std::string order = uidx;
@@ -113,22 +93,22 @@ std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::
     int elem = types[0].tensor_type().elem_type();
     bool is_float = elem == onnx::TensorProto::FLOAT || elem == onnx::TensorProto::DOUBLE || elem == onnx::TensorProto::FLOAT16;
     std::string lt = is_float ? b.op("Less", {a3, b3})
-                              : b.op("Less", {cast(a3, onnx::TensorProto::DOUBLE), cast(b3, onnx::TensorProto::DOUBLE)});  // [d, d, m]
-    std::string ne = cast(b.op("Not", {eq}), onnx::TensorProto::FLOAT);
+                              : b.op("Less", {b.cast(a3, onnx::TensorProto::DOUBLE), b.cast(b3, onnx::TensorProto::DOUBLE)});  // [d, d, m]
+    std::string ne = b.cast(b.op("Not", {eq}), onnx::TensorProto::FLOAT);
     std::string mi = iota(mlen);  // [m]
-    std::string mif = cast(mi, onnx::TensorProto::FLOAT);
-    std::string upper = cast(b.op("Less", {unsq(mif, 1), unsq(mif, 0)}), onnx::TensorProto::FLOAT);  // [k', k]: k' < k
+    std::string mif = b.cast(mi, onnx::TensorProto::FLOAT);
+    std::string upper = b.cast(b.op("Less", {b.unsqueeze(mif, 1), b.unsqueeze(mif, 0)}), onnx::TensorProto::FLOAT);  // [k', k]: k' < k
     std::string before = b.op("MatMul", {ne, upper});  // [d, d, m]: differences before k
     std::string clean = b.op("Less", {before, half_f});
     std::string decisive = b.op("And", {lt, clean});
-    std::string less = reduce("ReduceMax", cast(decisive, onnx::TensorProto::FLOAT), 2);  // [i, j]: slice i < slice j
-    std::string firstf = unsq(cast(first, onnx::TensorProto::FLOAT), 0);                  // [1, d]
+    std::string less = reduce("ReduceMax", b.cast(decisive, onnx::TensorProto::FLOAT), 2);  // [i, j]: slice i < slice j
+    std::string firstf = b.unsqueeze(b.cast(first, onnx::TensorProto::FLOAT), 0);                  // [1, d]
     std::string rank_all = b.reshape(b.op("MatMul", {firstf, less}), {-1});               // [d]
     std::string ranks = b.op("Gather", {rank_all, uidx});                                 // [u]
     BodyBuilder::one_int(last(), "axis", 0);
     std::string ui = iota(b.op("Shape", {uidx}));
-    std::string pos = b.op("Equal", {unsq(cast(ui, onnx::TensorProto::FLOAT), 1), unsq(ranks, 0)});  // [q, k]
-    std::string k = argmax(cast(pos, onnx::TensorProto::FLOAT), 1);
+    std::string pos = b.op("Equal", {b.unsqueeze(b.cast(ui, onnx::TensorProto::FLOAT), 1), b.unsqueeze(ranks, 0)});  // [q, k]
+    std::string k = argmax(b.cast(pos, onnx::TensorProto::FLOAT), 1);
     order = b.op("Gather", {uidx, k});
     BodyBuilder::one_int(last(), "axis", 0);
   }
@@ -141,7 +121,7 @@ std::string lower_unique(const ir::Graph& g, ir::OpId op, const std::vector<ir::
   }
   b.op("Identity", {order}, kOut + "1");
   std::string rep = argmax(same, 0);  // [d]: the first slice equal to each
-  std::string hit = cast(b.op("Equal", {unsq(order, 1), unsq(rep, 0)}), onnx::TensorProto::FLOAT);  // [u, d]
+  std::string hit = b.cast(b.op("Equal", {b.unsqueeze(order, 1), b.unsqueeze(rep, 0)}), onnx::TensorProto::FLOAT);  // [u, d]
   b.op("Identity", {argmax(hit, 0)}, kOut + "2");
   std::string cnt = reduce("ReduceSum", hit, 1);
   b.op("Cast", {cnt}, kOut + "3");
