@@ -12,6 +12,7 @@
 #include "amanda/ir/conventions.h"
 #include "amanda/ir/tensor.h"
 #include "amanda/ir/types.h"
+#include "amanda/support/float16.h"
 #include "amanda/support/budget.h"
 
 namespace amanda::mapping {
@@ -152,16 +153,6 @@ void put(std::string& out, T x) {
   out.append(reinterpret_cast<const char*>(&x), sizeof x);
 }
 
-uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
-  int exp = int((x >> 23) & 0xff) - 127 + 15;
-  if (exp >= 31) return uint16_t(sign | 0x7c00 | (((x >> 23) & 0xff) == 0xff && mant ? 0x200 : 0));
-  if (exp <= 0) return uint16_t(sign);
-  return uint16_t(sign | (exp << 10) | (mant >> 13));
-}
-
 Value make_tensor(const Value& x, ir::DType dt) {
   std::vector<int64_t> shape;
   std::vector<Value> elems;
@@ -187,32 +178,12 @@ Value make_tensor(const Value& x, ir::DType dt) {
       case ir::DType::UInt64: put<uint64_t>(bytes, uint64_t(to_int(e))); break;
       case ir::DType::Float32: put<float>(bytes, float(num(e))); break;
       case ir::DType::Float64: put<double>(bytes, num(e)); break;
-      case ir::DType::Float16: put<uint16_t>(bytes, to_half(float(num(e)))); break;
-      case ir::DType::BFloat16: {
-        float f = float(num(e));
-        uint32_t u;
-        std::memcpy(&u, &f, 4);
-        put<uint16_t>(bytes, uint16_t(u >> 16));
-        break;
-      }
+      case ir::DType::Float16: put<uint16_t>(bytes, float_to_half(float(num(e)))); break;
+      case ir::DType::BFloat16: put<uint16_t>(bytes, float_to_bf16(float(num(e)))); break;
       default: throw EvalError("tensor(): element type " + std::string(ir::dtype_name(dt)) + " is not supported");
     }
   }
   return Value(ir::Tensor::from_bytes(dt, std::move(shape), std::move(bytes)));
-}
-
-float from_half(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  uint32_t x;
-  if (exp == 0) {
-    float f = std::ldexp(float(mant), -24);
-    return sign ? -f : f;
-  }
-  if (exp == 31) x = sign | 0x7f800000 | (mant << 13);
-  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
 }
 
 // The elements of a tensor as a list of ints/floats/bools.
@@ -244,7 +215,7 @@ Value::List tensor_elems(const ir::Tensor& t) {
       case ir::DType::UInt64: out.emplace_back(int64_t(rd(uint64_t{}, i))); break;
       case ir::DType::Float32: out.emplace_back(double(rd(float{}, i))); break;
       case ir::DType::Float64: out.emplace_back(rd(double{}, i)); break;
-      case ir::DType::Float16: out.emplace_back(double(from_half(rd(uint16_t{}, i)))); break;
+      case ir::DType::Float16: out.emplace_back(double(half_to_float(rd(uint16_t{}, i)))); break;
       case ir::DType::BFloat16: {
         uint32_t u = uint32_t(rd(uint16_t{}, i)) << 16;
         float f;
