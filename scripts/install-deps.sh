@@ -6,6 +6,7 @@ packages=(
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata libtorch-dev zlib1g-dev
+  flatbuffers-compiler libflatbuffers-dev
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-headers
   python3 python3-dev python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
   python3-pybind11 python3-pytest
