@@ -106,6 +106,10 @@ text::Document read_flatgraph(std::shared_ptr<const Buffer> bytes, const std::st
 // The graph as a FlatGraph; throws amanda::Error naming the op when it cannot be written.
 std::string write_flatgraph(const text::Document& doc);
 
+// Root constant ops (ir::is_constant_output) become graph inputs with an initializer: SameDiff's
+// constants are variables. Returns how many.
+size_t constants_to_initializers(ir::Graph& g);
+
 std::unique_ptr<pipeline::Framework> make_framework();
 
 }  // namespace amanda::nd4j

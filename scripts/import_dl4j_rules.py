@@ -1,0 +1,363 @@
+#!/usr/bin/python3
+"""Imports DL4J's ONNX -> nd4j mapping rule set (MapperNamespace.MappingDefinitionSet, text format)
+as an Amanda mapping table: one rule per MapperDeclaration, each DL4J rule function written with the
+expression language's functions (docs/nd4j.md, "DL4J's rule functions as expressions").
+
+Usage: /usr/bin/python3 scripts/import_dl4j_rules.py ../shared/nd4j/onnx-mapping-ruleset.pbtxt [OUT]
+
+ONNX attribute types and defaults come from Debian's python3-onnx (opset 13 schemas: the table's
+source namespace); the nd4j side from namespaces/nd4j/1.0.nd4jops. tests/nd4j/onnx_rules_test.py
+regenerates the table and fails when the shipped one differs, and checks every rule against an
+independent interpreter of DL4J's rules (tests/nd4j/dl4j_oracle.py).
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.join(HERE, "..")
+OPSET = 13
+LIST = {"INT64": "int", "INT32": "int", "DOUBLE": "float", "FLOAT": "float", "BOOL": "bool",
+        "DATA_TYPE": "dtype", "STRING": "string"}
+
+
+def load_proto():
+    tmp = tempfile.mkdtemp()
+    subprocess.run(["protoc", "--python_out=" + tmp, "-I", os.path.join(ROOT, "src/frameworks/nd4j/proto"),
+                    "nd4j_ir.proto"], check=True)
+    sys.path.insert(0, tmp)
+    import nd4j_ir_pb2
+    return nd4j_ir_pb2
+
+
+def load_descriptors():
+    ops, cur = {}, None
+    with open(os.path.join(ROOT, "namespaces/nd4j/1.0.nd4jops")) as f:
+        for line in f:
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "op":
+                cur = ops[p[1]] = {"in": [], "out": [], "args": []}
+            elif p[0] in ("in", "out") and cur is not None:
+                cur[p[0]].append(p[2])
+            elif p[0] == "arg" and cur is not None:
+                cur["args"].append({"type": p[1], "index": int(p[2]), "name": p[3], "attr": p[4]})
+    return ops
+
+
+KIND_LIST = {"int64": "int", "int32": "int", "double": "float", "float": "float", "bool": "bool",
+             "dtype": "dtype", "string": "string"}
+ARGTYPE_KIND = {"INT64": ("int64", "int32"), "INT32": ("int32", "int64"), "DOUBLE": ("double", "float"),
+                "FLOAT": ("float", "double"), "BOOL": ("bool",), "DATA_TYPE": ("dtype",), "STRING": ("string",)}
+
+
+def lookup_index(desc, name, argtype):
+    """DL4J's lookupIndexForArgDescriptor: the index of the argument of that name and type, or -1."""
+    for a in desc["args"]:
+        if a["name"] == name and a["type"] in ARGTYPE_KIND[argtype][:1]:
+            return a["index"]
+    for a in desc["args"]:
+        if a["name"] == name and a["type"] in ARGTYPE_KIND[argtype]:
+            return a["index"]
+    return -1
+
+
+def slot_attr(desc, lst, index):
+    """The IR attribute of ordered slot (list, index): the descriptor's argument there, else None."""
+    for a in desc["args"]:
+        if KIND_LIST[a["type"]] == lst and a["index"] == index:
+            return a["attr"]
+    return None
+
+
+def onnx_attr_type(schema, name):
+    import onnx
+    a = schema.attributes.get(name)
+    if a is None:
+        return None
+    return onnx.defs.OpSchema.AttrType(a.type).name  # INT, FLOAT, STRING, INTS, FLOATS, TENSOR, ...
+
+
+class Lit:
+    """A constant argument (an attribute's literal value in the table)."""
+    def __init__(self, v):
+        self.v = v
+
+    def expr(self):  # the same value inside an expression
+        if isinstance(self.v, bool):
+            return "true" if self.v else "false"
+        if isinstance(self.v, str):
+            return "'" + self.v.replace("'", "\\'") + "'"
+        return repr(self.v)
+
+    def yaml(self):
+        if isinstance(self.v, str):
+            return self.v.replace("{", "{{").replace("}", "}}")
+        return self.v
+
+
+def lit(v):
+    return Lit(v)
+
+
+def literal_of(ad, pb):
+    t = pb.ArgDescriptor.ArgType.Name(ad.argType)
+    if t in ("INT64", "INT32"):
+        return ad.int64Value if t == "INT64" else ad.int32Value
+    if t in ("DOUBLE", "FLOAT"):
+        return float(ad.doubleValue if t == "DOUBLE" else ad.floatValue)
+    if t == "BOOL":
+        return bool(ad.boolValue)
+    if t == "STRING":
+        return ad.stringValue
+    raise ValueError("constant of type " + t)
+
+
+class Unsupported(Exception):
+    pass
+
+
+def convert(m, pb, descs, onnx_defs):
+    """One MapperDeclaration -> one rule (a dict written as YAML flow)."""
+    import onnx
+    name = "dl4j_" + m.inputFrameworkOpName + "_" + m.opName
+    desc = descs.get(m.opName)
+    if desc is None:
+        raise Unsupported("nd4j has no op '%s'" % m.opName)
+    try:
+        schema = onnx.defs.get_schema(m.inputFrameworkOpName, OPSET)
+    except Exception:
+        raise Unsupported("ONNX opset %d has no op %s" % (OPSET, m.inputFrameworkOpName))
+    slots = {}      # (list, index) -> expression text
+    consts = {}     # onnx input name -> capture name of its constant value
+    attrs_read = set()
+    when = []
+    inputs_map = {}  # nd4j input name -> onnx input name
+    notes = []
+
+    def put(lst, index, expr, why):
+        if (index[1] if isinstance(index, tuple) else index) < 0:
+            notes.append("%s: no %s argument to put it in (DL4J's index is -1)" % (why, lst))
+            return
+        slots[(lst, index)] = expr
+
+    for r in m.rule:
+        fn = r.functionName
+        io = dict(r.inputToOutput)
+        targs = {}
+        for t in r.transformerArgs:
+            targs.setdefault(t.key, list(t.transformerArgs))
+        if fn == "ndarraymapping":
+            inputs_map.update(io)
+        elif fn == "argdescriptorconstant":
+            for ad in targs.get("value", []):
+                t = pb.ArgDescriptor.ArgType.Name(ad.argType)
+                put(LIST[t], ad.argIndex, lit(literal_of(ad, pb)), "constant " + ad.name)
+        elif fn in ("valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
+                    "listattributevaluelookuptoindex", "listnumbertolistnumber"):
+            for k, v in io.items():
+                at = onnx_attr_type(schema, v)
+                if at is None:
+                    raise Unsupported("%s reads attribute '%s', which %s-%d lacks" % (fn, v, m.inputFrameworkOpName, OPSET))
+                attrs_read.add(v)
+                ref = "a_" + v
+                if fn == "valuemapping":
+                    kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING"}.get(at)
+                    if kind is None:
+                        raise Unsupported("valuemapping of a %s attribute" % at)
+                    when.append("has(%s)" % ref)
+                    put(LIST[kind], lookup_index(desc, k, kind), "{%s}" % ref, "valuemapping " + k)
+                elif fn == "invertbooleannumber":
+                    if at not in ("INT", "FLOAT"):
+                        raise Unsupported("invertbooleannumber of a %s attribute" % at)
+                    when.append("has(%s)" % ref)
+                    put("bool", lookup_index(desc, k, "BOOL"), "{%s > 0}" % ref, "invertbooleannumber " + k)
+                elif fn in ("stringequals", "stringcontains"):
+                    comp = targs[k][0].stringValue
+                    test = ("%s == %s" % (ref, lit(comp).expr())) if fn == "stringequals" else \
+                        ("len(%s) > 0 and find(%s, %s) >= 0" % (ref, lit(comp).expr(), ref))
+                    when.append("has(%s)" % ref)
+                    for a in desc["args"]:
+                        if a["name"] == k and a["type"] == "bool":
+                            put("bool", a["index"], "{%s}" % test, fn + " " + k)
+                        elif a["name"] == k and a["type"] in ("int64", "int32"):
+                            put("int", a["index"], "{if(%s, 1, 0)}" % test, fn + " " + k)
+                elif fn == "stringtoindex":
+                    values = [a.stringValue for a in targs[k]]
+                    pairs = ", ".join("%s, %d" % (lit(s).expr(), i) for i, s in enumerate(values))
+                    when.append("has(%s)" % ref)
+                    put("int", lookup_index(desc, k, "INT64"), "{value_map(%s, %s, -1)}" % (ref, pairs), "stringtoindex " + k)
+                elif fn == "listattributevaluelookuptoindex":
+                    if at not in ("INTS", "FLOATS"):
+                        raise Unsupported("listattributevaluelookuptoindex of a %s attribute" % at)
+                    kind = "INT64" if at == "INTS" else "DOUBLE"
+                    i = targs[k][0].int64Value
+                    pick = "at(%s, min(%d, len(%s) - 1))" % (ref, i, ref)
+                    fb = targs[k][1] if len(targs[k]) > 1 else None
+                    idx = lookup_index(desc, k, kind)
+                    if fb is None:
+                        when.append("has(%s) and len(%s) > 0" % (ref, ref))
+                        put(LIST[kind], idx, "{%s}" % pick, "lookup " + k)
+                    else:
+                        ft = pb.ArgDescriptor.ArgType.Name(fb.argType)
+                        if LIST[ft] != LIST[kind] or fb.argIndex != idx:
+                            # DL4J's fallback names another argument (maxpool2d's sH fallback is index 6,
+                            # dH's): only the path that reads the list is taken.
+                            notes.append("lookup %s: DL4J's default goes to %s argument %d, not %d: the rule "
+                                         "requires '%s'" % (k, LIST[ft], fb.argIndex, idx, v))
+                            when.append("has(%s) and len(%s) > 0" % (ref, ref))
+                            put(LIST[kind], idx, "{%s}" % pick, "lookup " + k)
+                        else:
+                            put(LIST[kind], idx, "{if(has(%s) and len(%s) > 0, %s, %s)}" % (ref, ref, pick, lit(literal_of(fb, pb)).expr()),
+                                "lookup " + k)
+                elif fn == "listnumbertolistnumber":
+                    if at not in ("INTS", "FLOATS"):
+                        raise Unsupported("listnumbertolistnumber of a %s attribute" % at)
+                    kind = "INT64" if at == "INTS" else "DOUBLE"
+                    put(LIST[kind], ("list", lookup_index(desc, k, kind)), "{%s}" % ref, "list " + k)
+        elif fn in ("ndarrayinputtonumericalattribute", "ndarraytointattributevalue"):
+            for k, v in io.items():
+                cref = "c_" + v
+                consts[v] = cref
+                if fn == "ndarraytointattributevalue":
+                    put("int", ("list", lookup_index(desc, k, "INT64")), "{list(%s)}" % cref, fn + " " + k)
+                else:
+                    for a in desc["args"]:
+                        if a["name"] == k and a["type"] in ("int64", "double"):
+                            e = "{if(len(list(%s)) > 0, at(list(%s), 0), 0.0)}" % (cref, cref)
+                            if a["type"] == "int64":
+                                e = "{if(len(list(%s)) > 0, at(list(%s), 0), 0)}" % (cref, cref)
+                            put(KIND_LIST[a["type"]], a["index"], e, fn + " " + k)
+        else:
+            raise Unsupported("DL4J rule function '%s' has no expression here (%s)" % (fn, "a constant input would "
+                              "need a constant op, and SameDiff's constants are variables" if fn == "listnumbertondarray" else "not written yet"))
+
+    # Ordered slots -> attributes: a list value (listnumbertolistnumber, ndarraytointattributevalue) fills
+    # its index and every one after it, so it must be the last of its list.
+    attrs = {}
+    by_list = {}
+    for (lst, index), e in slots.items():
+        is_list = isinstance(index, tuple)
+        i = index[1] if is_list else index
+        if i < 0:
+            notes.append("list argument of %s: no index" % lst)
+            continue
+        by_list.setdefault(lst, []).append((i, is_list, e))
+    for lst, items in by_list.items():
+        items.sort(key=lambda x: (x[0], x[1]))
+        rest = []
+        for n, (i, is_list, e) in enumerate(items):
+            if is_list and n != len(items) - 1:
+                raise Unsupported("a list argument at %s index %d is followed by another" % (lst, i))
+            a = slot_attr(desc, lst, i)
+            if a is not None:
+                attrs[a] = e
+                continue
+            first_rest = len([x for x in desc["args"] if KIND_LIST[x["type"]] == lst])
+            if i - first_rest != len(rest):
+                raise Unsupported("%s argument %d is beyond the descriptor with a gap before it" % (lst, i))
+            rest.append(e)
+        if rest:
+            attrs["rest_" + lst] = "{[%s]}" % ", ".join(x.expr() if isinstance(x, Lit) else x[1:-1] for x in rest)
+
+    # Ports: the nd4j inputs in descriptor order; the ONNX ones by name, optional where ONNX says so.
+    src_in, dst_in = [], []
+    onnx_inputs = {p.name: p for p in schema.inputs}
+    variadic = any(onnx_inputs[v].option == onnx.defs.OpSchema.FormalParameterOption.Variadic
+                   for v in inputs_map.values() if v in onnx_inputs)
+    for k, v in inputs_map.items():
+        if v not in onnx_inputs:
+            raise Unsupported("ndarraymapping reads input '%s', which %s-%d lacks" % (v, m.inputFrameworkOpName, OPSET))
+    for v in onnx_inputs:
+        if v in consts and v not in inputs_map.values():
+            src_in.append({"name": v, "const": "{%s}" % consts[v]})
+    order = [n for n in desc["in"] if n in inputs_map] + [n for n in inputs_map if n not in desc["in"]]
+    if any(n not in desc["in"] for n in inputs_map):
+        raise Unsupported("ndarraymapping names nd4j inputs %s that the descriptor lacks" % [n for n in inputs_map if n not in desc["in"]])
+    for pos, k in enumerate(order):
+        v = inputs_map[k]
+        p = onnx_inputs[v]
+        opt = p.option == onnx.defs.OpSchema.FormalParameterOption.Optional
+        spec = {"name": v, "ref": "i_" + v}
+        if v in consts:
+            spec["const"] = "{%s}" % consts[v]
+        if opt:
+            spec["optional"] = True
+        src_in.append(spec)
+        dst = {"name": desc["in"][pos] if pos < len(desc["in"]) else "more.%d" % (pos - len(desc["in"])), "ref": "i_" + v}
+        if opt:
+            dst["optional"] = True
+        dst_in.append(dst)
+    src_out, dst_out = [], []
+    for i, p in enumerate(schema.outputs):
+        spec = {"name": p.name, "ref": "o_" + p.name}
+        if p.option == onnx.defs.OpSchema.FormalParameterOption.Optional:
+            spec["optional"] = True
+        src_out.append(spec)
+        d = {"name": desc["out"][i] if i < len(desc["out"]) else "more.%d" % (i - len(desc["out"])), "ref": "o_" + p.name}
+        if "optional" in spec:
+            d["optional"] = True
+        dst_out.append(d)
+    src = {"type": m.inputFrameworkOpName}
+    if attrs_read:
+        src["attrs"] = {a: {"ref": "a_" + a} for a in sorted(attrs_read)}
+    if variadic:
+        if consts:
+            raise Unsupported("a variadic input and an input read as a constant")
+    else:
+        src["input_ports"] = src_in
+        src["output_ports"] = src_out
+    dst = {"type": m.opName}
+    if attrs:
+        dst["attrs"] = {k: (attrs[k].yaml() if isinstance(attrs[k], Lit) else attrs[k]) for k in sorted(attrs)}
+    if not variadic:
+        dst["input_ports"] = dst_in
+        dst["output_ports"] = dst_out
+    rule = {"rule_name": name, "src": src, "dst": dst}
+    if when:
+        rule["when"] = " and ".join(dict.fromkeys(when))
+    return rule, notes
+
+
+def main():
+    src = sys.argv[1]
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tables/nd4j/onnx_13_nd4j_1.0.yaml")
+    pb = load_proto()
+    from google.protobuf import text_format
+    s = pb.MappingDefinitionSet()
+    with open(src) as f:
+        text_format.Parse(f.read(), s)
+    descs = load_descriptors()
+    lines = [
+        "# ONNX opset 13 -> nd4j: DL4J's own ONNX mapping rule set (onnx-mapping-ruleset.pbtxt, DL4J commit",
+        "# 8129c4acc1), imported by scripts/import_dl4j_rules.py (do not edit: regenerate). One rule per DL4J",
+        "# MapperDeclaration; each DL4J rule function is an expression (docs/nd4j.md). The 35 declarations",
+        "# DL4J maps to `noop` (handled in Kotlin) are in onnx_13_nd4j_1.0_hand.yaml.",
+        "table:",
+        "  src: amanda/onnx/13",
+        "  dst: amanda/nd4j/1.0",
+        "  carry_attrs: false",
+        "  rules:",
+    ]
+    n_ok = n_unsup = 0
+    for m in s.mappings:
+        if m.opName == "noop":
+            continue
+        try:
+            rule, notes = convert(m, pb, descs, None)
+            for note in notes:
+                lines.append("    # %s: %s" % (rule["rule_name"], note))
+            lines.append("    - " + json.dumps(rule))
+            n_ok += 1
+        except Unsupported as e:
+            lines.append("    - " + json.dumps({"rule_name": "dl4j_%s_%s" % (m.inputFrameworkOpName, m.opName),
+                                               "type": m.inputFrameworkOpName, "unsupported": str(e)}))
+            n_unsup += 1
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("%d rules, %d unsupported" % (n_ok, n_unsup), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
