@@ -19,6 +19,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 OPSET = 13
+MAX_VARIADIC = 16  # rules written for 1..16 inputs of a variadic ONNX input
 LIST = {"INT64": "int", "INT32": "int", "DOUBLE": "float", "FLOAT": "float", "BOOL": "bool",
         "DATA_TYPE": "dtype", "STRING": "string"}
 
@@ -144,7 +145,7 @@ def convert(m, pb, descs, onnx_defs):
 
     for r in m.rule:
         fn = r.functionName
-        io = dict(r.inputToOutput)
+        io = dict(sorted(r.inputToOutput.items()))
         targs = {}
         for t in r.transformerArgs:
             targs.setdefault(t.key, list(t.transformerArgs))
@@ -227,7 +228,7 @@ def convert(m, pb, descs, onnx_defs):
                         if a["name"] == k and a["type"] in ("int64", "double"):
                             e = "{if(len(list(%s)) > 0, at(list(%s), 0), 0.0)}" % (cref, cref)
                             if a["type"] == "int64":
-                                e = "{if(len(list(%s)) > 0, at(list(%s), 0), 0)}" % (cref, cref)
+                                e = "{if(len(list(%s)) > 0, int(at(list(%s), 0)), 0)}" % (cref, cref)
                             put(KIND_LIST[a["type"]], a["index"], e, fn + " " + k)
         else:
             raise Unsupported("DL4J rule function '%s' has no expression here (%s)" % (fn, "a constant input would "
@@ -317,7 +318,27 @@ def convert(m, pb, descs, onnx_defs):
     rule = {"rule_name": name, "src": src, "dst": dst}
     if when:
         rule["when"] = " and ".join(dict.fromkeys(when))
-    return rule, notes
+    if not variadic:
+        return [rule], notes
+    # A variadic ONNX input (Concat's inputs): one rule per count of inputs, as the engine matches
+    # variadic ports by name (inputs.0, inputs.1, ...), each refusing an op with one more.
+    (k, v), = inputs_map.items() if len(inputs_map) == 1 else (None, None)
+    if k is None:
+        raise Unsupported("a variadic input beside other inputs")
+    rules = []
+    for n in range(1, MAX_VARIADIC + 1):
+        r = json.loads(json.dumps(rule))
+        r["rule_name"] = "%s_%d" % (name, n)
+        r["src"]["input_ports"] = [{"name": "%s.%d" % (v, i), "ref": "i%d" % i} for i in range(n)] + \
+            [{"name": "%s.%d" % (v, n), "ref": "more", "optional": True}]
+        r["src"]["output_ports"] = src_out
+        # nd4j ports are named by position (the descriptor's names, then more.K), as the .fb reader names them
+        r["dst"]["input_ports"] = [{"name": desc["in"][i] if i < len(desc["in"]) else "more.%d" % (i - len(desc["in"])),
+                                    "ref": "i%d" % i} for i in range(n)]
+        r["dst"]["output_ports"] = dst_out
+        r["when"] = " and ".join([x for x in [rule.get("when")] if x] + ["not connected(more)"])
+        rules.append(r)
+    return rules, notes
 
 
 def main():
@@ -345,10 +366,11 @@ def main():
         if m.opName == "noop":
             continue
         try:
-            rule, notes = convert(m, pb, descs, None)
+            rules, notes = convert(m, pb, descs, None)
             for note in notes:
-                lines.append("    # %s: %s" % (rule["rule_name"], note))
-            lines.append("    - " + json.dumps(rule))
+                lines.append("    # %s: %s" % (rules[0]["rule_name"], note))
+            for rule in rules:
+                lines.append("    - " + json.dumps(rule))
             n_ok += 1
         except Unsupported as e:
             lines.append("    - " + json.dumps({"rule_name": "dl4j_%s_%s" % (m.inputFrameworkOpName, m.opName),

@@ -48,7 +48,7 @@ TEST(Nd4jNamespace, AllDescriptorsLoad) {
   EXPECT_EQ(d.ops().size(), 718u);
   EXPECT_EQ(d.argument_count(), 4342u);
   schema::Registry reg;
-  reg.add_provider(nd4j::make_namespace_provider());
+  nd4j::add_to(reg);
   const schema::NamespaceSchema* ns = reg.find(nd4j::kNamespace);
   ASSERT_TRUE(ns);
   EXPECT_EQ(ns->ops.size(), 718u + 5u);  // and libnd4j's five second names of ops older files use
@@ -98,7 +98,7 @@ TEST(Nd4jFlat, ShippedGraphsRoundTripFieldByField) {
   fs::create_directories(tmp + "/a");
   fs::create_directories(tmp + "/b");
   schema::Registry reg;
-  reg.add_provider(nd4j::make_namespace_provider());
+  nd4j::add_to(reg);
   size_t equal = 0, valid = 0;
   for (const auto& f : files) {
     SCOPED_TRACE(f);

@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
     if (to.empty()) to = ends(out, ".fb") ? std::string(nd4j::kNamespace) : ends(out, ".onnx") ? "amanda/onnx/13" : "";
     to = io::full_namespace(to);
     auto reg = io::default_registry();
-    reg->add_provider(nd4j::make_namespace_provider());
+    nd4j::add_to(*reg);
     std::string from(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
     if (!to.empty() && to != from) {
       if (to.starts_with("amanda/nd4j")) nd4j::constants_to_initializers(doc.graph);

@@ -1,5 +1,6 @@
 // Ordered arguments <-> named attributes (nd4j.h), the op-number hash and the element types of
 // sd.graph.DType.
+#include <algorithm>
 #include <array>
 
 #include "amanda/ir/tensor.h"
@@ -33,12 +34,22 @@ std::string collect(const ir::Graph& g, ir::OpId op, const OpDesc* desc, ArgList
     Symbol k = g.symbols().find(args[i]->attr);
     if (k != SymbolTable::kNone) vals[i] = g.attr(op, k);
     if (vals[i]) {
-      if (!kind_ok(l, *vals[i]))
+      bool list_ok = vals[i]->is_list() && std::all_of(vals[i]->as_list().begin(), vals[i]->as_list().end(),
+                                                        [&](const ir::Value& x) { return kind_ok(l, x); });
+      if (!kind_ok(l, *vals[i]) && !list_ok)
         return std::string(list_name(l)) + " argument " + std::to_string(i) + " '" + args[i]->attr + "' is not of type " + args[i]->type;
       last = static_cast<int>(i);
     }
   }
   bool has_rest = rest && !rest->as_list().empty();
+  // A list value (an array argument) fills its index and the ones after it: it must be the last.
+  for (int i = 0; i < last; ++i)
+    if (vals[i] && vals[i]->is_list())
+      return std::string(list_name(l)) + " argument " + std::to_string(i) + " '" + args[i]->attr +
+             "' holds a list (an array argument), so no later argument of the list may be given";
+  if (has_rest && last >= 0 && vals[last]->is_list())
+    return std::string(list_name(l)) + " argument " + std::to_string(last) + " '" + args[last]->attr + "' holds a list, and " +
+           rest_attr(l) + " is given too";
   if (has_rest) last = static_cast<int>(args.size());
   for (int i = 0; i < last && i < static_cast<int>(args.size()); ++i)
     if (!vals[i])
@@ -48,7 +59,12 @@ std::string collect(const ir::Graph& g, ir::OpId op, const OpDesc* desc, ArgList
     for (const auto& v : rest->as_list())
       if (!kind_ok(l, v)) return "attribute '" + rest_attr(l) + "' holds a value that is not a " + std::string(list_name(l));
   if (out) {
-    for (int i = 0; i <= last && i < static_cast<int>(args.size()); ++i) out->push_back(*vals[i]);
+    for (int i = 0; i <= last && i < static_cast<int>(args.size()); ++i) {
+      if (vals[i]->is_list())
+        for (const auto& x : vals[i]->as_list()) out->push_back(x);
+      else
+        out->push_back(*vals[i]);
+    }
     if (has_rest)
       for (const auto& v : rest->as_list()) out->push_back(v);
   }

@@ -36,7 +36,7 @@ class Nd4jFramework final : public pipeline::Framework {
     if (path.ends_with(".fb")) return {std::string(kNamespace)};
     return {};
   }
-  void add_namespaces(schema::Registry& registry) const override { registry.add_provider(make_namespace_provider()); }
+  void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
 
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     if (is_nd4j(info.target_ns) && !is_nd4j(info.source_ns))

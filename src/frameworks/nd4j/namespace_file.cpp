@@ -32,19 +32,15 @@ std::optional<ArgList> list_of(std::string_view type) {
   return std::nullopt;
 }
 
-// The flatbuffers type system's name of an argument's type (a dtype is an element type's name).
-std::string fb_type(const ArgDesc& a) {
-  if (a.type == "int64") return "long";
-  if (a.type == "int32") return "int";
-  if (a.type == "dtype") return "string";
-  return a.type;
-}
+// An argument's type in nd4j's type system (type_system.cpp).
+std::string fb_type(const ArgDesc& a) { return a.type; }
 
 std::string_view rest_type(ArgList l) {
   switch (l) {
-    case ArgList::Int: return "[long]";
+    case ArgList::Int: return "[int64]";
     case ArgList::Float: return "[double]";
     case ArgList::Bool: return "[bool]";
+    case ArgList::DType: return "[dtype]";
     default: return "[string]";
   }
 }
@@ -63,7 +59,7 @@ schema::PortSchema port(const std::string& name, bool variadic) {
   p.min_arity = variadic ? 0 : 1;
   schema::AttrType n;
   n.form = schema::AttrType::Form::Constant;
-  n.type = "string";
+  n.type = "string";  // port names: a string constant
   n.value = ir::Value(name);
   p.attrs.push_back({"name", n});
   return p;
@@ -188,7 +184,8 @@ size_t Descriptors::argument_count() const {
 std::unique_ptr<schema::NamespaceSchema> Descriptors::schema(const schema::TypeSystems& types) const {
   auto ns = std::make_unique<schema::NamespaceSchema>();
   ns->name = name_;
-  ns->type_system = "flatbuffers";
+  ns->type_system = "nd4j";
+  if (!types.find("nd4j")) throw Error("the nd4j namespace needs the nd4j type system (nd4j::add_to(registry))");
   auto add = [&](const OpDesc& o, const std::string& type) {
     auto s = std::make_unique<schema::OpSchema>();
     s->type = type;

@@ -80,6 +80,10 @@ class Descriptors {
 };
 
 std::shared_ptr<schema::Provider> make_namespace_provider();
+// nd4j's type system ("nd4j": int64, double, bool, dtype, string and their lists; type_system.cpp).
+std::unique_ptr<schema::TypeSystem> make_type_system();
+// Adds the type system and the namespace provider to a registry.
+void add_to(schema::Registry& registry);
 
 // The ordered lists of an op, from its attributes (position = argument index, then rest_*).
 // Fails naming the op path and the argument when an argument is missing before a given one, or

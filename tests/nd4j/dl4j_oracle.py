@@ -1,0 +1,169 @@
+"""An interpreter of DL4J's mapping rules, written from DL4J's Kotlin rule classes
+(samediff-import-api, rule/attribute/*.kt), independently of the table importer: it applies a
+MapperDeclaration to one ONNX node and returns the ArgDescriptors DL4J's import would give the nd4j
+op. tests/nd4j/onnx_rules_test.py compares them with what Amanda's engine makes from the imported
+table. Raises Refused where DL4J's rule throws (an attribute it needs is missing).
+"""
+import onnx
+from onnx import helper, numpy_helper
+
+
+class Refused(Exception):
+    pass
+
+
+class NotImported(Exception):
+    """A rule function this interpreter (and the importer) does not have."""
+
+
+KIND = {"INT64": "int", "INT32": "int", "DOUBLE": "float", "FLOAT": "float", "BOOL": "bool",
+        "DATA_TYPE": "dtype", "STRING": "string"}
+
+
+class Descriptors:
+    def __init__(self, path):
+        self.ops, cur = {}, None
+        for line in open(path):
+            p = line.rstrip("\n").split("\t")
+            if p[0] == "op":
+                cur = self.ops[p[1]] = {"in": [], "out": [], "args": []}
+            elif p[0] in ("in", "out"):
+                cur[p[0]].append(p[2])
+            elif p[0] == "arg":
+                cur["args"].append((p[1], int(p[2]), p[3]))
+
+    def lookup(self, op, name, argtype):
+        """lookupIndexForArgDescriptor: exact name and type."""
+        want = {"INT64": "int64", "INT32": "int32", "DOUBLE": "double", "FLOAT": "float", "BOOL": "bool",
+                "DATA_TYPE": "dtype", "STRING": "string"}[argtype]
+        for t, i, n in self.ops[op]["args"]:
+            if n == name and t == want:
+                return i
+        return -1
+
+    def types_for(self, op, name):
+        """argDescriptorTypeForName: the types of the arguments of that name."""
+        m = {"int64": "INT64", "int32": "INT32", "double": "DOUBLE", "float": "FLOAT", "bool": "BOOL",
+             "dtype": "DATA_TYPE", "string": "STRING"}
+        return [m[t] for t, i, n in self.ops[op]["args"] if n == name]
+
+
+def attr_value(node, schema, name):
+    """irAttributeValueForNode: the node's attribute, else the op definition's default, else None."""
+    for a in node.attribute:
+        if a.name == name:
+            return helper.get_attribute_value(a), a.type
+    d = schema.attributes.get(name)
+    if d is not None and d.default_value.name:
+        return helper.get_attribute_value(d.default_value), d.default_value.type
+    return None, None
+
+
+A = onnx.AttributeProto
+
+
+def apply(m, node, consts, desc, pb):
+    """The ArgDescriptors of mapping m on node: a list of (name, ARGTYPE, index, value)."""
+    schema = onnx.defs.get_schema(node.op_type, 13)
+    out = []
+    op = m.opName
+    AT = pb.ArgDescriptor.ArgType
+
+    def literal(ad):
+        t = AT.Name(ad.argType)
+        v = {"INT64": ad.int64Value, "INT32": ad.int32Value, "DOUBLE": ad.doubleValue, "FLOAT": ad.floatValue,
+             "BOOL": ad.boolValue, "STRING": ad.stringValue}[t]
+        return (ad.name, t, ad.argIndex, v)
+
+    for r in m.rule:
+        fn = r.functionName
+        io = dict(r.inputToOutput)
+        targs = {}
+        for t in r.transformerArgs:
+            targs.setdefault(t.key, list(t.transformerArgs))
+        if fn == "ndarraymapping":
+            continue
+        if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "ndarraytointattributevalue",
+                      "valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
+                      "listattributevaluelookuptoindex", "listnumbertolistnumber"):
+            raise NotImported("DL4J rule function %s" % fn)
+        if fn == "argdescriptorconstant":
+            out += [literal(a) for a in targs.get("value", [])]
+            continue
+        for k, v in io.items():
+            if fn in ("ndarrayinputtonumericalattribute", "ndarraytointattributevalue"):
+                if v not in consts:
+                    raise Refused("%s: input %s is not a constant" % (fn, v))
+                arr = consts[v].reshape(-1)
+                if fn == "ndarraytointattributevalue":
+                    base = desc.lookup(op, k, "INT64")
+                    out += [(k, "INT64", base + i, int(x)) for i, x in enumerate(arr)]
+                else:
+                    for t, i, n in desc.ops[op]["args"]:
+                        if n == k and t in ("int64", "double"):
+                            val = float(arr[0]) if arr.size else 0.0
+                            out.append((k, "INT64" if t == "int64" else "DOUBLE", i, int(val) if t == "int64" else val))
+                continue
+            val, typ = attr_value(node, schema, v)
+            if fn == "valuemapping":
+                kind = {A.INT: "INT64", A.FLOAT: "DOUBLE", A.STRING: "STRING"}.get(typ)
+                if kind is None:
+                    raise Refused("valuemapping: attribute %s missing or of type %s" % (v, typ))
+                if isinstance(val, bytes):
+                    val = val.decode()
+                out.append((k, kind, desc.lookup(op, k, kind), val))
+            elif fn == "invertbooleannumber":
+                if typ not in (A.INT, A.FLOAT):
+                    raise Refused("invertbooleannumber: attribute %s missing" % v)
+                out.append((k, "BOOL", desc.lookup(op, k, "BOOL"), val > 0))
+            elif fn in ("stringequals", "stringcontains"):
+                if typ != A.STRING:
+                    raise Refused("%s: attribute %s missing" % (fn, v))
+                test = val.decode() if isinstance(val, bytes) else val
+                comp = targs[k][0].stringValue
+                hit = test == comp if fn == "stringequals" else (len(test) > 0 and test in comp)
+                for t in desc.types_for(op, k):
+                    if t == "BOOL":
+                        out.append((v if fn == "stringequals" else k, t, desc.lookup(op, k, t), hit))
+                    elif t in ("INT64", "INT32"):
+                        out.append((v if fn == "stringequals" else k, t, desc.lookup(op, k, t), 1 if hit else 0))
+            elif fn == "stringtoindex":
+                if typ != A.STRING:
+                    raise Refused("stringtoindex: attribute %s missing" % v)
+                test = val.decode() if isinstance(val, bytes) else val
+                values = [a.stringValue for a in targs[k]]
+                out.append((k, "INT64", desc.lookup(op, k, "INT64"), values.index(test) if test in values else -1))
+            elif fn == "listattributevaluelookuptoindex":
+                index = targs[k][0].int64Value
+                if typ in (A.INTS, A.FLOATS) and len(val) > 0:
+                    kind = "INT64" if typ == A.INTS else "DOUBLE"
+                    x = val[min(index, len(val) - 1)]
+                    out.append((k, kind, desc.lookup(op, k, kind), int(x) if kind == "INT64" else float(x)))
+                elif len(targs[k]) > 1:
+                    out.append(literal(targs[k][1]))
+                else:
+                    raise Refused("listattributevaluelookuptoindex: %s missing and no default" % v)
+            elif fn == "listnumbertolistnumber":
+                if typ in (A.INTS, A.FLOATS):
+                    kind = "INT64" if typ == A.INTS else "DOUBLE"
+                    base = desc.lookup(op, k, kind)
+                    out += [(k + (str(i) if i else ""), kind, base + i, int(x) if kind == "INT64" else float(x))
+                            for i, x in enumerate(val)]
+            else:
+                raise NotImported("DL4J rule function %s" % fn)
+    return out
+
+
+def ordered_lists(args):
+    """What libnd4j receives: per list, the values in index order (an index given twice is an error)."""
+    lists = {}
+    for name, t, i, v in args:
+        if i < 0:
+            continue
+        lst = lists.setdefault(KIND[t], {})
+        if i in lst and lst[i][1] != v:
+            raise Refused("index %d of the %s arguments given twice (%s and %s)" % (i, KIND[t], lst[i][0], name))
+        lst[i] = (name, v)
+    # DL4J sorts each list by index and passes the values in that order (listnumbertolistnumber
+    # numbers from descriptorsSoFar().size, so its indices may start past 0).
+    return {k: [d[i] for i in sorted(d)] for k, d in lists.items()}
