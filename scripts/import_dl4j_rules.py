@@ -217,6 +217,21 @@ def convert(m, pb, descs, onnx_defs):
                         raise Unsupported("listnumbertolistnumber of a %s attribute" % at)
                     kind = "INT64" if at == "INTS" else "DOUBLE"
                     put(LIST[kind], ("list", lookup_index(desc, k, kind)), "{%s}" % ref, "list " + k)
+        elif fn == "mapstringtoindex":
+            # a list of strings' element at transformerArgs["index"], mapped through the named
+            # ArgDescriptors of key k (name -> int64Value); DL4J throws when the name is not there
+            at_index = targs["index"][0].int64Value
+            for k, v in io.items():
+                if onnx_attr_type(schema, v) != "STRINGS":
+                    raise Unsupported("mapstringtoindex of attribute '%s', not a list of strings" % v)
+                attrs_read.add(v)
+                ref = "a_" + v
+                table = [(a.name, a.int64Value) for a in targs[k]]
+                pairs = ", ".join("%s, %d" % (lit(n).expr(), x) for n, x in table)
+                when.append("has(%s) and len(%s) > %d and find([%s], at(%s, %d)) >= 0" % (
+                    ref, ref, at_index, ", ".join(lit(n).expr() for n, _ in table), ref, at_index))
+                put("int", lookup_index(desc, k, "INT64"), "{value_map(at(%s, %d), %s)}" % (ref, at_index, pairs),
+                    "mapstringtoindex " + k)
         elif fn in ("ndarrayinputtonumericalattribute", "ndarraytointattributevalue"):
             for k, v in io.items():
                 cref = "c_" + v

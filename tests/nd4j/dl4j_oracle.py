@@ -83,6 +83,20 @@ def apply(m, node, consts, desc, pb):
             targs.setdefault(t.key, list(t.transformerArgs))
         if fn == "ndarraymapping":
             continue
+        if fn == "mapstringtoindex":
+            at_index = targs["index"][0].int64Value
+            for k, v in io.items():
+                if k == "index":
+                    continue
+                val, typ = attr_value(node, schema, v)
+                if typ != A.STRINGS or len(val) <= at_index:
+                    raise Refused("mapstringtoindex: attribute %s missing" % v)
+                name = val[at_index].decode() if isinstance(val[at_index], bytes) else val[at_index]
+                hits = [a.int64Value for a in targs[k] if a.name == name]
+                if not hits:
+                    raise Refused("mapstringtoindex: %s is not one of DL4J's names" % name)
+                out.append((k, "INT64", desc.lookup(op, k, "INT64"), hits[0]))
+            continue
         if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "ndarraytointattributevalue",
                       "valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
                       "listattributevaluelookuptoindex", "listnumbertolistnumber"):

@@ -91,6 +91,8 @@ def attr_value(name, a, rank):
         return base
     if t == A.FLOATS:
         return [0.5, 1.5]
+    if t == A.STRINGS:
+        return ["Sigmoid", "Tanh", "Tanh"] if name == "activations" else ["x"]
     return None
 
 
