@@ -3,7 +3,9 @@
 as an Amanda mapping table: one rule per MapperDeclaration, each DL4J rule function written with the
 expression language's functions (docs/nd4j.md, "DL4J's rule functions as expressions").
 
-Usage: /usr/bin/python3 scripts/import_dl4j_rules.py ../shared/nd4j/onnx-mapping-ruleset.pbtxt [OUT]
+Usage: /usr/bin/python3 scripts/import_dl4j_rules.py ../shared/nd4j/onnx-mapping-ruleset.pbtxt [OUT [REVERSE_OUT]]
+
+Also writes the reverse table (nd4j -> ONNX) from the declarations whose rule functions invert.
 
 ONNX attribute types and defaults come from Debian's python3-onnx (opset 13 schemas: the table's
 source namespace); the nd4j side from namespaces/nd4j/1.0.nd4jops. tests/nd4j/onnx_rules_test.py
@@ -356,6 +358,117 @@ def convert(m, pb, descs, onnx_defs):
     return rules, notes
 
 
+INVERTIBLE = {"ndarraymapping", "argdescriptorconstant", "valuemapping", "invertbooleannumber"}
+
+
+def reverse(m, pb, descs):
+    """The nd4j -> ONNX rule of one declaration, run backwards: ports swapped, a constant argument
+    checked (absent, or the constant), valuemapping's argument copied back, invertbooleannumber's
+    boolean back to 0/1. Every other argument of the nd4j op must be absent (it would be lost)."""
+    import onnx
+    desc = descs.get(m.opName)
+    schema = onnx.defs.get_schema(m.inputFrameworkOpName, OPSET)
+    fns = {r.functionName for r in m.rule}
+    if not fns <= INVERTIBLE:
+        raise Unsupported("DL4J's %s has no inverse" % ", ".join(sorted(fns - INVERTIBLE)))
+    inputs_map, attrs_dst, consts, used, when = {}, {}, {}, set(), []
+    for r in m.rule:
+        io = dict(sorted(r.inputToOutput.items()))
+        targs = {}
+        for t in r.transformerArgs:
+            targs.setdefault(t.key, list(t.transformerArgs))
+        if r.functionName == "ndarraymapping":
+            inputs_map.update(io)
+        elif r.functionName == "argdescriptorconstant":
+            for ad in targs.get("value", []):
+                t = pb.ArgDescriptor.ArgType.Name(ad.argType)
+                a = slot_attr(desc, LIST[t], ad.argIndex)
+                if a is None:
+                    raise Unsupported("constant %s at %s index %d is past the descriptor" % (ad.name, LIST[t], ad.argIndex))
+                consts[a] = lit(literal_of(ad, pb)).expr()
+        else:
+            for k, v in io.items():
+                at = onnx_attr_type(schema, v)
+                kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING"}.get(at)
+                if r.functionName == "invertbooleannumber":
+                    kind = "BOOL"
+                idx = lookup_index(desc, k, kind) if kind else -1
+                a = slot_attr(desc, LIST[kind], idx) if idx >= 0 else None
+                if a is None:
+                    raise Unsupported("%s %s: no argument to read back" % (r.functionName, k))
+                used.add(a)
+                attrs_dst[v] = "{if(%s, 1, 0)}" % ("r_" + a) if r.functionName == "invertbooleannumber" else "{%s}" % ("r_" + a)
+    src_attrs = {}
+    for a in sorted(set(consts) | used):
+        src_attrs[a] = {"ref": "r_" + a}
+    for a, e in sorted(consts.items()):
+        when.append("(not has(r_%s) or r_%s == %s)" % (a, a, e))
+    for x in desc["args"]:
+        if x["attr"] not in consts and x["attr"] not in used:
+            src_attrs[x["attr"]] = {"ref": "r_" + x["attr"]}
+            when.append("not has(r_%s)" % x["attr"])
+    for l in ("int", "float", "bool", "dtype", "string"):
+        src_attrs["rest_" + l] = {"ref": "r_rest_" + l}
+        when.append("not has(r_rest_%s)" % l)
+    onnx_inputs = [p.name for p in schema.inputs]
+    if any(onnx.defs.get_schema(m.inputFrameworkOpName, OPSET).inputs[onnx_inputs.index(v)].option ==
+           onnx.defs.OpSchema.FormalParameterOption.Variadic for v in inputs_map.values()):
+        raise Unsupported("a variadic ONNX input")
+    src_in, dst_in = [], []
+    for pos, k in enumerate(n for n in desc["in"] if n in inputs_map):
+        v = inputs_map[k]
+        opt = schema.inputs[onnx_inputs.index(v)].option == onnx.defs.OpSchema.FormalParameterOption.Optional
+        src_in.append(dict({"name": desc["in"][pos], "ref": "i_" + k}, **({"optional": True} if opt else {})))
+    for v in onnx_inputs:
+        ks = [k for k, x in inputs_map.items() if x == v]
+        if ks:
+            dst_in.append({"name": v, "ref": "i_" + ks[0]})
+    src_out = [{"name": desc["out"][i] if i < len(desc["out"]) else "more.%d" % (i - len(desc["out"])), "ref": "o%d" % i}
+               for i, p in enumerate(schema.outputs) if p.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
+    dst_out = [{"name": p.name, "ref": "o%d" % i} for i, p in enumerate(schema.outputs)
+               if p.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
+    rule = {"rule_name": "dl4j_%s_%s_reverse" % (m.inputFrameworkOpName, m.opName),
+            "src": {"type": m.opName, "attrs": src_attrs, "input_ports": src_in, "output_ports": src_out},
+            "dst": {"type": m.inputFrameworkOpName, "input_ports": dst_in, "output_ports": dst_out}}
+    if attrs_dst:
+        rule["dst"]["attrs"] = attrs_dst
+    if when:
+        rule["when"] = " and ".join(when)
+    return rule
+
+
+def write_reverse(s, pb, descs, out):
+    lines = [
+        "# nd4j -> ONNX opset 13: DL4J's ONNX rule set run backwards (scripts/import_dl4j_rules.py; do not edit).",
+        "# A declaration inverts when its rule functions do (ndarraymapping, argdescriptorconstant, valuemapping,",
+        "# invertbooleannumber); each other one is listed with the reason, and nd4j_1.0_onnx_13_hand.yaml has",
+        "# the hand rules (docs/nd4j.md, \"What inverts\").",
+        "table:",
+        "  src: amanda/nd4j/1.0",
+        "  dst: amanda/onnx/13",
+        "  carry_attrs: false",
+        "  rules:",
+    ]
+    seen = set()
+    n_ok = 0
+    for m in s.mappings:
+        if m.opName == "noop":
+            continue
+        try:
+            rule = reverse(m, pb, descs)
+            if m.opName in seen:
+                lines.append("    # %s: nd4j op %s is already mapped back by an earlier declaration" % (rule["rule_name"], m.opName))
+                continue
+            seen.add(m.opName)
+            lines.append("    - " + json.dumps(rule))
+            n_ok += 1
+        except Unsupported as e:
+            lines.append("    # dl4j_%s_%s: does not invert: %s" % (m.inputFrameworkOpName, m.opName, e))
+    with open(out, "w") as f:
+        f.write("\n".join(lines) + "\n")
+    print("%d reverse rules" % n_ok, file=sys.stderr)
+
+
 def main():
     src = sys.argv[1]
     out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tables/nd4j/onnx_13_nd4j_1.0.yaml")
@@ -394,6 +507,8 @@ def main():
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("%d rules, %d unsupported" % (n_ok, n_unsup), file=sys.stderr)
+    rev = sys.argv[3] if len(sys.argv) > 3 else os.path.join(ROOT, "tables/nd4j/nd4j_1.0_onnx_13.yaml")
+    write_reverse(s, pb, descs, rev)
 
 
 if __name__ == "__main__":

@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
     std::string from(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
     if (!to.empty() && to != from) {
       if (to.starts_with("amanda/nd4j")) nd4j::constants_to_initializers(doc.graph);
+      if (from.starts_with("amanda/nd4j")) nd4j::drop_unused_noops(doc.graph);
       io::prepare_for_conversion(doc.graph, to);
       mapping::TableSet tables;
       io::add_default_tables(tables);
@@ -47,6 +48,7 @@ int main(int argc, char** argv) {
         return 1;
       }
       io::finish_conversion(doc.graph, from);
+      if (from.starts_with("amanda/nd4j") && to.starts_with("amanda/onnx/")) nd4j::finish_onnx(doc.graph);
     }
     if (to.starts_with("amanda/nd4j") || from.starts_with("amanda/nd4j")) {
       if (nd4j::check_ordered_args(doc.graph, diags)) {

@@ -1,6 +1,9 @@
 // What a conversion into nd4j needs that no table can say: SameDiff has no constant op, its
 // constants are variables (CONSTANT), which the IR holds as graph inputs with an initializer, as
-// ONNX does. So constant ops of the root graph become such inputs before the tables run.
+// ONNX does. So constant ops of the root graph become such inputs before the tables run. And going
+// out of nd4j, a noop whose output nothing reads is dropped: libnd4j's noop only orders execution
+// (TensorFlow's control-flow imports make them), and other formats need no such op.
+#include "amanda/frameworks/onnx/infer.h"
 #include "amanda/ir/conventions.h"
 #include "frameworks/nd4j/nd4j.h"
 
@@ -27,6 +30,31 @@ size_t constants_to_initializers(ir::Graph& g) {
     ++n;
   }
   return n;
+}
+
+size_t drop_unused_noops(ir::Graph& g) {
+  // A FlatGraph has no name; formats that need one (ONNX's graph name) get this one.
+  if (g.name(g.root()) == 0) g.set_name(g.root(), g.sym("samediff"));
+  size_t n = 0;
+  for (ir::OpId op : g.children(g.root())) {
+    if (g.type_str(op) != "noop") continue;
+    bool used = false;
+    for (ir::PortId p : g.outputs(op)) used |= g.out_degree(p) > 0;
+    if (used) continue;
+    g.erase_op(op);
+    ++n;
+  }
+  return n;
+}
+
+void finish_onnx(ir::Graph& g) {
+  // The ops the tables made have no types: ONNX's inference gives every value (graph outputs
+  // included) its type, which the ONNX writer declares.
+  for (ir::PortId p : g.inputs(g.root()))
+    if (g.port_type(p)) ir::write_type_attrs(g, p, g.port_type(p));
+  onnx_frontend::InferOptions o;
+  o.write_attrs = true;
+  onnx_frontend::infer_types(g, o);
 }
 
 }  // namespace amanda::nd4j

@@ -165,7 +165,6 @@ class Reader {
     }
     if (n->input()) m.push_back({"input", ints(n->input())});
     if (n->output()) m.push_back({"output", ints(n->output())});
-    if (n->dimensions()) m.push_back({"dimensions", ints(n->dimensions())});
     if (flatbuffers::IsFieldPresent(n, N::VT_DEVICE)) m.push_back({"device", Value(static_cast<int64_t>(n->device()))});
     if (flatbuffers::IsFieldPresent(n, N::VT_SCOPE_ID)) m.push_back({"scope_id", Value(static_cast<int64_t>(n->scope_id()))});
     if (n->scope_name()) m.push_back({"scope_name", Value(std::string(n->scope_name()->string_view()))});
@@ -175,6 +174,8 @@ class Reader {
     if (n->varControlDeps()) m.push_back({"varControlDeps", strings(n->varControlDeps())});
     if (n->controlDepFor()) m.push_back({"controlDepFor", strings(n->controlDepFor())});
     g_.set_attr(op, g_.sym(kNodeRecord), Value(std::move(m)));
+    // The legacy ops' axis list, apart from the record so that rules can read it.
+    if (n->dimensions()) g_.set_attr(op, g_.sym(kDimensions), ints(n->dimensions()));
     if (n->outputNames())
       for (flatbuffers::uoffset_t k = 0; k < n->outputNames()->size(); ++k)
         g_.set_attr(output(op, k, where), g_.sym("@value"), Value(std::string(n->outputNames()->Get(k)->string_view())));
@@ -302,9 +303,11 @@ class Reader {
     if (!derived) {
       for (auto p : *fg->outputs()) outs.push_back(source(p->first(), p->second(), "graph output"));
     } else {
+      // (noop's output carries nothing: libnd4j's noop only orders execution.)
       for (OpId op : g_.children(root))
-        for (PortId p : g_.outputs(op))
-          if (g_.out_degree(p) == 0) outs.push_back(p);
+        if (g_.type_str(op) != "noop")
+          for (PortId p : g_.outputs(op))
+            if (g_.out_degree(p) == 0) outs.push_back(p);
     }
     std::map<std::string, int> taken;
     for (PortId src : outs) {

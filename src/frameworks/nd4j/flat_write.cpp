@@ -302,7 +302,8 @@ class Writer {
       for (const auto& x : L[int(ArgList::Bool)]) v.push_back(x.as_bool());
       bools = fbb_.CreateVector(v);
     }
-    Offset<flatbuffers::Vector<int32_t>> dims = field(rec, "dimensions") ? ints<int32_t>(*field(rec, "dimensions")) : Offset<flatbuffers::Vector<int32_t>>();
+    const Value* dv = attr(op, kDimensions);
+    Offset<flatbuffers::Vector<int32_t>> dims = dv ? ints<int32_t>(*dv) : Offset<flatbuffers::Vector<int32_t>>();
     Offset<flatbuffers::String> scope = field(rec, "scope_name") ? fbb_.CreateString(field(rec, "scope_name")->as_string()) : Offset<flatbuffers::String>();
     Offset<StrVec> out_names;
     if (present("outputNames", true)) {

@@ -43,6 +43,12 @@ class Nd4jFramework final : public pipeline::Framework {
       passes.add({"nd4j.constants", pipeline::Stage::Boundary,
                   "constant ops become CONSTANT variables (graph inputs with an initializer): SameDiff has no constant op",
                   [](pipeline::PassContext& ctx) { constants_to_initializers(ctx.doc.graph); }});
+    if (is_nd4j(info.source_ns) && !is_nd4j(info.target_ns))
+      passes.add({"nd4j.drop-noops", pipeline::Stage::Boundary, "noops nothing reads are dropped (they only order execution)",
+                  [](pipeline::PassContext& ctx) { drop_unused_noops(ctx.doc.graph); }});
+    if (is_nd4j(info.source_ns) && info.target_ns.starts_with("amanda/onnx/"))
+      passes.add({"nd4j.onnx-types", pipeline::Stage::Finish, "the converted graph's values typed by ONNX's inference",
+                  [](pipeline::PassContext& ctx) { finish_onnx(ctx.doc.graph); }});
     if (is_nd4j(info.target_ns) || is_nd4j(info.source_ns))
       passes.add({"nd4j.ordered-arguments", pipeline::Stage::Validate,
                   "every nd4j op's ordered arguments are complete (no argument missing before a given one)",

@@ -113,6 +113,10 @@ std::string write_flatgraph(const text::Document& doc);
 // Root constant ops (ir::is_constant_output) become graph inputs with an initializer: SameDiff's
 // constants are variables. Returns how many.
 size_t constants_to_initializers(ir::Graph& g);
+// Drops root noops whose outputs nothing reads (before converting out of nd4j). Returns how many.
+size_t drop_unused_noops(ir::Graph& g);
+// After converting an nd4j graph to ONNX: every value typed by ONNX's inference (graph outputs need types).
+void finish_onnx(ir::Graph& g);
 
 std::unique_ptr<pipeline::Framework> make_framework();
 
