@@ -21,7 +21,7 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.join(HERE, "..")
 OPSET = 13
-MAX_VARIADIC = 16  # rules written for 1..16 inputs of a variadic ONNX input
+MAX_VARIADIC = 64  # rules written for 1..64 inputs of a variadic ONNX input (densenet121 concatenates 49)
 LIST = {"INT64": "int", "INT32": "int", "DOUBLE": "float", "FLOAT": "float", "BOOL": "bool",
         "DATA_TYPE": "dtype", "STRING": "string"}
 
@@ -447,6 +447,7 @@ def write_reverse(s, pb, descs, out):
         "  src: amanda/nd4j/1.0",
         "  dst: amanda/onnx/13",
         "  carry_attrs: false",
+        "  constant: {src: {type: constant, attr: value, port: outputs}, dst: {type: Constant, attr: value, port: output}}",
         "  rules:",
     ]
     seen = set()
@@ -487,6 +488,7 @@ def main():
         "  src: amanda/onnx/13",
         "  dst: amanda/nd4j/1.0",
         "  carry_attrs: false",
+        "  constant: {src: {type: Constant, attr: value, port: output}, dst: {type: constant, attr: value, port: outputs}}",
         "  rules:",
     ]
     n_ok = n_unsup = 0

@@ -19,11 +19,12 @@ int main(int argc, char** argv) {
     std::cerr << "usage: nd4j_convert IN OUT [--to NS] [--report]\n";
     return 2;
   }
-  std::string in = argv[1], out = argv[2], to;
+  std::string in = argv[1], out = argv[2], to, explain;
   bool report = false;
   for (int i = 3; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--to") && i + 1 < argc) to = argv[++i];
     else if (!std::strcmp(argv[i], "--report")) report = true;
+    else if (!std::strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
   }
   try {
     Diagnostics diags;
@@ -41,7 +42,11 @@ int main(int argc, char** argv) {
       mapping::TableSet tables;
       io::add_default_tables(tables);
       mapping::ConvertOptions o = io::default_convert_options();
+      o.explain = explain;
+      nd4j::TypeMemo memo = nd4j::remember_types(doc.graph);
       mapping::Report r = mapping::convert(doc.graph, to, tables, *reg, o);
+      if (to.starts_with("amanda/nd4j")) nd4j::restore_types(doc.graph, memo);
+      for (const auto& line : r.explain) std::cerr << line << "\n";
       if (report) std::cout << r.json() << "\n";
       if (!r.ok()) {
         std::cerr << r.text();

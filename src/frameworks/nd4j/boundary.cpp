@@ -24,7 +24,10 @@ size_t constants_to_initializers(ir::Graph& g) {
     g.set_attr(in, g.sym("initializer"), *t);
     g.set_attr(in, g.sym("@value"), ir::Value(name));
     g.set_port_role(in, ir::PortRole::Initializer);
-    g.set_port_type(in, g.port_type(out));
+    // Typed from the tensor itself: inference has not run yet, and ONNX's needs the inputs' types.
+    std::vector<ir::Dim> dims;
+    for (int64_t d : t->as_tensor().shape) dims.push_back(ir::Dim::known(d));
+    g.set_port_type(in, g.types().tensor(t->as_tensor().dtype, dims));
     g.replace_all_uses(out, in);
     g.erase_op(op);
     ++n;
@@ -44,6 +47,35 @@ size_t drop_unused_noops(ir::Graph& g) {
     g.erase_op(op);
     ++n;
   }
+  return n;
+}
+
+TypeMemo remember_types(const ir::Graph& g) {
+  TypeMemo m;
+  Symbol key = g.symbols().find("@value");
+  if (key == SymbolTable::kNone) return m;
+  g.for_each_op([&](ir::OpId op) {
+    for (ir::PortId p : g.outputs(op))
+      if (const ir::Value* v = g.attr(p, key); v && v->is_string() && g.port_type(p)) m.by_value[v->as_string()] = g.port_type(p);
+  });
+  return m;
+}
+
+size_t restore_types(ir::Graph& g, const TypeMemo& m) {
+  size_t n = 0;
+  Symbol key = g.symbols().find("@value");
+  if (key == SymbolTable::kNone) return 0;
+  g.for_each_op([&](ir::OpId op) {
+    for (ir::PortId p : g.outputs(op)) {
+      if (g.port_type(p)) continue;
+      const ir::Value* v = g.attr(p, key);
+      if (!v || !v->is_string()) continue;
+      if (auto it = m.by_value.find(v->as_string()); it != m.by_value.end()) {
+        g.set_port_type(p, it->second);
+        ++n;
+      }
+    }
+  });
   return n;
 }
 

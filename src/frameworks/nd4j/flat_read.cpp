@@ -227,6 +227,7 @@ class Reader {
     if (v->variabletype() == fb::VarType_ARRAY && v->id() && it != node_by_id_.end() && second >= 0) {
       p = output(it->second, static_cast<uint32_t>(second), where);
       if (g_.attr(p, g_.sym(kVarRecord))) fail(where + ": a second variable for output " + std::to_string(second) + " of node id " + std::to_string(first));
+      set_type(p, v);
       if (v->ndarray()) m.push_back({"ndarray", array_to_value(v->ndarray(), owner_, where)});
     } else {
       p = g_.add_input(g_.root(), g_.sym(name));
@@ -255,7 +256,7 @@ class Reader {
   void set_type(PortId p, const fb::FlatVariable* v) {
     auto name = dtype_from_sd(v->dtype());
     auto dt = name ? ir::dtype_from_name(*name) : std::nullopt;
-    if (!dt) return;
+    if (!dt || !flatbuffers::IsFieldPresent(v, fb::FlatVariable::VT_DTYPE)) return;
     if (!v->shape()) {
       if (const ir::Value* t = g_.attr(p, g_.sym("initializer")); t && t->is_tensor()) {
         std::vector<ir::Dim> dims;

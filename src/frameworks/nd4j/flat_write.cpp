@@ -36,7 +36,7 @@ class Writer {
       throw Error("the graph is in namespace '" + std::string(g_.str(g_.graph_namespace(root))) + "'; a .fb file holds " +
                   std::string(kNamespace) + " (convert it with --to nd4j)");
     const Value* gr = attr(root, kGraphRecord);
-    ops_ = g_.children(root);
+    for (OpId op : g_.children(root)) (g_.type_str(op) == kConstantOp ? constants_ : ops_).push_back(op);
     assign_ids();
 
     std::vector<Offset<fb::FlatVariable>> vars;
@@ -161,6 +161,7 @@ class Writer {
       const Value* id = field(attr(op, kNodeRecord), "id");
       node_id_[op.value] = id ? static_cast<int>(id->as_int()) : next++;
     }
+    for (OpId op : constants_) node_id_[op.value] = next++;
     for (PortId p : g_.inputs(g_.root())) {
       const Value* id = field(attr(p, kVarRecord), "id");
       input_id_[p.value] = id && id->is_list() && id->as_list().size() == 2
@@ -185,7 +186,7 @@ class Writer {
     OpId op = g_.port_op(p);
     if (op == g_.root()) return std::string(g_.port_name_str(p));
     std::string n(g_.name_str(op));
-    return g_.port_index(p) ? n + ":" + std::to_string(g_.port_index(p)) : n;
+    return g_.port_index(p) ? n + ":" + std::to_string(g_.port_index(p)) : n;  // SameDiff's own spelling
   }
 
   // (port, is a graph input) in FlatGraph.variables order: recorded positions first.
@@ -197,6 +198,7 @@ class Writer {
       v.emplace_back(idx ? idx->as_int() : INT64_MAX, seq++, p, in);
     };
     for (PortId p : g_.inputs(g_.root())) add(p, true);
+    for (OpId op : constants_) add(g_.output(op, 0), true);
     for (OpId op : ops_) {
       bool fresh = !attr(op, kNodeRecord);
       for (PortId p : g_.outputs(op))
@@ -215,9 +217,17 @@ class Writer {
     Offset<fb::IntPair> idp = field(rec, "no_id") ? Offset<fb::IntPair>() : fb::CreateIntPair(fbb_, id.first, id.second);
     Offset<flatbuffers::String> name = field(rec, "no_name") ? Offset<flatbuffers::String>() : fbb_.CreateString(var_name(p));
     Offset<flatbuffers::Vector<int64_t>> shape;
-    if (const Value* s = field(rec, "shape")) shape = ints<int64_t>(*s);
+    if (const Value* s = field(rec, "shape")) {
+      shape = ints<int64_t>(*s);
+    } else if (!rec && g_.port_type(p) && g_.port_type_data(p).kind == ir::TypeKind::Tensor && g_.port_type_data(p).ranked) {
+      std::vector<int64_t> dims;  // SameDiff's shape: -1 for a dimension not known
+      for (ir::Dim d : g_.port_type_data(p).dims) dims.push_back(d.is_known() ? d.value() : -1);
+      shape = fbb_.CreateVector(dims);
+    }
     Offset<fb::FlatArray> nd;
-    const Value* init = input ? attr(p, "initializer") : nullptr;
+    bool constant_op = g_.port_op(p) != g_.root() && g_.type_str(g_.port_op(p)) == kConstantOp;
+    const Value* init = constant_op ? attr(g_.port_op(p), "value") : input ? attr(p, "initializer") : nullptr;
+    if (constant_op && !(init && init->is_tensor())) throw Error(g_.path(g_.port_op(p)) + ": a constant without a tensor `value`");
     if (init && init->is_tensor()) {
       Value::Map m;
       m.push_back({"tensor", *init});
@@ -234,7 +244,9 @@ class Writer {
     b.add_id(idp);
     b.add_name(name);
     if (const Value* d = field(rec, "dtype")) b.add_dtype(static_cast<fb::DType>(dtype_code(*d, where)));
-    else if (!rec) {
+    else if (!rec && init && init->is_tensor()) {
+      if (auto c = dtype_to_sd(ir::dtype_name(init->as_tensor().dtype))) b.add_dtype(static_cast<fb::DType>(*c));
+    } else if (!rec) {
       const ir::TypeData& t = g_.port_type_data(p);
       if (g_.port_type(p) && t.elem != ir::DType::Undefined)
         if (auto c = dtype_to_sd(ir::dtype_name(t.elem))) b.add_dtype(static_cast<fb::DType>(*c));
@@ -383,6 +395,7 @@ class Writer {
   const ir::Graph& g_;
   flatbuffers::FlatBufferBuilder fbb_{4096};
   std::vector<OpId> ops_;
+  std::vector<OpId> constants_;  // `constant` ops: written as CONSTANT variables
   std::map<uint32_t, int> node_id_;
   std::map<uint32_t, std::pair<int, int>> input_id_;
 };

@@ -37,12 +37,20 @@ class Nd4jFramework final : public pipeline::Framework {
     return {};
   }
   void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
+  void register_conventions(ir::Conventions& c) const override { nd4j::register_conventions(c); }
 
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
-    if (is_nd4j(info.target_ns) && !is_nd4j(info.source_ns))
+    if (is_nd4j(info.target_ns) && !is_nd4j(info.source_ns)) {
       passes.add({"nd4j.constants", pipeline::Stage::Boundary,
                   "constant ops become CONSTANT variables (graph inputs with an initializer): SameDiff has no constant op",
                   [](pipeline::PassContext& ctx) { constants_to_initializers(ctx.doc.graph); }});
+      // The types the source framework inferred, given back to the nd4j ports that keep their value's name.
+      auto memo = std::make_shared<TypeMemo>();
+      passes.add({"nd4j.remember-types", pipeline::Stage::Convert, "the value types before the tables run",
+                  [memo](pipeline::PassContext& ctx) { *memo = remember_types(ctx.doc.graph); }});
+      passes.add({"nd4j.restore-types", pipeline::Stage::Finish, "the value types given back to the nd4j values of the same name",
+                  [memo](pipeline::PassContext& ctx) { restore_types(ctx.doc.graph, *memo); }});
+    }
     if (is_nd4j(info.source_ns) && !is_nd4j(info.target_ns))
       passes.add({"nd4j.drop-noops", pipeline::Stage::Boundary, "noops nothing reads are dropped (they only order execution)",
                   [](pipeline::PassContext& ctx) { drop_unused_noops(ctx.doc.graph); }});

@@ -203,6 +203,16 @@ std::unique_ptr<schema::NamespaceSchema> Descriptors::schema(const schema::TypeS
     add(*o, o->name);
     for (const auto& a : o->aliases) add(*o, a);
   }
+  if (!ns->find(kConstantOp)) {  // Amanda's spelling of a CONSTANT variable (nd4j.h)
+    auto c = std::make_unique<schema::OpSchema>();
+    c->type = std::string(kConstantOp);
+    c->declared_in = name_;
+    schema::AttrType t;
+    t.type = "tensor";
+    c->attrs.push_back({"value", t});
+    c->outputs.push_back(port("outputs", false));
+    ns->add(std::move(c));
+  }
   schema::compile_types(*ns, types);
   return ns;
 }

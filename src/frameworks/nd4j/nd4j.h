@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -26,10 +27,18 @@
 namespace amanda::pipeline {
 class Framework;
 }
+namespace amanda::ir {
+class Conventions;
+}
 
 namespace amanda::nd4j {
 
 inline constexpr std::string_view kNamespace = "amanda/nd4j/1.0";
+// SameDiff has no constant op: its constants are CONSTANT variables. Tables that must make a
+// constant (an attribute turned into an input) make this op (attribute `value`, output `outputs`);
+// the .fb writer writes it as a CONSTANT variable, and the reader gives such variables back as
+// graph inputs with an initializer (docs/nd4j.md).
+inline constexpr std::string_view kConstantOp = "constant";
 
 // The five ordered lists of a SameDiff node (FlatNode's extraInteger, extraParams, extraBools,
 // extraTypes, extraStrings). INT32 and INT64 arguments share the integer list, FLOAT and DOUBLE
@@ -84,6 +93,8 @@ std::shared_ptr<schema::Provider> make_namespace_provider();
 std::unique_ptr<schema::TypeSystem> make_type_system();
 // Adds the type system and the namespace provider to a registry.
 void add_to(schema::Registry& registry);
+// Registers `constant` as a constant-producing op type (ir::conventions).
+void register_conventions(ir::Conventions& c);
 
 // The ordered lists of an op, from its attributes (position = argument index, then rest_*).
 // Fails naming the op path and the argument when an argument is missing before a given one, or
@@ -115,6 +126,14 @@ std::string write_flatgraph(const text::Document& doc);
 size_t constants_to_initializers(ir::Graph& g);
 // Drops root noops whose outputs nothing reads (before converting out of nd4j). Returns how many.
 size_t drop_unused_noops(ir::Graph& g);
+// The value types of a graph by value name (`@value`), taken before a conversion into nd4j and given
+// back after it to the ports that kept their value's name: nd4j has no type inference of its own,
+// and the .fb file records each variable's element type and shape, which rules going out read.
+struct TypeMemo {
+  std::map<std::string, ir::TypeId> by_value;
+};
+TypeMemo remember_types(const ir::Graph& g);
+size_t restore_types(ir::Graph& g, const TypeMemo& m);
 // After converting an nd4j graph to ONNX: every value typed by ONNX's inference (graph outputs need types).
 void finish_onnx(ir::Graph& g);
 

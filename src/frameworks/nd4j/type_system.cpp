@@ -2,8 +2,10 @@
 // integer, double (float) a number, bool a boolean, dtype an element type's name, string a string;
 // each may also hold a list of them (an array argument: it fills its index and the ones after it,
 // check_ordered_args makes sure it is the last of its list). `[T]` is a list of T (the rest_*
-// attributes).
+// attributes); tensor is the value of Amanda's `constant` op.
 #include "frameworks/nd4j/nd4j.h"
+
+#include "amanda/ir/conventions.h"
 
 #include <algorithm>
 
@@ -21,7 +23,7 @@ class Nd4jTypes final : public schema::TypeSystem {
     std::string s(expr);
     bool list = s.size() > 2 && s.front() == '[' && s.back() == ']';
     std::string base = list ? s.substr(1, s.size() - 2) : s;
-    static const char* known[] = {"int64", "int32", "double", "float", "bool", "dtype", "string"};
+    static const char* known[] = {"int64", "int32", "double", "float", "bool", "dtype", "string", "tensor"};
     if (std::find(std::begin(known), std::end(known), base) == std::end(known)) {
       if (error) *error = "unknown nd4j type '" + s + "' (int64, int32, double, float, bool, dtype, string, or [T])";
       return nullptr;
@@ -41,6 +43,7 @@ class Nd4jTypes final : public schema::TypeSystem {
       if (t.name == "double" || t.name == "float") return x.is_float() || x.is_int();
       if (t.name == "bool") return x.is_bool();
       if (t.name == "dtype") return x.is_string() && dtype_to_sd(x.as_string()).has_value();
+      if (t.name == "tensor") return x.is_tensor();
       return x.is_string();
     };
     bool all = v.is_list() && std::all_of(v.as_list().begin(), v.as_list().end(), one);
@@ -52,7 +55,10 @@ class Nd4jTypes final : public schema::TypeSystem {
 
 std::unique_ptr<schema::TypeSystem> make_type_system() { return std::make_unique<Nd4jTypes>(); }
 
+void register_conventions(ir::Conventions& c) { c.add_constant_op(kConstantOp); }
+
 void add_to(schema::Registry& registry) {
+  register_conventions(ir::conventions());
   if (!registry.type_systems().find("nd4j")) registry.type_systems().add(make_type_system());
   registry.add_provider(make_namespace_provider());
 }
