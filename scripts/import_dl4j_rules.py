@@ -359,6 +359,21 @@ def convert(m, pb, descs, onnx_defs):
 
 
 INVERTIBLE = {"ndarraymapping", "argdescriptorconstant", "valuemapping", "invertbooleannumber"}
+# Why the other rule functions do not run backwards (docs/nd4j.md, "What inverts").
+WHY_NOT = {
+    "listattributevaluelookuptoindex": "it keeps one element of an ONNX list per argument (Conv reads pads[0] and "
+                                       "pads[1] of four): the rest of the list is lost",
+    "listnumbertolistnumber": "the list is spread over the ordered integers, which a .fb gives back as one argument "
+                              "and rest_int: the generated rule cannot tell where the list ends",
+    "stringequals": "several strings give the same 0/1 (auto_pad NOTSET, VALID and SAME_LOWER all give 0)",
+    "stringcontains": "several strings give the same 0/1",
+    "stringtoindex": "DL4J maps every string it does not list to -1, so -1 has no string to go back to",
+    "mapstringtoindex": "one element of a list of strings becomes an index: the rest of the list is lost",
+    "ndarraytointattributevalue": "the tensor's values become arguments: its element type and shape are lost",
+    "ndarrayinputtonumericalattribute": "the tensor's first value becomes an argument: its element type and the "
+                                        "other values are lost",
+    "listnumbertondarray": "not imported (an attribute made into an input)",
+}
 
 
 def reverse(m, pb, descs):
@@ -370,7 +385,7 @@ def reverse(m, pb, descs):
     schema = onnx.defs.get_schema(m.inputFrameworkOpName, OPSET)
     fns = {r.functionName for r in m.rule}
     if not fns <= INVERTIBLE:
-        raise Unsupported("DL4J's %s has no inverse" % ", ".join(sorted(fns - INVERTIBLE)))
+        raise Unsupported("; ".join("%s: %s" % (f, WHY_NOT.get(f, "no inverse")) for f in sorted(fns - INVERTIBLE)))
     inputs_map, attrs_dst, consts, used, when = {}, {}, {}, set(), []
     for r in m.rule:
         io = dict(sorted(r.inputToOutput.items()))
@@ -413,7 +428,7 @@ def reverse(m, pb, descs):
     onnx_inputs = [p.name for p in schema.inputs]
     if any(onnx.defs.get_schema(m.inputFrameworkOpName, OPSET).inputs[onnx_inputs.index(v)].option ==
            onnx.defs.OpSchema.FormalParameterOption.Variadic for v in inputs_map.values()):
-        raise Unsupported("a variadic ONNX input")
+        raise Unsupported("a variadic ONNX input: one rule per count of inputs (nd4j_1.0_onnx_13_hand.yaml has them)")
     src_in, dst_in = [], []
     for pos, k in enumerate(n for n in desc["in"] if n in inputs_map):
         v = inputs_map[k]
