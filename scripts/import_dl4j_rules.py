@@ -74,12 +74,61 @@ def slot_attr(desc, lst, index):
     return None
 
 
-def onnx_attr_type(schema, name):
+SINGLE, OPTIONAL, VARIADIC = "single", "optional", "variadic"
+
+
+class Port:
+    def __init__(self, name, option):
+        self.name, self.option = name, option
+
+
+class OpInfo:
+    """What the importer needs of a source op: attribute types (INT, FLOAT, STRING, BOOL, DTYPE, INTS,
+    FLOATS, STRINGS, ...) and the ports."""
+    def __init__(self, attributes, inputs, outputs):
+        self.attributes, self.inputs, self.outputs = attributes, inputs, outputs
+
+
+def onnx_op(op):
     import onnx
-    a = schema.attributes.get(name)
-    if a is None:
+    try:
+        sc = onnx.defs.get_schema(op, OPSET)
+    except Exception:
         return None
-    return onnx.defs.OpSchema.AttrType(a.type).name  # INT, FLOAT, STRING, INTS, FLOATS, TENSOR, ...
+    opt = {onnx.defs.OpSchema.FormalParameterOption.Single: SINGLE, onnx.defs.OpSchema.FormalParameterOption.Optional: OPTIONAL,
+           onnx.defs.OpSchema.FormalParameterOption.Variadic: VARIADIC}
+    return OpInfo({n: onnx.defs.OpSchema.AttrType(a.type).name for n, a in sc.attributes.items()},
+                  [Port(p.name, opt[p.option]) for p in sc.inputs], [Port(p.name, opt[p.option]) for p in sc.outputs])
+
+
+_TF = None
+TF_TYPES = {"int": "INT", "float": "FLOAT", "str": "STRING", "bool": "BOOL", "tensorflow.DType": "DTYPE",
+            "List[int]": "INTS", "List[float]": "FLOATS", "List[str]": "STRINGS"}
+
+
+def tf_op(op):
+    """From the TensorFlow namespace's compact file (namespaces/tensorflow/2.2.tfops)."""
+    global _TF
+    if _TF is None:
+        _TF, cur = {}, None
+        with open(os.path.join(ROOT, "namespaces/tensorflow/2.2.tfops")) as f:
+            for line in f:
+                q = line.rstrip("\n").split("\t")
+                if q[0] == "op":
+                    cur = _TF[q[1]] = OpInfo({}, [], [])
+                elif q[0] == "attr" and cur is not None:
+                    cur.attributes[q[1]] = TF_TYPES.get(q[2], "OTHER:" + q[2])
+                elif q[0] in ("in", "out") and cur is not None:
+                    (cur.inputs if q[0] == "in" else cur.outputs).append(Port(q[3], VARIADIC if q[1] == "*" else SINGLE))
+    return _TF.get(op)
+
+
+SOURCE = {"onnx": (onnx_op, "amanda/onnx/13"), "tensorflow": (tf_op, "amanda/tensorflow/2.2")}
+get_op = onnx_op
+
+
+def onnx_attr_type(schema, name):
+    return schema.attributes.get(name)
 
 
 class Lit:
@@ -128,10 +177,9 @@ def convert(m, pb, descs, onnx_defs):
     desc = descs.get(m.opName)
     if desc is None:
         raise Unsupported("nd4j has no op '%s'" % m.opName)
-    try:
-        schema = onnx.defs.get_schema(m.inputFrameworkOpName, OPSET)
-    except Exception:
-        raise Unsupported("ONNX opset %d has no op %s" % (OPSET, m.inputFrameworkOpName))
+    schema = get_op(m.inputFrameworkOpName)
+    if schema is None:
+        raise Unsupported("the source namespace has no op %s" % m.inputFrameworkOpName)
     slots = {}      # (list, index) -> expression text
     consts = {}     # onnx input name -> capture name of its constant value
     attrs_read = set()
@@ -157,8 +205,27 @@ def convert(m, pb, descs, onnx_defs):
             for ad in targs.get("value", []):
                 t = pb.ArgDescriptor.ArgType.Name(ad.argType)
                 put(LIST[t], ad.argIndex, lit(literal_of(ad, pb)), "constant " + ad.name)
+        elif fn == "ndarraysizeat":
+            # the size of an input tensor along a dimension (the filter's kH, kW), -1 for a scalar
+            for k, v in io.items():
+                i = targs[k][0].int64Value
+                when.append("shape(i_%s) != null" % v)
+                put("int", lookup_index(desc, k, "INT64"), "{if(len(shape(i_%s)) == 0, -1, at(shape(i_%s), %d))}" % (v, v, i), fn + " " + k)
+        elif fn == "passthrough":
+            continue  # (its inputs are ndarraymapping's)
+        elif fn == "conditionalfieldvalueintindex":
+            # element trueIndex or falseIndex of a list attribute, by whether another attribute equals a string
+            for k, v in io.items():
+                a = {x.name: x for x in targs[k]}
+                lst = a["attributeNameOfListAttribute"].stringValue
+                if onnx_attr_type(schema, v) != "STRING" or onnx_attr_type(schema, lst) != "INTS":
+                    raise Unsupported("conditionalfieldvalueintindex of '%s' and '%s'" % (v, lst))
+                attrs_read.update([v, lst])
+                when.append("has(a_%s) and has(a_%s)" % (v, lst))
+                put("int", lookup_index(desc, k, "INT64"), "{at(a_%s, if(a_%s == %s, %d, %d))}" % (
+                    lst, v, lit(a["targetValue"].stringValue).expr(), a["trueIndex"].int64Value, a["falseIndex"].int64Value), fn + " " + k)
         elif fn in ("valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
-                    "listattributevaluelookuptoindex", "listnumbertolistnumber"):
+                    "listattributevaluelookuptoindex", "listnumbertolistnumber", "stringnotequalsadapterrule"):
             for k, v in io.items():
                 at = onnx_attr_type(schema, v)
                 if at is None:
@@ -166,19 +233,26 @@ def convert(m, pb, descs, onnx_defs):
                 attrs_read.add(v)
                 ref = "a_" + v
                 if fn == "valuemapping":
-                    kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING"}.get(at)
+                    kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING", "BOOL": "BOOL", "DTYPE": "DATA_TYPE"}.get(at)
                     if kind is None:
                         raise Unsupported("valuemapping of a %s attribute" % at)
                     when.append("has(%s)" % ref)
                     put(LIST[kind], lookup_index(desc, k, kind), "{%s}" % ref, "valuemapping " + k)
                 elif fn == "invertbooleannumber":
+                    when.append("has(%s)" % ref)
+                    if at == "BOOL":  # a boolean to 1/0, into the INT64 and DOUBLE arguments of that name
+                        for kind in ("INT64", "DOUBLE"):
+                            idx = lookup_index(desc, k, kind)
+                            if idx >= 0:
+                                put(LIST[kind], idx, "{if(%s, %s)}" % (ref, "1, 0" if kind == "INT64" else "1.0, 0.0"), fn + " " + k)
+                        continue
                     if at not in ("INT", "FLOAT"):
                         raise Unsupported("invertbooleannumber of a %s attribute" % at)
-                    when.append("has(%s)" % ref)
                     put("bool", lookup_index(desc, k, "BOOL"), "{%s > 0}" % ref, "invertbooleannumber " + k)
-                elif fn in ("stringequals", "stringcontains"):
+                elif fn in ("stringequals", "stringcontains", "stringnotequalsadapterrule"):
                     comp = targs[k][0].stringValue
                     test = ("%s == %s" % (ref, lit(comp).expr())) if fn == "stringequals" else \
+                        ("%s != %s" % (ref, lit(comp).expr())) if fn == "stringnotequalsadapterrule" else \
                         ("len(%s) > 0 and find(%s, %s) >= 0" % (ref, lit(comp).expr(), ref))
                     when.append("has(%s)" % ref)
                     for a in desc["args"]:
@@ -282,8 +356,7 @@ def convert(m, pb, descs, onnx_defs):
     # Ports: the nd4j inputs in descriptor order; the ONNX ones by name, optional where ONNX says so.
     src_in, dst_in = [], []
     onnx_inputs = {p.name: p for p in schema.inputs}
-    variadic = any(onnx_inputs[v].option == onnx.defs.OpSchema.FormalParameterOption.Variadic
-                   for v in inputs_map.values() if v in onnx_inputs)
+    variadic = any(onnx_inputs[v].option == VARIADIC for v in inputs_map.values() if v in onnx_inputs)
     for k, v in inputs_map.items():
         if v not in onnx_inputs:
             raise Unsupported("ndarraymapping reads input '%s', which %s-%d lacks" % (v, m.inputFrameworkOpName, OPSET))
@@ -296,7 +369,7 @@ def convert(m, pb, descs, onnx_defs):
     for pos, k in enumerate(order):
         v = inputs_map[k]
         p = onnx_inputs[v]
-        opt = p.option == onnx.defs.OpSchema.FormalParameterOption.Optional
+        opt = p.option == OPTIONAL
         spec = {"name": v, "ref": "i_" + v}
         if v in consts:
             spec["const"] = "{%s}" % consts[v]
@@ -310,7 +383,7 @@ def convert(m, pb, descs, onnx_defs):
     src_out, dst_out = [], []
     for i, p in enumerate(schema.outputs):
         spec = {"name": p.name, "ref": "o_" + p.name}
-        if p.option == onnx.defs.OpSchema.FormalParameterOption.Optional:
+        if p.option == OPTIONAL:
             spec["optional"] = True
         src_out.append(spec)
         d = {"name": desc["out"][i] if i < len(desc["out"]) else "more.%d" % (i - len(desc["out"])), "ref": "o_" + p.name}
@@ -339,9 +412,9 @@ def convert(m, pb, descs, onnx_defs):
         return [rule], notes
     # A variadic ONNX input (Concat's inputs): one rule per count of inputs, as the engine matches
     # variadic ports by name (inputs.0, inputs.1, ...), each refusing an op with one more.
-    (k, v), = inputs_map.items() if len(inputs_map) == 1 else (None, None)
-    if k is None:
+    if len(inputs_map) != 1:
         raise Unsupported("a variadic input beside other inputs")
+    (k, v), = inputs_map.items()
     rules = []
     for n in range(1, MAX_VARIADIC + 1):
         r = json.loads(json.dumps(rule))
@@ -382,7 +455,9 @@ def reverse(m, pb, descs):
     boolean back to 0/1. Every other argument of the nd4j op must be absent (it would be lost)."""
     import onnx
     desc = descs.get(m.opName)
-    schema = onnx.defs.get_schema(m.inputFrameworkOpName, OPSET)
+    schema = get_op(m.inputFrameworkOpName)
+    if schema is None:
+        raise Unsupported("the source namespace has no op %s" % m.inputFrameworkOpName)
     fns = {r.functionName for r in m.rule}
     if not fns <= INVERTIBLE:
         raise Unsupported("; ".join("%s: %s" % (f, WHY_NOT.get(f, "no inverse")) for f in sorted(fns - INVERTIBLE)))
@@ -404,7 +479,7 @@ def reverse(m, pb, descs):
         else:
             for k, v in io.items():
                 at = onnx_attr_type(schema, v)
-                kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING"}.get(at)
+                kind = {"INT": "INT64", "FLOAT": "DOUBLE", "STRING": "STRING", "BOOL": "BOOL", "DTYPE": "DATA_TYPE"}.get(at)
                 if r.functionName == "invertbooleannumber":
                     kind = "BOOL"
                 idx = lookup_index(desc, k, kind) if kind else -1
@@ -426,22 +501,20 @@ def reverse(m, pb, descs):
         src_attrs["rest_" + l] = {"ref": "r_rest_" + l}
         when.append("not has(r_rest_%s)" % l)
     onnx_inputs = [p.name for p in schema.inputs]
-    if any(onnx.defs.get_schema(m.inputFrameworkOpName, OPSET).inputs[onnx_inputs.index(v)].option ==
-           onnx.defs.OpSchema.FormalParameterOption.Variadic for v in inputs_map.values()):
+    if any(schema.inputs[onnx_inputs.index(v)].option == VARIADIC for v in inputs_map.values()):
         raise Unsupported("a variadic ONNX input: one rule per count of inputs (nd4j_1.0_onnx_13_hand.yaml has them)")
     src_in, dst_in = [], []
     for pos, k in enumerate(n for n in desc["in"] if n in inputs_map):
         v = inputs_map[k]
-        opt = schema.inputs[onnx_inputs.index(v)].option == onnx.defs.OpSchema.FormalParameterOption.Optional
+        opt = schema.inputs[onnx_inputs.index(v)].option == OPTIONAL
         src_in.append(dict({"name": desc["in"][pos], "ref": "i_" + k}, **({"optional": True} if opt else {})))
     for v in onnx_inputs:
         ks = [k for k, x in inputs_map.items() if x == v]
         if ks:
             dst_in.append({"name": v, "ref": "i_" + ks[0]})
     src_out = [{"name": desc["out"][i] if i < len(desc["out"]) else "more.%d" % (i - len(desc["out"])), "ref": "o%d" % i}
-               for i, p in enumerate(schema.outputs) if p.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
-    dst_out = [{"name": p.name, "ref": "o%d" % i} for i, p in enumerate(schema.outputs)
-               if p.option != onnx.defs.OpSchema.FormalParameterOption.Optional]
+               for i, p in enumerate(schema.outputs) if p.option != OPTIONAL]
+    dst_out = [{"name": p.name, "ref": "o%d" % i} for i, p in enumerate(schema.outputs) if p.option != OPTIONAL]
     rule = {"rule_name": "dl4j_%s_%s_reverse" % (m.inputFrameworkOpName, m.opName),
             "src": {"type": m.opName, "attrs": src_attrs, "input_ports": src_in, "output_ports": src_out},
             "dst": {"type": m.inputFrameworkOpName, "input_ports": dst_in, "output_ports": dst_out}}
@@ -487,14 +560,32 @@ def write_reverse(s, pb, descs, out):
 
 def main():
     src = sys.argv[1]
-    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tables/nd4j/onnx_13_nd4j_1.0.yaml")
     pb = load_proto()
     from google.protobuf import text_format
     s = pb.MappingDefinitionSet()
     with open(src) as f:
         text_format.Parse(f.read(), s)
     descs = load_descriptors()
-    lines = [
+    out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tables/nd4j/onnx_13_nd4j_1.0.yaml")
+    global get_op
+    framework = s.mappings[0].frameworkName if s.mappings else "onnx"
+    get_op, src_ns = SOURCE[framework]
+    if framework == "tensorflow":
+        out = sys.argv[2] if len(sys.argv) > 2 else os.path.join(ROOT, "tables/nd4j/tf_2.2_nd4j_1.0.yaml")
+        lines = [
+            "# TensorFlow 2.2 -> nd4j: DL4J's own TensorFlow mapping rule set (tensorflow-mapping-ruleset.pbtxt,",
+            "# DL4J commit 8129c4acc1), imported by scripts/import_dl4j_rules.py (do not edit: regenerate).",
+            "table:",
+            "  src: amanda/tensorflow/2.2",
+            "  dst: amanda/nd4j/1.0",
+            "  carry_attrs: false",
+            "  constant: {src: {type: Const, attr: value, port: output}, dst: {type: constant, attr: value, port: outputs}}",
+            "  rules:",
+            "    - {rule_name: const, src: {type: Const, attrs: {value: {ref: v}}, output_ports: [{name: output, ref: y}]}, "
+            "dst: {type: constant, attrs: {value: \"{v}\"}, output_ports: [{name: outputs, ref: y}]}}",
+        ]
+    else:
+        lines = [
         "# ONNX opset 13 -> nd4j: DL4J's own ONNX mapping rule set (onnx-mapping-ruleset.pbtxt, DL4J commit",
         "# 8129c4acc1), imported by scripts/import_dl4j_rules.py (do not edit: regenerate). One rule per DL4J",
         "# MapperDeclaration; each DL4J rule function is an expression (docs/nd4j.md). The 35 declarations",
@@ -505,7 +596,7 @@ def main():
         "  carry_attrs: false",
         "  constant: {src: {type: Constant, attr: value, port: output}, dst: {type: constant, attr: value, port: outputs}}",
         "  rules:",
-    ]
+        ]
     n_ok = n_unsup = 0
     for m in s.mappings:
         if m.opName == "noop":
@@ -524,6 +615,8 @@ def main():
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
     print("%d rules, %d unsupported" % (n_ok, n_unsup), file=sys.stderr)
+    if framework != "onnx":
+        return
     rev = sys.argv[3] if len(sys.argv) > 3 else os.path.join(ROOT, "tables/nd4j/nd4j_1.0_onnx_13.yaml")
     write_reverse(s, pb, descs, rev)
 

@@ -20,10 +20,11 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string in = argv[1], out = argv[2], to, explain;
-  bool report = false;
+  bool report = false, validate = false;
   for (int i = 3; i < argc; ++i) {
     if (!std::strcmp(argv[i], "--to") && i + 1 < argc) to = argv[++i];
     else if (!std::strcmp(argv[i], "--report")) report = true;
+    else if (!std::strcmp(argv[i], "--validate")) validate = true;
     else if (!std::strcmp(argv[i], "--explain") && i + 1 < argc) explain = argv[++i];
   }
   try {
@@ -60,6 +61,13 @@ int main(int argc, char** argv) {
         for (const auto& d : diags.items()) std::cerr << d.str() << "\n";
         return 1;
       }
+    }
+    if (validate) {  // the result against its namespace (amanda validate), ordered arguments included
+      schema::ValidationResult v = schema::validate(doc.graph, *reg, diags);
+      size_t args = nd4j::check_ordered_args(doc.graph, diags);
+      for (const auto& d : diags.items()) std::cerr << d.str() << "\n";
+      std::cout << "validated: " << v.ops_checked << " ops, " << v.problems + args << " problems\n";
+      if (!v.ok() || args) return 1;
     }
     if (ends(out, ".fb")) {
       std::string bytes = nd4j::write_flatgraph(doc);

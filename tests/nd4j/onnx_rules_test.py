@@ -171,9 +171,17 @@ def main():
     # The shipped table is what the importer makes.
     regen = os.path.join(tmp, "regen.yaml")
     subprocess.run([sys.executable, os.path.join(ROOT, "scripts/import_dl4j_rules.py"),
-                    os.path.join(shared, "onnx-mapping-ruleset.pbtxt"), regen], check=True, stderr=subprocess.DEVNULL)
+                    os.path.join(shared, "onnx-mapping-ruleset.pbtxt"), regen, os.path.join(tmp, "regen_reverse.yaml")],
+                   check=True, stderr=subprocess.DEVNULL)
+    if open(os.path.join(tmp, "regen_reverse.yaml")).read() != open(os.path.join(ROOT, "tables/nd4j/nd4j_1.0_onnx_13.yaml")).read():
+        failures.append("tables/nd4j/nd4j_1.0_onnx_13.yaml differs from what scripts/import_dl4j_rules.py makes")
     if open(regen).read() != open(os.path.join(ROOT, "tables/nd4j/onnx_13_nd4j_1.0.yaml")).read():
         failures.append("tables/nd4j/onnx_13_nd4j_1.0.yaml differs from what scripts/import_dl4j_rules.py makes")
+    regen_tf = os.path.join(tmp, "regen_tf.yaml")
+    subprocess.run([sys.executable, os.path.join(ROOT, "scripts/import_dl4j_rules.py"),
+                    os.path.join(shared, "tensorflow-mapping-ruleset.pbtxt"), regen_tf], check=True, stderr=subprocess.DEVNULL)
+    if open(regen_tf).read() != open(os.path.join(ROOT, "tables/nd4j/tf_2.2_nd4j_1.0.yaml")).read():
+        failures.append("tables/nd4j/tf_2.2_nd4j_1.0.yaml differs from what scripts/import_dl4j_rules.py makes")
     mappings = [m for m in rules.mappings if m.opName != "noop"]
     exact = set()
     results = []
