@@ -185,6 +185,7 @@ def convert(m, pb, descs, onnx_defs):
     attrs_read = set()
     when = []
     inputs_map = {}  # nd4j input name -> onnx input name
+    list_inputs = {}  # nd4j input name -> the constant a list attribute becomes
     notes = []
 
     def put(lst, index, expr, why):
@@ -211,6 +212,15 @@ def convert(m, pb, descs, onnx_defs):
                 i = targs[k][0].int64Value
                 when.append("shape(i_%s) != null" % v)
                 put("int", lookup_index(desc, k, "INT64"), "{if(len(shape(i_%s)) == 0, -1, at(shape(i_%s), %d))}" % (v, v, i), fn + " " + k)
+        elif fn == "listnumbertondarray":
+            # a list attribute as an input tensor: a constant (SameDiff's CONSTANT variable)
+            for k, v in io.items():
+                at = onnx_attr_type(schema, v)
+                if at not in ("INTS", "FLOATS"):
+                    raise Unsupported("listnumbertondarray of a %s attribute" % at)
+                attrs_read.add(v)
+                when.append("has(a_%s)" % v)
+                list_inputs[k] = "{tensor(a_%s, '%s')}" % (v, "int64" if at == "INTS" else "float32")
         elif fn == "passthrough":
             continue  # (its inputs are ndarraymapping's)
         elif fn == "conditionalfieldvalueintindex":
@@ -363,10 +373,13 @@ def convert(m, pb, descs, onnx_defs):
     for v in onnx_inputs:
         if v in consts and v not in inputs_map.values():
             src_in.append({"name": v, "const": "{%s}" % consts[v]})
-    order = [n for n in desc["in"] if n in inputs_map] + [n for n in inputs_map if n not in desc["in"]]
-    if any(n not in desc["in"] for n in inputs_map):
+    order = [n for n in desc["in"] if n in inputs_map or n in list_inputs] + [n for n in inputs_map if n not in desc["in"]]
+    if any(n not in desc["in"] for n in list(inputs_map) + list(list_inputs)):
         raise Unsupported("ndarraymapping names nd4j inputs %s that the descriptor lacks" % [n for n in inputs_map if n not in desc["in"]])
     for pos, k in enumerate(order):
+        if k in list_inputs:
+            dst_in.append({"name": desc["in"][pos], "const": list_inputs[k]})
+            continue
         v = inputs_map[k]
         p = onnx_inputs[v]
         opt = p.option == OPTIONAL
@@ -445,7 +458,8 @@ WHY_NOT = {
     "ndarraytointattributevalue": "the tensor's values become arguments: its element type and shape are lost",
     "ndarrayinputtonumericalattribute": "the tensor's first value becomes an argument: its element type and the "
                                         "other values are lost",
-    "listnumbertondarray": "not imported (an attribute made into an input)",
+    "listnumbertondarray": "an attribute made a constant input: going back, the constant would have to be "
+                           "read into the attribute, and DL4J's rule keeps no element type",
 }
 
 

@@ -97,7 +97,15 @@ def apply(m, node, consts, desc, pb):
                     raise Refused("mapstringtoindex: %s is not one of DL4J's names" % name)
                 out.append((k, "INT64", desc.lookup(op, k, "INT64"), hits[0]))
             continue
-        if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "ndarraytointattributevalue",
+        if fn == "listnumbertondarray":
+            # ListNumberToNDArray: the list as an input tensor (INPUT_TENSOR at the input's index)
+            for k, v in io.items():
+                val, typ = attr_value(node, schema, v)
+                if typ not in (A.INTS, A.FLOATS):
+                    raise Refused("listnumbertondarray: attribute %s missing" % v)
+                out.append((k, "INPUT_TENSOR", desc.ops[op]["in"].index(k), list(val)))
+            continue
+        if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "listnumbertondarray", "ndarraytointattributevalue",
                       "valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
                       "listattributevaluelookuptoindex", "listnumbertolistnumber"):
             raise NotImported("DL4J rule function %s" % fn)
@@ -172,7 +180,7 @@ def ordered_lists(args):
     """What libnd4j receives: per list, the values in index order (an index given twice is an error)."""
     lists = {}
     for name, t, i, v in args:
-        if i < 0:
+        if i < 0 or t == "INPUT_TENSOR":
             continue
         lst = lists.setdefault(KIND[t], {})
         if i in lst and lst[i][1] != v:
