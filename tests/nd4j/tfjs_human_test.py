@@ -15,6 +15,7 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+MIN_CONVERTED = 10  # session 12: all but handtrack
 FB_SCHEMA = os.path.join(HERE, "..", "..", "src/frameworks/nd4j/samediff.fbs")
 
 
@@ -50,7 +51,10 @@ def main():
     print("TF.js human models -> nd4j: %d of %d convert and validate, %d nd4j ops" % (converted, len(models), ops_total))
     for f in failures:
         print("FAIL:", f)
-    return 1 if failures or converted == 0 else 0
+    if converted < MIN_CONVERTED:
+        print("FAIL: %d models convert, fewer than the %d reached before" % (converted, MIN_CONVERTED))
+        return 1
+    return 1 if failures else 0
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@ complete), is written as a SameDiff .fb, read back, converted to ONNX, and the r
 original's outputs in onnxruntime within 1e-5 (tests/js/ort_compare.js, seeded input). A model that
 does not convert is reported with the converter's reasons and counted.
 
-Usage: torchvision_roundtrip_test.py ND4J_CONVERT MODELS_DIR [MODEL ...] [--strict]
+Usage: torchvision_roundtrip_test.py ND4J_CONVERT MODELS_DIR [MODEL ...] [--strict] [--min-match N]
 """
 import json
 import os
@@ -20,8 +20,14 @@ MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "dense
 
 
 def main():
-    args = [a for a in sys.argv[1:] if not a.startswith("--")]
-    strict = "--strict" in sys.argv
+    argv = sys.argv[1:]
+    min_match = 0
+    if "--min-match" in argv:  # the figure reached so far: fewer is a regression
+        i = argv.index("--min-match")
+        min_match = int(argv[i + 1])
+        del argv[i:i + 2]
+    args = [a for a in argv if not a.startswith("--")]
+    strict = "--strict" in argv
     conv, models_dir = args[0], args[1]
     models = args[2:] or MODELS
     tmp = tempfile.mkdtemp()
@@ -71,6 +77,9 @@ def main():
     for f in failures:
         print("FAIL:", f)
     if strict and matched != len(models):
+        return 1
+    if matched < min_match:
+        print("FAIL: %d models match, fewer than the %d reached before" % (matched, min_match))
         return 1
     return 1 if failures else 0
 
