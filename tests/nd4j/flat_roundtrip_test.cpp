@@ -140,3 +140,28 @@ TEST(Nd4jFlat, HostileBytesGiveAnError) {
   EXPECT_GT(errors, 0u);
   EXPECT_THROW(nd4j::read_flatgraph(make_buffer(good.substr(0, good.size() / 2)), "cut.fb"), Error);
 }
+
+TEST(Nd4jFlat, AnOutputIndexCannotAskForMorePortsThanTheFileDescribes) {
+  // A 200-byte file whose one input names output 4000 of another node: refused, not 4000 ports.
+  std::string tmp = fs::temp_directory_path() / ("nd4j_ports_" + std::to_string(::getpid()));
+  fs::create_directories(tmp);
+  std::ofstream(tmp + "/g.json") << R"({"nodes": [{"id": 1, "opName": "add"},
+      {"id": 2, "opName": "add", "inputPaired": [{"first": 1, "second": 4000}]}]})";
+  std::string schema = std::string(AMANDA_TEST_DATA) + "/../src/frameworks/nd4j/samediff.fbs";
+  ASSERT_EQ(std::system(("flatc -b -o " + tmp + " " + schema + " " + tmp + "/g.json 2>/dev/null").c_str()), 0);
+  std::string bytes = slurp(tmp + "/g.bin");
+  ASSERT_FALSE(bytes.empty());
+  try {
+    nd4j::read_flatgraph(make_buffer(bytes), "g.bin");
+    ADD_FAILURE() << "read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("more ports than the file can describe"), std::string::npos) << e.what();
+  }
+  // Output 3 is within what the file can describe.
+  std::ofstream(tmp + "/h.json") << R"({"nodes": [{"id": 1, "opName": "add"},
+      {"id": 2, "opName": "add", "inputPaired": [{"first": 1, "second": 3}]}]})";
+  ASSERT_EQ(std::system(("flatc -b -o " + tmp + " " + schema + " " + tmp + "/h.json 2>/dev/null").c_str()), 0);
+  text::Document doc = nd4j::read_flatgraph(make_buffer(slurp(tmp + "/h.bin")), "h.bin");
+  EXPECT_EQ(doc.graph.op_count(), 2u);
+  fs::remove_all(tmp);
+}

@@ -48,7 +48,7 @@ Value pair(const fb::IntPair* p) {
 class Reader {
  public:
   Reader(text::Document& doc, std::shared_ptr<const Buffer> owner, std::string where)
-      : g_(doc.graph), owner_(std::move(owner)), where_(std::move(where)) {}
+      : g_(doc.graph), owner_(std::move(owner)), where_(std::move(where)), port_budget_(owner_->size() / 4 + 64) {}
 
   void run(const fb::FlatGraph* fg) {
     OpId root = g_.root();
@@ -116,6 +116,10 @@ class Reader {
     if (k >= kMaxOutputs) fail(where + ": output index " + std::to_string(k) + " is beyond the limit of " + std::to_string(kMaxOutputs));
     const OpDesc* d = Descriptors::shipped().find(g_.type_str(op));
     while (g_.outputs(op).size() <= k) {
+      // Each port an index from the file makes is charged: a few bytes of file cannot ask for
+      // millions of ports (every legitimate port is named by at least one 8-byte reference).
+      if (port_budget_ == 0) fail(where + ": output index " + std::to_string(k) + " asks for more ports than the file can describe");
+      --port_budget_;
       size_t i = g_.outputs(op).size();
       g_.add_output(op, g_.sym(port_name(d ? d->outputs : std::vector<std::string>{}, i)));
     }
@@ -325,6 +329,7 @@ class Reader {
   ir::Graph& g_;
   std::shared_ptr<const Buffer> owner_;
   std::string where_;
+  size_t port_budget_;
   std::map<int, OpId> node_by_id_;
   std::map<std::pair<int, int>, PortId> by_id_;
 };
