@@ -145,7 +145,11 @@ class Writer {
   static int dtype_code(const Value& x, const std::string& where) {
     if (x.is_string()) {
       if (auto c = dtype_to_sd(x.as_string())) return *c;
-      if (x.as_string().starts_with("nd4j.")) return std::stoi(x.as_string().substr(5));
+      // A code the reader kept as nd4j.<number> (no name in sd.graph.DType)
+      std::string_view d = std::string_view(x.as_string());
+      if (d.starts_with("nd4j.") && d.size() > 5 && d.size() <= 8 &&
+          std::all_of(d.begin() + 5, d.end(), [](char c) { return c >= '0' && c <= '9'; }))
+        if (int v = std::stoi(std::string(d.substr(5))); v <= 127) return v;
     }
     throw Error(where + ": SameDiff has no data type '" + (x.is_string() ? x.as_string() : std::string("?")) + "'");
   }
