@@ -200,7 +200,7 @@ def convert(m, pb, descs, onnx_defs):
         targs = {}
         for t in r.transformerArgs:
             targs.setdefault(t.key, list(t.transformerArgs))
-        if fn == "ndarraymapping":
+        if fn in ("ndarraymapping", "multiinputindex"):  # (multiinputindex: every input of a variadic port)
             inputs_map.update(io)
         elif fn == "argdescriptorconstant":
             for ad in targs.get("value", []):
