@@ -48,23 +48,29 @@ class Descriptors:
         return [m[t] for t, i, n in self.ops[op]["args"] if n == name]
 
 
+A = onnx.AttributeProto
+ONNX_KIND = {A.INT: "INT", A.FLOAT: "FLOAT", A.STRING: "STRING", A.INTS: "INTS", A.FLOATS: "FLOATS",
+             A.STRINGS: "STRINGS", A.TENSOR: "TENSOR"}
+
+
 def attr_value(node, schema, name):
-    """irAttributeValueForNode: the node's attribute, else the op definition's default, else None."""
+    """irAttributeValueForNode: the node's attribute, else the op definition's default, else None;
+    with its kind (INT, FLOAT, STRING, INTS, FLOATS, STRINGS, BOOL, DTYPE)."""
     for a in node.attribute:
         if a.name == name:
-            return helper.get_attribute_value(a), a.type
+            return helper.get_attribute_value(a), ONNX_KIND.get(a.type, "OTHER")
     d = schema.attributes.get(name)
     if d is not None and d.default_value.name:
-        return helper.get_attribute_value(d.default_value), d.default_value.type
+        return helper.get_attribute_value(d.default_value), ONNX_KIND.get(d.default_value.type, "OTHER")
     return None, None
 
 
-A = onnx.AttributeProto
-
-
-def apply(m, node, consts, desc, pb):
-    """The ArgDescriptors of mapping m on node: a list of (name, ARGTYPE, index, value)."""
-    schema = onnx.defs.get_schema(node.op_type, 13)
+def apply(m, node, consts, desc, pb, get_attr=None):
+    """The ArgDescriptors of mapping m on node: a list of (name, ARGTYPE, index, value). `get_attr(name)`
+    gives an attribute's value and kind (an ONNX node's by default)."""
+    if get_attr is None:
+        schema = onnx.defs.get_schema(node.op_type, 13)
+        get_attr = lambda name: attr_value(node, schema, name)  # noqa: E731
     out = []
     op = m.opName
     AT = pb.ArgDescriptor.ArgType
@@ -88,8 +94,8 @@ def apply(m, node, consts, desc, pb):
             for k, v in io.items():
                 if k == "index":
                     continue
-                val, typ = attr_value(node, schema, v)
-                if typ != A.STRINGS or len(val) <= at_index:
+                val, typ = get_attr(v)
+                if typ != 'STRINGS' or len(val) <= at_index:
                     raise Refused("mapstringtoindex: attribute %s missing" % v)
                 name = val[at_index].decode() if isinstance(val[at_index], bytes) else val[at_index]
                 hits = [a.int64Value for a in targs[k] if a.name == name]
@@ -97,15 +103,28 @@ def apply(m, node, consts, desc, pb):
                     raise Refused("mapstringtoindex: %s is not one of DL4J's names" % name)
                 out.append((k, "INT64", desc.lookup(op, k, "INT64"), hits[0]))
             continue
+        if fn in ("passthrough", "multiinputindex"):
+            continue
+        if fn == "conditionalfieldvalueintindex":
+            for k, v in io.items():
+                a = {x.name: x for x in targs[k]}
+                test, t1 = get_attr(v)
+                lst, t2 = get_attr(a["attributeNameOfListAttribute"].stringValue)
+                if t1 != "STRING" or t2 != "INTS":
+                    raise Refused("conditionalfieldvalueintindex: attributes missing")
+                test = test.decode() if isinstance(test, bytes) else test
+                i = a["trueIndex"].int64Value if test == a["targetValue"].stringValue else a["falseIndex"].int64Value
+                out.append((v, "INT64", desc.lookup(op, k, "INT64"), int(lst[i])))
+            continue
         if fn == "listnumbertondarray":
             # ListNumberToNDArray: the list as an input tensor (INPUT_TENSOR at the input's index)
             for k, v in io.items():
-                val, typ = attr_value(node, schema, v)
-                if typ not in (A.INTS, A.FLOATS):
+                val, typ = get_attr(v)
+                if typ not in ('INTS', 'FLOATS'):
                     raise Refused("listnumbertondarray: attribute %s missing" % v)
                 out.append((k, "INPUT_TENSOR", desc.ops[op]["in"].index(k), list(val)))
             continue
-        if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "listnumbertondarray", "ndarraytointattributevalue",
+        if fn not in ("argdescriptorconstant", "ndarrayinputtonumericalattribute", "listnumbertondarray", "stringnotequalsadapterrule", "ndarraytointattributevalue",
                       "valuemapping", "invertbooleannumber", "stringequals", "stringcontains", "stringtoindex",
                       "listattributevaluelookuptoindex", "listnumbertolistnumber"):
             raise NotImported("DL4J rule function %s" % fn)
@@ -126,39 +145,45 @@ def apply(m, node, consts, desc, pb):
                             val = float(arr[0]) if arr.size else 0.0
                             out.append((k, "INT64" if t == "int64" else "DOUBLE", i, int(val) if t == "int64" else val))
                 continue
-            val, typ = attr_value(node, schema, v)
+            val, typ = get_attr(v)
             if fn == "valuemapping":
-                kind = {A.INT: "INT64", A.FLOAT: "DOUBLE", A.STRING: "STRING"}.get(typ)
+                kind = {'INT': "INT64", 'FLOAT': "DOUBLE", 'STRING': "STRING", 'BOOL': "BOOL", 'DTYPE': "DATA_TYPE"}.get(typ)
                 if kind is None:
                     raise Refused("valuemapping: attribute %s missing or of type %s" % (v, typ))
                 if isinstance(val, bytes):
                     val = val.decode()
                 out.append((k, kind, desc.lookup(op, k, kind), val))
+            elif fn == "invertbooleannumber" and typ == "BOOL":
+                for kind in ("INT64", "DOUBLE"):
+                    idx = desc.lookup(op, k, kind)
+                    if idx >= 0:
+                        out.append((k, kind, idx, (1 if val else 0) if kind == "INT64" else (1.0 if val else 0.0)))
             elif fn == "invertbooleannumber":
-                if typ not in (A.INT, A.FLOAT):
+                if typ not in ('INT', 'FLOAT'):
                     raise Refused("invertbooleannumber: attribute %s missing" % v)
                 out.append((k, "BOOL", desc.lookup(op, k, "BOOL"), val > 0))
-            elif fn in ("stringequals", "stringcontains"):
-                if typ != A.STRING:
+            elif fn in ("stringequals", "stringcontains", "stringnotequalsadapterrule"):
+                if typ != 'STRING':
                     raise Refused("%s: attribute %s missing" % (fn, v))
                 test = val.decode() if isinstance(val, bytes) else val
                 comp = targs[k][0].stringValue
-                hit = test == comp if fn == "stringequals" else (len(test) > 0 and test in comp)
+                hit = test == comp if fn == "stringequals" else test != comp if fn == "stringnotequalsadapterrule" \
+                    else (len(test) > 0 and test in comp)
                 for t in desc.types_for(op, k):
                     if t == "BOOL":
                         out.append((v if fn == "stringequals" else k, t, desc.lookup(op, k, t), hit))
                     elif t in ("INT64", "INT32"):
                         out.append((v if fn == "stringequals" else k, t, desc.lookup(op, k, t), 1 if hit else 0))
             elif fn == "stringtoindex":
-                if typ != A.STRING:
+                if typ != 'STRING':
                     raise Refused("stringtoindex: attribute %s missing" % v)
                 test = val.decode() if isinstance(val, bytes) else val
                 values = [a.stringValue for a in targs[k]]
                 out.append((k, "INT64", desc.lookup(op, k, "INT64"), values.index(test) if test in values else -1))
             elif fn == "listattributevaluelookuptoindex":
                 index = targs[k][0].int64Value
-                if typ in (A.INTS, A.FLOATS) and len(val) > 0:
-                    kind = "INT64" if typ == A.INTS else "DOUBLE"
+                if typ in ('INTS', 'FLOATS') and len(val) > 0:
+                    kind = "INT64" if typ == 'INTS' else "DOUBLE"
                     x = val[min(index, len(val) - 1)]
                     out.append((k, kind, desc.lookup(op, k, kind), int(x) if kind == "INT64" else float(x)))
                 elif len(targs[k]) > 1:
@@ -166,8 +191,8 @@ def apply(m, node, consts, desc, pb):
                 else:
                     raise Refused("listattributevaluelookuptoindex: %s missing and no default" % v)
             elif fn == "listnumbertolistnumber":
-                if typ in (A.INTS, A.FLOATS):
-                    kind = "INT64" if typ == A.INTS else "DOUBLE"
+                if typ in ('INTS', 'FLOATS'):
+                    kind = "INT64" if typ == 'INTS' else "DOUBLE"
                     base = desc.lookup(op, k, kind)
                     out += [(k + (str(i) if i else ""), kind, base + i, int(x) if kind == "INT64" else float(x))
                             for i, x in enumerate(val)]
