@@ -55,7 +55,10 @@ class Nd4jTypes final : public schema::TypeSystem {
 
 std::unique_ptr<schema::TypeSystem> make_type_system() { return std::make_unique<Nd4jTypes>(); }
 
-void register_conventions(ir::Conventions& c) { c.add_constant_op(kConstantOp); }
+void register_conventions(ir::Conventions& c) {
+  c.add_constant_op(kConstantOp);
+  c.add_loop_back_op("next_iteration");  // SameDiff's TensorFlow 1 loops (simplewhile_1.fb)
+}
 
 void add_to(schema::Registry& registry) {
   register_conventions(ir::conventions());
