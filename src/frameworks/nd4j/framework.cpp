@@ -32,10 +32,7 @@ class Nd4jFramework final : public pipeline::Framework {
     std::string bytes = write_flatgraph(doc);
     ctx.files.main().write(bytes);
   }
-  std::vector<std::string> default_targets(std::string_view path, std::string_view) const override {
-    if (path.ends_with(".fb")) return {std::string(kNamespace)};
-    return {};
-  }
+  std::vector<std::string> default_targets(std::string_view, std::string_view) const override { return {std::string(kNamespace)}; }
   void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
   void register_conventions(ir::Conventions& c) const override { nd4j::register_conventions(c); }
 
