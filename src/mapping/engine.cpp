@@ -161,8 +161,8 @@ struct Match {
 
 class Applier {
  public:
-  Applier(ir::Graph& g, const CompiledTable::Impl& impl, const ConvertOptions& o, Report& rep)
-      : g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep), progress_("converting " + impl.table.name(), g.op_count()),
+  Applier(ir::Graph& g, const CompiledTable::Impl& impl, const ConvertOptions& o, Report& rep, Drive drive)
+      : drive_(drive), g_(g), impl_(impl), t_(impl.table), o_(o), rep_(rep), progress_("converting " + impl.table.name(), g.op_count()),
         own_rw_(g, o.listener), rw_(&own_rw_) {
     for (const auto& [type, list] : impl.by_type) dispatch_[g.sym(type)] = &list;
     src_sym_ = g.sym(t_.src);
@@ -174,7 +174,7 @@ class Applier {
     claimed_.assign(g_.id_bound(), 0);
     if (const Value* imp = g_.attr(g_.root(), g_.sym("imports")); imp && imp->is_map())
       for (const auto& e : imp->as_map()) foreign_prefixes_.push_back(e.key + "::");
-    if (t_.fixed_point) fixed_scope(g_.root());
+    if (t_.fixed_point || drive_ == Drive::FixedPoint) fixed_scope(g_.root());
     else scope(g_.root());
     for (const auto& [r, n] : hits_) rep_.by_rule[r->name] += n;
     for (auto& [k, c] : unmapped_) rep_.unmapped.push_back(std::move(c));
@@ -182,6 +182,7 @@ class Applier {
   }
 
  private:
+  Drive drive_;
   ir::Graph& g_;
   const CompiledTable::Impl& impl_;
   const Table& t_;
@@ -1248,9 +1249,9 @@ class Applier {
 
 }  // namespace
 
-void CompiledTable::apply(ir::Graph& g, const ConvertOptions& o, Report& report) const {
+void CompiledTable::apply(ir::Graph& g, const ConvertOptions& o, Report& report, Drive drive) const {
   report.tables.push_back(impl_->table.name());
-  Applier(g, *impl_, o, report).run();
+  Applier(g, *impl_, o, report, drive).run();
 }
 
 // ---------------------------------------------------------------- report

@@ -197,14 +197,47 @@ std::vector<const Table*> TableSet::plan(const std::string& from, const std::str
   return plan_impl(from, to, &g);
 }
 
+std::vector<const Table*> TableSet::rewrites(const std::string& ns) {
+  std::vector<const Table*> out;
+  for (auto& s : slots_)
+    if (s.src == s.dst && applies(s.src, ns)) {
+      materialize(s);
+      if (s.table) out.push_back(s.table.get());
+    }
+  return out;
+}
+
 std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std::string& to, const ir::Graph* g) {
-  if (from == to) return {};
+  // The op types of the graph, for the first table (later ones see what earlier tables made).
+  std::vector<std::string> types;
+  if (g) {
+    absl::flat_hash_set<Symbol> seen;
+    g->for_each_op([&](ir::OpId op) {
+      if (seen.insert(g->type(op)).second) types.emplace_back(g->type_str(op));
+    });
+  }
+  std::vector<const Table*> chain;
+  // Rewrite tables (src == dst) of a namespace the chain passes through run there, in load order,
+  // each to a fixed point (convert()), before the table that leaves the namespace.
+  auto rewrites_at = [&](const std::string& ns) {
+    for (auto& s : slots_)
+      if (s.src == s.dst && applies(s.src, ns)) {
+        materialize(s, g && chain.empty() ? &types : nullptr);
+        if (s.table) chain.push_back(s.table.get());
+      }
+  };
+  if (from == to) {
+    rewrites_at(from);
+    return chain;
+  }
   // The planner works on the pairs (read or not): every table forwards, then the reversible ones
-  // backwards, in load order; only the tables of the chain it picks are read.
+  // backwards, in load order; only the tables of the chain it picks are read. A rewrite table
+  // (src == dst) is no step between namespaces.
   std::vector<std::pair<size_t, bool>> all;
-  for (size_t i = 0; i < slots_.size(); ++i) all.push_back({i, false});
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].reversible) all.push_back({i, true});
+    if (slots_[i].src != slots_[i].dst) all.push_back({i, false});
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].reversible && slots_[i].src != slots_[i].dst) all.push_back({i, true});
   auto arc_src = [&](const std::pair<size_t, bool>& a) -> const std::string& {
     return a.second ? slots_[a.first].dst : slots_[a.first].src;
   };
@@ -236,23 +269,25 @@ std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std
   std::vector<std::pair<size_t, bool>> arcs;
   for (std::string ns = to; ns != from; ns = prev[ns].first) arcs.push_back(all[static_cast<size_t>(prev[ns].second)]);
   std::reverse(arcs.begin(), arcs.end());
-  std::vector<const Table*> chain;
-  // The op types of the graph, for the first table (later ones see what earlier tables made).
-  std::vector<std::string> types;
-  if (g) {
-    absl::flat_hash_set<Symbol> seen;
-    g->for_each_op([&](ir::OpId op) {
-      if (seen.insert(g->type(op)).second) types.emplace_back(g->type_str(op));
-    });
-  }
+  std::string at = from;
   for (const auto& [slot, reversed] : arcs) {
+    rewrites_at(at);
+    at = arc_dst({slot, reversed});
     Slot& s = slots_[slot];
     materialize(s, g && chain.empty() ? &types : nullptr);
     if (reversed && s.reversed.empty())
       throw Error(fmt::format("the table {} -> {} was announced reversible but none of its files is", s.src, s.dst));
     chain.push_back(reversed ? s.reversed.front().get() : s.table.get());
   }
+  rewrites_at(to);
   return chain;
+}
+
+Report rewrite(ir::Graph& g, const Table& t, schema::Registry& reg, const ConvertOptions& o) {
+  if (t.src != t.dst) throw Error("mapping::rewrite: table " + t.name() + " is no rewrite table (its src and dst differ)");
+  Report rep;
+  CompiledTable(t, reg, o.tags).apply(g, o, rep, Drive::FixedPoint);
+  return rep;
 }
 
 std::string shipped_table_dir() {
@@ -272,7 +307,8 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
   for (size_t k = 0; k < chain.size(); ++k) {
     if (k && o.between_steps) o.between_steps(g);
     CompiledTable ct(*chain[k], reg, o.tags);
-    ct.apply(g, o, rep);
+    // A rewrite table (src == dst) runs to a fixed point: its rules see each other's results.
+    ct.apply(g, o, rep, chain[k]->src == chain[k]->dst ? Drive::FixedPoint : Drive::AsDeclared);
     if (!rep.ok() && !o.keep_unmapped) return rep;
   }
   g.set_graph_namespace(g.root(), g.sym(to));
