@@ -2,6 +2,8 @@
 
 #include "amanda/mapping/schema_step.h"
 
+#include "compact_pattern.h"
+
 #include <algorithm>
 #include <deque>
 #include <span>
@@ -32,13 +34,37 @@ struct Step {
   bool forward;
 };
 
+// A rule's mapper, compiled: the pattern, its ops' schemas, and the op that takes over.
+struct DstSide {
+  const Pattern* pattern = nullptr;
+  std::vector<const schema::OpSchema*> schema;
+  size_t primary = 0;  // dst op that takes over (and, for 1-op matchers, reuses) the op
+};
+
 struct CRule {
   const Rule* rule = nullptr;
   std::vector<std::vector<Step>> plans;                   // per start op of the pattern
-  std::vector<const schema::OpSchema*> src_schema, dst_schema;
+  std::vector<const schema::OpSchema*> src_schema;
   std::vector<std::vector<std::string>> inner_outputs;    // per src op: output ports that feed other pattern ops
-  size_t primary = 0;                                     // dst op that takes over (and, for 1-op matchers, reuses) the op
+  DstSide dst;                                            // (a template's is expanded per match: dst_template)
 };
+
+// By default the dst op of the matched type takes over, unless another dst op reads its outputs
+// (Softmax between Transposes, Shape before a Slice): the op that makes the rule's result takes
+// over then, so the matched op's ports are not linked to an inner value.
+size_t primary_of(const Rule& r, const Pattern& dst) {
+  if (dst.ops.empty()) return 0;
+  size_t primary = dst.ops.size() - 1;
+  bool explicit_primary = false;
+  for (size_t i = 0; i < dst.ops.size(); ++i)
+    if (dst.ops[i].primary) primary = i, explicit_primary = true;
+  if (!explicit_primary && r.src.ops.size() == 1)
+    for (size_t i = 0; i < dst.ops.size(); ++i)
+      if (dst.ops[i].type == r.src.ops[0].type &&
+          std::none_of(dst.edges.begin(), dst.edges.end(), [&](const EdgeSpec& e) { return e.src_op == i; }))
+        return i;
+  return primary;
+}
 
 struct Candidate {
   const CRule* rule;
@@ -85,6 +111,14 @@ struct CompiledTable::Impl {
   schema::Registry& reg;
   std::vector<CRule> rules;
   absl::flat_hash_map<std::string, std::vector<Candidate>> by_type;
+  // Mappers that are templates (Rule::dst_template), expanded per match: one compiled expansion
+  // per (rule, expanded text), and the count expressions the expansions evaluate, parsed once.
+  struct Expansion {
+    Pattern pattern;
+    DstSide side;
+  };
+  mutable absl::node_hash_map<std::string, std::unique_ptr<Expansion>> expansions;
+  mutable absl::node_hash_map<std::string, std::unique_ptr<Expr>> count_exprs;
   Impl(const Table& t, schema::Registry& r) : table(t), reg(r) {}
 };
 
@@ -116,23 +150,9 @@ CompiledTable::CompiledTable(const Table& t, schema::Registry& reg, const std::v
         if (e.src_op == s) inner.push_back(e.src_port);
       c.inner_outputs.push_back(std::move(inner));
     }
-    for (const OpSpec& o : r.dst.ops) c.dst_schema.push_back(resolve(dst_schemas, t.dst, o.type));
-    if (!r.dst.ops.empty()) {
-      c.primary = r.dst.ops.size() - 1;
-      bool explicit_primary = false;
-      for (size_t i = 0; i < r.dst.ops.size(); ++i)
-        if (r.dst.ops[i].primary) c.primary = i, explicit_primary = true;
-      // By default the dst op of the matched type takes over, unless another dst op reads its
-      // outputs (Softmax between Transposes, Shape before a Slice): the op that makes the rule's
-      // result takes over then, so the matched op's ports are not linked to an inner value.
-      if (!explicit_primary && r.src.ops.size() == 1)
-        for (size_t i = 0; i < r.dst.ops.size(); ++i)
-          if (r.dst.ops[i].type == r.src.ops[0].type &&
-              std::none_of(r.dst.edges.begin(), r.dst.edges.end(), [&](const EdgeSpec& e) { return e.src_op == i; })) {
-            c.primary = i;
-            break;
-          }
-    }
+    c.dst.pattern = &r.dst;
+    for (const OpSpec& o : r.dst.ops) c.dst.schema.push_back(resolve(dst_schemas, t.dst, o.type));
+    c.dst.primary = primary_of(r, r.dst);
     rules.push_back(std::move(c));
   }
   for (const CRule& c : rules)
@@ -154,6 +174,7 @@ namespace {
 
 struct Match {
   const CRule* rule = nullptr;
+  const DstSide* dst = nullptr;  // the mapper used (a template's expansion), set by rewrite_match
   absl::InlinedVector<OpId, 2> ops;  // (no allocation for the usual one- or two-op match)
   Bindings b;
   std::vector<OpId> const_producers;
@@ -622,6 +643,10 @@ class Applier {
     const auto& specs = dir == PortDir::In ? os.inputs : os.outputs;
     const char* side = dir == PortDir::In ? "input" : "output";
     for (const PortSpec& ps : specs) {
+      if (ps.variadic) {
+        if (!match_list(op, dir, ps, m, why)) return false;
+        continue;
+      }
       PortId p = locate(op, dir, ps, m.b);
       std::string label = ps.name && ps.name->kind == Expr::Kind::Literal ? ps.name->str() : "#" + std::to_string(ps.position);
       bool connected = p && (dir == PortDir::Out || g_.producer(p));
@@ -653,6 +678,26 @@ class Applier {
           !match_attrs(ps.attrs, [&](const std::string& n) { return g_.attr(p, tsym(n)); }, m, why, std::string(side) + " " + label + ": "))
         return false;
     }
+    return true;
+  }
+
+  // A list capture (ref: xs...): the ports NAME.0, NAME.1, ... as long as they go on; each bound
+  // as "xs[k]", xs itself to the list of their names (len(xs)).
+  bool match_list(OpId op, PortDir dir, const PortSpec& ps, Match& m, std::string& why) {
+    const std::string& base = ps.name->literal.as_string();
+    Value::List names;
+    for (size_t k = 0;; ++k) {
+      std::string n = base + "." + std::to_string(k);
+      PortId p = g_.find_port(op, dir, sym(n));
+      if (!p) break;
+      m.b.set_port(ps.ref + "[" + std::to_string(k) + "]", p);
+      names.emplace_back(std::move(n));
+    }
+    if (names.empty() && !ps.optional) {
+      why = fmt::format("{} {} has no ports {}.0, {}.1, ...", dir == PortDir::In ? "input" : "output", base, base, base);
+      return false;
+    }
+    m.b.set(ps.ref, Value(std::move(names)));
     return true;
   }
 
@@ -762,8 +807,9 @@ class Applier {
 
   Plan plan_ports(const Match& m, size_t d, bool single, const std::vector<PortId>& bin, const std::vector<PortId>& bout, bool implicit) {
     const CRule& cr = *m.rule;
-    const OpSpec& os = cr.rule->dst.ops[d];
-    const schema::OpSchema* s = cr.dst_schema[d];
+    const DstSide& ds = *m.dst;
+    const OpSpec& os = ds.pattern->ops[d];
+    const schema::OpSchema* s = ds.schema[d];
     Plan p;
     auto in_link = [&](PortId src, const std::string& name) {
       InLink l;
@@ -796,7 +842,7 @@ class Applier {
       }
       return p;
     }
-    bool primary = d == cr.primary;
+    bool primary = d == ds.primary;
     if (!os.inputs_given && single && primary) {
       // Inputs whose constant value the matcher took (`const:`) go away unless the mapper lists ports.
       std::vector<PortId> taken;
@@ -964,15 +1010,50 @@ class Applier {
     // keep an integer base below opset 12): checked like the ops no rule touches.
     if (same_family_ && !r.types_unchecked)
       for (size_t d = 0; d < made.size(); ++d)
-        if (cr.dst_schema[d] && g_.valid(made[d])) {
-          std::string bad = type_refusal(g_, made[d], *cr.dst_schema[d], t_.dst);
+        if (m.dst->schema[d] && g_.valid(made[d])) {
+          std::string bad = type_refusal(g_, made[d], *m.dst->schema[d], t_.dst);
           if (!bad.empty()) count(unsupported_, made[d], r.name, bad);
         }
+  }
+
+  // The mapper for this match: the rule's, or, for a template (lists: `xs...`, `for` lines), its
+  // expansion for the match's lengths and values, compiled once per expanded text.
+  const DstSide& dst_side(const Match& m) {
+    const CRule& cr = *m.rule;
+    const Rule& r = *cr.rule;
+    if (!r.dst_template) return cr.dst;
+    const text::Tree* g = r.dst_tree.find("graph");
+    std::string text = expand_lists(g->scalar.as_string(), r.name, g->loc, [&](const std::string& e) -> int64_t {
+      auto [it, fresh] = impl_.count_exprs.try_emplace(e);
+      if (fresh) it->second = parse_expr(e, g->loc);
+      Value v = it->second->eval(m.b);
+      if (!v.is_int()) throw EvalError("'" + e + "' gives " + value_str(v) + ", not an integer");
+      return v.as_int();
+    });
+    std::string key = fmt::format("{}\x1f{}", static_cast<const void*>(&r), text);
+    auto [it, fresh] = impl_.expansions.try_emplace(std::move(key));
+    if (fresh) {
+      try {
+        auto x = std::make_unique<CompiledTable::Impl::Expansion>();
+        x->pattern = pattern_from_tree(with_graph_text(r.dst_tree, std::move(text)), r.name);
+        x->side.pattern = &x->pattern;
+        for (const OpSpec& o : x->pattern.ops) x->side.schema.push_back(resolve_op(impl_.reg, t_, t_.dst, o.type));
+        x->side.primary = primary_of(r, x->pattern);
+        it->second = std::move(x);
+      } catch (...) {
+        impl_.expansions.erase(it);
+        throw;
+      }
+    }
+    return it->second->side;
   }
 
   absl::InlinedVector<OpId, 2> rewrite_match(Match& m, OpId scope) {
     const CRule& cr = *m.rule;
     const Rule& r = *cr.rule;
+    const DstSide& ds = dst_side(m);
+    m.dst = &ds;
+    const Pattern& dst = *ds.pattern;
     bool single = r.src.ops.size() == 1;
     OpId last = last_in_body(m);
     std::string base(g_.name_str(single ? m.ops[0] : last));
@@ -1008,14 +1089,14 @@ class Applier {
       }
     }
     // Plan every dst op's ports while the matched ops still exist.
-    size_t n = r.dst.ops.size();
+    size_t n = dst.ops.size();
     absl::InlinedVector<Plan, 1> plans(n);  // (inline: most rules make one op)
-    bool implicit = !single && n == 1 && !r.dst.ops[0].inputs_given && !r.dst.ops[0].outputs_given;
+    bool implicit = !single && n == 1 && !dst.ops[0].inputs_given && !dst.ops[0].outputs_given;
     for (size_t d = 0; d < n; ++d) plans[d] = plan_ports(m, d, single, bin, bout, implicit);
     // Names and attributes are evaluated before anything changes too.
     absl::InlinedVector<std::string, 1> names(n);
     for (size_t d = 0; d < n; ++d) {
-      const OpSpec& os = r.dst.ops[d];
+      const OpSpec& os = dst.ops[d];
       if (os.name) {
         Value v = os.name->eval(m.b);
         if (!v.is_string()) throw EvalError("the op name evaluates to " + value_str(v));
@@ -1026,7 +1107,7 @@ class Applier {
     absl::InlinedVector<size_t, 3> attr_at(n + 1);
     for (size_t d = 0; d < n; ++d) {
       attr_at[d] = attr_values_.size();
-      eval_attrs(r.dst.ops[d], m.b);
+      eval_attrs(dst.ops[d], m.b);
     }
     attr_at[n] = attr_values_.size();
     // Inner links must not point into ops that go away.
@@ -1054,22 +1135,22 @@ class Applier {
     }
     rw_->set_insertion_point(scope);
     for (size_t d = 0; d < n; ++d) {
-      const OpSpec& os = r.dst.ops[d];
+      const OpSpec& os = dst.ops[d];
       OpId op;
-      bool reused = d == cr.primary && reuse;
+      bool reused = d == ds.primary && reuse;
       if (reused) {
         op = reuse;
         rw_->set_op_type(op, tsym(os.type));
         if (!names[d].empty()) rw_->set_name(op, unique_op_name(scope, names[d]));
       } else {
         std::string nm = !names[d].empty() ? names[d]
-                         : d == cr.primary && keep_name ? std::string(g_.str(keep_name))
+                         : d == ds.primary && keep_name ? std::string(g_.str(keep_name))
                                                         : base + "/" + os.type;
         op = rw_->create_op(tsym(os.type), unique_op_name(scope, nm), false);
-        if (d == cr.primary && keep_generated && names[d].empty()) rw_->set_name(op, g_.name(op), true);
+        if (d == ds.primary && keep_generated && names[d].empty()) rw_->set_name(op, g_.name(op), true);
       }
       made[d] = op;
-      set_attrs(op, cr.dst_schema[d], std::span(attr_values_.data() + attr_at[d], attr_at[d + 1] - attr_at[d]), reused,
+      set_attrs(op, ds.schema[d], std::span(attr_values_.data() + attr_at[d], attr_at[d + 1] - attr_at[d]), reused,
                 t_.carry_attrs);
     }
     if (o_.on_rewrite)
@@ -1079,14 +1160,14 @@ class Applier {
     for (size_t d = 0; d < n; ++d) rw_->move_before(made[d], after);
     for (size_t d = 0; d < n; ++d) build_ports(made[d], plans[d], scope, std::string(g_.name_str(made[d])));
     // Edges between dst ops.
-    for (const EdgeSpec& e : r.dst.edges) {
-      PortId out = dst_port(made[e.src_op], r.dst.ops[e.src_op], PortDir::Out, e.src_port, m.b);
-      PortId in = dst_port(made[e.dst_op], r.dst.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
+    for (const EdgeSpec& e : dst.edges) {
+      PortId out = dst_port(made[e.src_op], dst.ops[e.src_op], PortDir::Out, e.src_port, m.b);
+      PortId in = dst_port(made[e.dst_op], dst.ops[e.dst_op], PortDir::In, e.dst_port, m.b);
       for (EdgeId x = g_.first_in_edge(in); x; x = g_.first_in_edge(in)) rw_->disconnect(x);
       rw_->connect(out, in);
     }
     if (!single && n) {
-      OpId p = made[cr.primary];
+      OpId p = made[ds.primary];
       for (PortId c : ctrl_in) rw_->connect(c, rw_->control_in(p));
       for (PortId c : ctrl_out) rw_->connect(rw_->control_out(p), c);
     }
