@@ -461,6 +461,20 @@ struct Expander {
 
 }  // namespace
 
+std::vector<std::string> compact_types(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  SourceLoc loc;
+  while (start <= text.size()) {
+    size_t e = text.find('\n', start);
+    if (e == std::string::npos) e = text.size();
+    std::string s = trim(text.substr(start, e - start));
+    start = e + 1;
+    if (!s.empty() && s[0] != '#') out.push_back(parse_line(s, loc, "").type);
+  }
+  return out;
+}
+
 bool uses_lists(std::string_view text) {
   size_t start = 0;
   while (start <= text.size()) {

@@ -28,6 +28,10 @@ std::string expand_lists(std::string_view text, const std::string& rule, const S
 // The length every list gets when a template is expanded without a match (the checker's sample).
 constexpr int64_t kSampleListLength = 3;
 
+// The op types of graph: text's lines, in order (throws ParseError on a line that is not OUTS =
+// TYPE(ARGS)): what a compact matcher matches.
+std::vector<std::string> compact_types(std::string_view text);
+
 // A side of a rule (as read, after pushdown) as a Pattern (table.cpp).
 Pattern pattern_from_tree(const text::Tree& side, const std::string& rule);
 // The side `d` (a map with graph:) with its graph: text replaced by `text` (an expansion).

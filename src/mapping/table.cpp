@@ -457,6 +457,15 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
   return out;
 }
 
+std::vector<std::string> matcher_types(const Table& t) {
+  std::vector<std::string> out;
+  for (const Rule& r : t.rules)
+    for (const OpSpec& o : r.src.ops) out.push_back(o.type);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
 Pattern pattern_from_tree(const Tree& side, const std::string& rule) { return pattern_of(side, rule); }
 
 Tree with_graph_text(const Tree& d, std::string text) {

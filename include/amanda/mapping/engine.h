@@ -124,14 +124,17 @@ class TableSet {
     bool reversible = false;           // some file of it is (known from headers before reading)
     struct Pending {
       std::string file;
-      std::vector<std::string> only_for;  // from the header: read only for graphs with one of these op types
+      std::vector<std::string> only_for;  // the op types its matchers name: read only for graphs with one of them
+      size_t index = 0;                   // its place in the load order of the pair's files
     };
+    size_t files = 0;              // files of the pair seen so far (read or pending)
     std::vector<Pending> pending;  // files not read yet, in load order
     std::unique_ptr<Table> table;      // the joined table of the files read so far
     std::vector<std::unique_ptr<Table>> reversed;  // one per reversible file read
   };
   Slot& slot_for(const std::string& src, const std::string& dst);
-  void join(Slot& s, std::unique_ptr<Table> t);
+  // Joins a file's table (the index-th file of the pair in load order) into the slot's table.
+  void join(Slot& s, std::unique_ptr<Table> t, size_t index);
   // Reads the slot's pending files; with `types` (the op types of the graph to convert), a file
   // declared only for other types stays pending.
   void materialize(Slot& s, const std::vector<std::string>* types = nullptr);

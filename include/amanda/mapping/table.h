@@ -105,6 +105,11 @@ struct Table {
   std::string name() const { return src + " -> " + dst; }
 };
 
+// The op types the rules' matchers name (every op of every src pattern), sorted, each once: a
+// conversion needs the table's file only for a graph with one of them (TableSet derives this
+// when it loads a folder lazily; `only_for` is the hand-written form of the same promise).
+std::vector<std::string> matcher_types(const Table& t);
+
 // Reads a table file (YAML or JSON). Throws ParseError (file:line:column, rule name) on a malformed
 // table. `check` (below) compares it with the namespaces' schemas.
 std::unique_ptr<Table> read_table(const std::string& path);
