@@ -420,7 +420,12 @@ struct Expander {
       args += (args.empty() ? "" : ", ") + (port.empty() ? "" : port + "=") + v + (opt ? "?" : "");
     }
     out += outs + " = " + rest.substr(0, open) + "(" + args + ")" + rest.substr(close + 1) + "\n";
+    // A hostile table must not expand without bound: at most kMaxLines ops and kMaxText bytes.
+    if (++lines > kMaxLines || out.size() > kMaxText)
+      fail(loc, rule, "the lists expand to more than " + std::to_string(kMaxLines) + " lines or " + std::to_string(kMaxText >> 20) + " MiB");
   }
+  static constexpr size_t kMaxLines = 100000, kMaxText = size_t(64) << 20;
+  size_t lines = 0;
 
   void run(std::string_view text) {
     size_t start = 0;

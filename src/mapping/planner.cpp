@@ -222,11 +222,7 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t, size_t index) {
     s.table = std::move(t);
     return;
   }
-  Table& have = *s.table;
-  // The files of a pair are one table, whichever of them a conversion reads first: their headers agree.
-  auto same = [](const ConstantSpec& a, const ConstantSpec& b) { return a.type == b.type && a.attr == b.attr && a.port == b.port; };
-  if (have.carry_attrs != t->carry_attrs || !same(have.constant, t->constant) || !same(have.reverse_constant, t->reverse_constant))
-    throw ParseError(t->loc, fmt::format("table {}: carry_attrs or constant differs from {} (files of one table must agree)", t->name(), have.file));
+  Table& have = *s.table;  // (its header, carry_attrs and constant, is the pair's first file's: always read first)
   if (have.fixed_point != t->fixed_point)
     throw ParseError(t->loc, fmt::format("table {}: fixed_point is {} here but {} in {}", t->name(), t->fixed_point, have.fixed_point, have.file));
   // (one rule written for a list of types stands for several rules of the same name: the names
@@ -250,7 +246,9 @@ void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
   std::vector<Slot::Pending> files = std::move(s.pending);
   s.pending.clear();
   for (auto& p : files) {
-    if (types && !p.only_for.empty() &&
+    // (the pair's first file is always read: its header, carry_attrs and constant, is the table's,
+    // as when every file is read; the files after it may leave them out)
+    if (types && !p.only_for.empty() && p.index != 0 &&
         std::none_of(p.only_for.begin(), p.only_for.end(),
                      [&](const std::string& t) { return std::find(types->begin(), types->end(), t) != types->end(); })) {
       s.pending.push_back(std::move(p));  // none of its op types in this graph: not needed (yet)
@@ -263,13 +261,6 @@ void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
     if (!p.only_for.empty() && p.only_for != matcher_types(*t))
       throw Error(fmt::format("{}: the scan of the rules found other matcher op types than the parser", p.file));
     join(s, std::move(t), p.index);
-  }
-  // A pair is a table even when no file of it has rules for this graph: the first file is read,
-  // so that the chain has the table (its header, and what the schemas decide for unmatched ops).
-  if (!s.table && !s.pending.empty()) {
-    Slot::Pending first = std::move(s.pending.front());
-    s.pending.erase(s.pending.begin());
-    join(s, read_table(first.file), first.index);
   }
 }
 

@@ -169,6 +169,12 @@ TEST(VariadicCaptures, TheTableLanguageChecksThem) {
   refused("    - {rule_name: a, src: {graph: \"y = Concat(xs...)\"}, dst: {type: Concat}}\n", "a matcher's graph: text has no lists");
   refused("    - {rule_name: a, src: {type: Concat, input_ports: [{name: inputs, ref: xs...}]}, dst: {graph: \"for i in 3: y = Neg(x)\"}}\n",
           "a loop is `for VAR in range([LO,] HI): LINE`");
+  // Expansions are bounded (a hostile table): a length, and the lines of all loops together.
+  refused("    - {rule_name: a, src: {type: Concat, input_ports: [{name: inputs, ref: xs...}]}, dst: {graph: \"for i in range(200000): y[i] = Neg(xs[0])\"}}\n",
+          "more than 100000");
+  refused("    - {rule_name: a, src: {type: Concat, input_ports: [{name: inputs, ref: xs...}]}, dst: {graph: \"for i in range(60000): y[i] = Neg(xs[0])\\n"
+          "for i in range(60000): z[i] = Neg(xs[0])\"}}\n",
+          "the lists expand to more than 100000 lines");
   // A table with list captures cannot run backwards.
   auto t = parse("    - {rule_name: a, src: {type: Concat, input_ports: [{name: inputs, ref: xs...}], output_ports: [{name: concat_result, ref: y}]}, "
                  "dst: {graph: \"y = Concat(xs...)\"}}\n");
