@@ -112,7 +112,6 @@ table:
   carry_attrs: false
   imports: {tfjs: amanda/tensorflow/tfjs/4.22}
   constant: {src: {type: Const, attr: value, port: output}, dst: {type: Constant, attr: value, port: output}}
-  only_for: [tfjs::_FusedConv2D, tfjs::FusedDepthwiseConv2dNative, tfjs::_FusedMatMul]
   rules:
 """
 
