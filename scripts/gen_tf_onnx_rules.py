@@ -1,9 +1,7 @@
 #!/usr/bin/python3
-"""Writes the generated TF -> ONNX tables (docs/tensorflow.md, "Conversion to ONNX"):
-
-tables/tensorflow/tf_2.2_onnx_13_lists.yaml: ops with a list of N inputs or outputs whose ONNX form
-needs one op per element (Pack: an Unsqueeze per input; Unpack: Split then a Squeeze per output) or
-ports renamed (ConcatV2, Split, SplitV, AddN), one rule per N = 1..MAX_N.
+"""Writes the generated TF -> ONNX table (docs/tensorflow.md, "Conversion to ONNX"). (The ops with
+a list of N ports, tables/tensorflow/tf_2.2_onnx_13_lists.yaml, are written by hand now: one rule
+for any N with a list capture, docs/mapping-tables.md "Variadic captures".)
 
 tables/tensorflow/tf_2.2_onnx_13_fused.yaml: TF.js's fused ops (_FusedConv2D,
 FusedDepthwiseConv2dNative, _FusedMatMul) with each fused_ops list TF.js runs ([BiasAdd] or
@@ -114,62 +112,12 @@ table:
   carry_attrs: false
   imports: {tfjs: amanda/tensorflow/tfjs/4.22}
   constant: {src: {type: Const, attr: value, port: output}, dst: {type: Constant, attr: value, port: output}}
-  only_for: [tfjs::_FusedConv2D, tfjs::FusedDepthwiseConv2dNative, tfjs::_FusedMatMul]
   rules:
 """
 
-MAX_N = 16  # Unpack, Split, SplitV, AddN
-MAX_CONCAT = 64  # Pack, ConcatV2: a DenseNet block concatenates all its layers' outputs (densenet121: 25)
-
-
-def list_rules():
-    out = []
-    for n in range(1, MAX_CONCAT + 1):
-        vs = [f"v{i}" for i in range(n)]
-        ins = ", ".join(f"{{name: values.{i}, ref: v{i}}}" for i in range(n))
-        # Pack: each input gets the new axis, then one Concat (TF's negative axis counts in the output's rank, as Unsqueeze's)
-        lines = [f"u{i} = Unsqueeze(v{i}, {{tensor([a], 'int64')}})" for i in range(n)]
-        lines.append(f"y = Concat({', '.join(f'u{i}' for i in range(n))}) {{axis: \"{{a}}\"}}")
-        out.append(f"    - rule_name: pack_{n}\n"
-                   f"      src: {{type: Pack, attrs: {{N: {n}, axis: {{ref: a}}}}, input_ports: [{ins}], output_ports: [{{name: output, ref: y}}]}}\n"
-                   f"      dst:\n        graph: |\n" + "".join(f"          {l}\n" for l in lines))
-        out.append(f"    - rule_name: concat_{n}\n"
-                   f"      src: {{type: ConcatV2, attrs: {{N: {n}}}, input_ports: [{ins}, {{name: axis, const: \"{{a}}\"}}], output_ports: [{{name: output, ref: y}}]}}\n"
-                   f"      dst: {{graph: \"y = Concat({', '.join(vs)}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
-        if n > MAX_N:
-            continue
-        out.append(f"    - rule_name: add_n_{n}\n"
-                   f"      src: {{type: AddN, attrs: {{N: {n}}}, input_ports: [{ins.replace('values.', 'inputs.')}], output_ports: [{{name: sum, ref: y}}]}}\n"
-                   f"      dst: {{graph: \"y = Sum({', '.join(vs)})\"}}")
-        outs = ", ".join(f"{{name: output.{i}, ref: y{i}}}" for i in range(n))
-        parts = ", ".join(f"p{i}" for i in range(n))
-        lines = [f"{parts} = Split(x) {{axis: \"{{a}}\"}}"] + [f"y{i} = Squeeze(p{i}, {{tensor([a], 'int64')}})" for i in range(n)]
-        out.append(f"    - rule_name: unpack_{n}\n"
-                   f"      src: {{type: Unpack, attrs: {{num: {n}, axis: {{ref: a}}}}, input_ports: [{{name: value, ref: x}}], output_ports: [{outs}]}}\n"
-                   f"      dst:\n        graph: |\n" + "".join(f"          {l}\n" for l in lines))
-        ys = ", ".join(f"y{i}" for i in range(n))
-        out.append(f"    - rule_name: split_{n}\n"
-                   f"      src: {{type: Split, attrs: {{num_split: {n}}}, input_ports: [{{name: split_dim, const: \"{{a}}\"}}, {{name: value, ref: x}}], output_ports: [{outs}]}}\n"
-                   f"      dst: {{graph: \"{ys} = Split(x) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
-        out.append(f"    - rule_name: split_v_{n}\n"
-                   f"      src: {{type: SplitV, attrs: {{num_split: {n}}}, input_ports: [{{name: value, ref: x}}, {{name: size_splits, const: \"{{s}}\"}}, {{name: split_dim, const: \"{{a}}\"}}], output_ports: [{outs}]}}\n"
-                   f"      when: \"not (-1 in list(s))\"\n"
-                   f"      dst: {{graph: \"{ys} = Split(x, {{tensor(list(s), 'int64')}}) {{axis: \\\"{{scalar(a)}}\\\"}}\"}}")
-    out.append(f"    - {{rule_name: lists_other, type: [Pack, ConcatV2, Unpack, Split, SplitV, AddN], unsupported: \"more than {MAX_CONCAT} "
-               f"values (Pack, ConcatV2) or {MAX_N} (Unpack, Split, SplitV, AddN), an axis or split sizes computed at run time, or a size of -1 "
-               "in SplitV's size_splits\"}")
-    return out
-
-
-LIST_HEADER = HEADER.split("table:")[0].split(". TF.js")[0] + """. TF ops with N inputs or outputs -> ONNX
-# opset 13, one rule per N (docs/tensorflow.md, "Conversion to ONNX").
-table:""" + HEADER.split("table:")[1]
-LIST_HEADER = LIST_HEADER.replace(
-    "only_for: [tfjs::_FusedConv2D, tfjs::FusedDepthwiseConv2dNative, tfjs::_FusedMatMul]", "only_for: [Pack, ConcatV2, Unpack, Split, SplitV, AddN]")
-
 if __name__ == "__main__":
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    for name, header, body in (("tf_2.2_onnx_13_fused.yaml", HEADER, rules()), ("tf_2.2_onnx_13_lists.yaml", LIST_HEADER, list_rules())):
+    for name, header, body in (("tf_2.2_onnx_13_fused.yaml", HEADER, rules()),):
         path = os.path.join(root, "tables", "tensorflow", name)
         with open(path, "w") as f:
             f.write(header + "\n".join(body) + "\n")

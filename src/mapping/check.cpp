@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "amanda/mapping/table.h"
+#include "compact_pattern.h"
 
 namespace amanda::mapping {
 
@@ -72,6 +73,8 @@ struct Checker {
                                          ps.name->literal.as_string(), ns, port_names(*s, input)));
           if (is_src) {
             if (!ps.ref.empty()) captured.insert(ps.ref);
+            if (ps.variadic)  // its ports, as a template expanded with sample lengths reads them
+              for (int64_t k = 0; k < kSampleListLength; ++k) captured.insert(ps.ref + "[" + std::to_string(k) + "]");
             if (ps.name && ps.name->kind == Expr::Kind::Ref) captured.insert(ps.name->name);
             if (ps.value) capture(*ps.value, captured);
             for (const AttrSpec& a : ps.attrs)

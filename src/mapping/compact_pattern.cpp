@@ -15,7 +15,9 @@
 // shared with the other side of the rule. ATTRS is a YAML flow map, as `attrs:`.
 #include "compact_pattern.h"
 
+#include <algorithm>
 #include <cctype>
+#include <functional>
 #include <unordered_map>
 #include <map>
 
@@ -38,10 +40,22 @@ std::string trim(std::string_view s) {
   return std::string(s.substr(b, e - b));
 }
 
+// A value name: letters, digits, '_' and '.', not starting with a digit; optionally an element of
+// a list, NAME[K] (a list capture's port `xs[0]`, a value a `for` line made).
 bool is_name(const std::string& s) {
   if (s.empty() || std::isdigit(static_cast<unsigned char>(s[0]))) return false;
-  for (char c : s)
+  size_t end = s.size();
+  if (s.back() == ']') {
+    size_t open = s.find('[');
+    if (open == std::string::npos || open == 0 || open + 2 > s.size() - 1) return false;
+    for (size_t i = open + 1; i + 1 < s.size(); ++i)
+      if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
+    end = open;
+  }
+  for (size_t i = 0; i < end; ++i) {
+    char c = s[i];
     if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_' && c != '.') return false;
+  }
   return true;
 }
 
@@ -259,6 +273,249 @@ Pattern compact_pattern(const Tree& t, const std::string& rule,
     p.ops.push_back(std::move(op));
   }
   return p;
+}
+
+// ---------------------------------------------------------------- lists (templates)
+
+namespace {
+
+bool ident_start(char c) { return std::isalpha(static_cast<unsigned char>(c)) || c == '_'; }
+bool ident_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; }
+
+// `var` replaced by `value` where it is a whole identifier (not inside '...' string literals, not
+// after a '.': a port name such as values.i is left alone).
+std::string substitute(std::string_view s, const std::string& var, const std::string& value) {
+  std::string out;
+  char quote = 0;
+  for (size_t i = 0; i < s.size();) {
+    char c = s[i];
+    if (quote) {
+      out += c;
+      if (c == quote) quote = 0;
+      ++i;
+      continue;
+    }
+    if (c == '\'') {
+      quote = c;
+      out += c;
+      ++i;
+      continue;
+    }
+    if (ident_start(c) && (i == 0 || (!ident_char(s[i - 1]) && s[i - 1] != '.'))) {
+      size_t e = i;
+      while (e < s.size() && ident_char(s[e])) ++e;
+      std::string_view w = s.substr(i, e - i);
+      out += w == var ? value : std::string(w);
+      i = e;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+struct Expander {
+  const std::string& rule;
+  const SourceLoc& loc;
+  const std::function<int64_t(const std::string&)>& eval_int;
+  std::map<std::string, int64_t> made_len;  // lists the mapper makes: their lengths so far
+  std::string out;
+
+  int64_t count(const std::string& expr) {
+    int64_t n = eval_int(expr);
+    if (n < 0) fail(loc, rule, "'" + expr + "' gives " + std::to_string(n) + ", not a length");
+    if (n > 100000) fail(loc, rule, "'" + expr + "' gives " + std::to_string(n) + " (more than 100000 list elements)");
+    return n;
+  }
+  int64_t len_of(const std::string& name) {
+    auto it = made_len.find(name);
+    return it != made_len.end() ? it->second : count("len(" + name + ")");
+  }
+  // NAME[EXPR] -> NAME[K]; other names unchanged.
+  std::string index(const std::string& v) {
+    if (v.empty() || v.back() != ']' || v.front() == '{') return v;
+    size_t open = v.find('[');
+    if (open == std::string::npos || open == 0) return v;
+    std::string e = v.substr(open + 1, v.size() - open - 2);
+    int64_t k = count(e);
+    std::string name = v.substr(0, open);
+    return name + "[" + std::to_string(k) + "]";
+  }
+  static bool spread(const std::string& v, std::string& name, std::string& len_expr) {
+    size_t d = v.find("...");
+    if (d == std::string::npos || v.front() == '{') return false;
+    name = trim(v.substr(0, d));
+    std::string rest = trim(v.substr(d + 3));
+    len_expr.clear();
+    if (!rest.empty()) {
+      if (rest.front() != '{' || rest.back() != '}') return false;
+      len_expr = rest.substr(1, rest.size() - 2);
+    }
+    return is_name(name);
+  }
+
+  void line(const std::string& text, bool in_loop) {
+    size_t eq = std::string::npos;
+    for (size_t i = 0; i < text.size(); ++i) {
+      if (text[i] == '{' && i >= 3 && text.compare(i - 3, 3, "...") == 0) {  // a length: ys...{N}
+        i = matching(text, i, loc, rule);
+        continue;
+      }
+      if (text[i] == '(' || text[i] == '{') break;
+      if (text[i] == '=') {
+        eq = i;
+        break;
+      }
+    }
+    if (eq == std::string::npos) fail(loc, rule, "'" + text + "': a line is OUTS = TYPE(ARGS) [{ATTRS}]");
+    std::string outs;
+    for (const std::string& o : split_args(std::string_view(text).substr(0, eq), loc, rule)) {
+      size_t c = o.find(':');
+      std::string port = c == std::string::npos ? "" : trim(o.substr(0, c)), v = trim(c == std::string::npos ? o : o.substr(c + 1));
+      std::string name, len_expr;
+      if (spread(v, name, len_expr)) {
+        int64_t n = len_expr.empty() ? len_of(name) : count(len_expr);
+        if (!len_expr.empty()) made_len[name] = n;
+        for (int64_t k = 0; k < n; ++k)
+          outs += (outs.empty() ? "" : ", ") + (port.empty() ? "" : port + "." + std::to_string(k) + ":") + name + "[" + std::to_string(k) + "]";
+        continue;
+      }
+      v = index(v);
+      if (in_loop && v.back() == ']') {  // an element a `for` line makes
+        size_t open = v.find('[');
+        int64_t k = std::stoll(v.substr(open + 1, v.size() - open - 2));
+        int64_t& n = made_len[v.substr(0, open)];
+        n = std::max(n, k + 1);
+      }
+      outs += (outs.empty() ? "" : ", ") + (port.empty() ? "" : port + ":") + v;
+    }
+    if (outs.empty()) outs = "_";  // (a spread of an empty list)
+    std::string rest = trim(std::string_view(text).substr(eq + 1));
+    size_t open = rest.find('(');
+    if (open == std::string::npos) fail(loc, rule, "'" + text + "': no '(' after the op type");
+    size_t close = matching(rest, open, loc, rule);
+    std::string args;
+    for (const std::string& a : split_args(std::string_view(rest).substr(open + 1, close - open - 1), loc, rule)) {
+      std::string port, v = a;
+      for (size_t i = 0; i < v.size(); ++i) {
+        if (v[i] == '{' || v[i] == '(' || v[i] == '[' || v[i] == '\'' || v[i] == '"') break;
+        if (v[i] == '=' && (i + 1 >= v.size() || v[i + 1] != '=')) {
+          port = trim(v.substr(0, i));
+          v = trim(v.substr(i + 1));
+          break;
+        }
+      }
+      std::string name, len_expr;
+      if (spread(v, name, len_expr)) {
+        if (!len_expr.empty()) fail(loc, rule, "'" + a + "': a length {N} goes with a list a line makes (an output)");
+        int64_t n = len_of(name);
+        for (int64_t k = 0; k < n; ++k)
+          args += (args.empty() ? "" : ", ") + (port.empty() ? "" : port + "." + std::to_string(k) + "=") + name + "[" + std::to_string(k) + "]";
+        continue;
+      }
+      bool opt = !v.empty() && v.back() == '?';
+      if (opt) v = trim(v.substr(0, v.size() - 1));
+      v = index(v);
+      args += (args.empty() ? "" : ", ") + (port.empty() ? "" : port + "=") + v + (opt ? "?" : "");
+    }
+    out += outs + " = " + rest.substr(0, open) + "(" + args + ")" + rest.substr(close + 1) + "\n";
+    // A hostile table must not expand without bound: at most kMaxLines ops and kMaxText bytes.
+    if (++lines > kMaxLines || out.size() > kMaxText)
+      fail(loc, rule, "the lists expand to more than " + std::to_string(kMaxLines) + " lines or " + std::to_string(kMaxText >> 20) + " MiB");
+  }
+  static constexpr size_t kMaxLines = 100000, kMaxText = size_t(64) << 20;
+  size_t lines = 0;
+
+  void run(std::string_view text) {
+    size_t start = 0;
+    while (start <= text.size()) {
+      size_t e = text.find('\n', start);
+      if (e == std::string::npos) e = text.size();
+      std::string s = trim(text.substr(start, e - start));
+      start = e + 1;
+      if (s.empty() || s[0] == '#') continue;
+      if (s.starts_with("for ")) {
+        // for VAR in range([LO,] HI): LINE
+        size_t in = s.find(" in ");
+        std::string var = in == std::string::npos ? "" : trim(s.substr(4, in - 4));
+        size_t r = in == std::string::npos ? std::string::npos : s.find("range(", in);
+        if (var.empty() || !ident_start(var[0]) || r == std::string::npos || trim(s.substr(in + 4, r - in - 4)) != "")
+          fail(loc, rule, "'" + s + "': a loop is `for VAR in range([LO,] HI): LINE`");
+        size_t close = matching(s, r + 5, loc, rule);
+        std::vector<std::string> bounds = split_args(std::string_view(s).substr(r + 6, close - r - 6), loc, rule);
+        std::string body = trim(std::string_view(s).substr(close + 1));
+        if (bounds.empty() || bounds.size() > 2 || body.empty() || body[0] != ':')
+          fail(loc, rule, "'" + s + "': a loop is `for VAR in range([LO,] HI): LINE`");
+        body = trim(body.substr(1));
+        int64_t lo = bounds.size() == 2 ? eval_int(bounds[0]) : 0, hi = count(bounds.back());
+        if (hi - lo > 100000) fail(loc, rule, "'" + s + "' repeats its line more than 100000 times");
+        for (int64_t i = lo; i < hi; ++i) line(substitute(body, var, std::to_string(i)), true);
+        // The lists the line makes exist even when it repeats zero times (a spread of them is empty).
+        if (size_t eq = body.find('='); eq != std::string::npos)
+          for (const std::string& o : split_args(std::string_view(body).substr(0, eq), loc, rule)) {
+            std::string v = trim(o.substr(o.find(':') == std::string::npos ? 0 : o.find(':') + 1));
+            if (size_t b = v.find('['); b != std::string::npos && b > 0) made_len.try_emplace(v.substr(0, b), 0);
+          }
+        continue;
+      }
+      line(s, false);
+    }
+  }
+};
+
+}  // namespace
+
+std::vector<std::string> compact_types(std::string_view text) {
+  std::vector<std::string> out;
+  size_t start = 0;
+  SourceLoc loc;
+  while (start <= text.size()) {
+    size_t e = text.find('\n', start);
+    if (e == std::string::npos) e = text.size();
+    std::string s = trim(text.substr(start, e - start));
+    start = e + 1;
+    if (!s.empty() && s[0] != '#') out.push_back(parse_line(s, loc, "").type);
+  }
+  return out;
+}
+
+bool uses_lists(std::string_view text) {
+  size_t start = 0;
+  while (start <= text.size()) {
+    size_t e = text.find('\n', start);
+    if (e == std::string::npos) e = text.size();
+    std::string s = trim(text.substr(start, e - start));
+    start = e + 1;
+    if (s.starts_with("for ")) return true;
+    // "..." or a NAME[...] index that is not a number, outside {expressions} and quotes
+    int depth = 0;
+    char quote = 0;
+    for (size_t i = 0; i < s.size(); ++i) {
+      char c = s[i];
+      if (quote) {
+        if (c == quote) quote = 0;
+        continue;
+      }
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '{') ++depth;
+      else if (c == '}') --depth;
+      else if (depth == 0 && s.compare(i, 3, "...") == 0) return true;
+      else if (depth == 0 && c == '[' && i > 0 && (ident_char(s[i - 1]))) {
+        size_t j = i + 1;
+        while (j < s.size() && std::isdigit(static_cast<unsigned char>(s[j]))) ++j;
+        if (j == i + 1 || j >= s.size() || s[j] != ']') return true;
+      }
+    }
+  }
+  return false;
+}
+
+std::string expand_lists(std::string_view text, const std::string& rule, const SourceLoc& loc,
+                         const std::function<int64_t(const std::string&)>& eval_int) {
+  Expander x{rule, loc, eval_int, {}, {}};
+  x.run(text);
+  return x.out;
 }
 
 }  // namespace amanda::mapping

@@ -304,6 +304,20 @@ const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
 }
 
 ir::PortId port_arg(const Expr& e, const Bindings& b, const char* fn) {
+  if (e.kind == Expr::Kind::Index && e.args[0]->kind == Expr::Kind::Ref) {
+    // xs[k]: port k of a list capture (ref: xs...), bound as "xs[k]"; negative k from the end
+    const std::string& name = e.args[0]->name;
+    const Value* list = b.get(name);
+    if (!list || !list->is_list()) throw EvalError(std::string(fn) + "(): '" + name + "' is not a list capture (ref: " + name + "...)");
+    Value idx = e.args[1]->eval(b);
+    if (!idx.is_int()) throw EvalError(std::string(fn) + "(): the index of '" + name + "' is not an integer");
+    int64_t k = idx.as_int(), n = int64_t(list->as_list().size());
+    if (k < 0) k += n;
+    if (k < 0 || k >= n) throw EvalError(std::string(fn) + "(): index out of range of '" + name + "' (" + std::to_string(n) + " ports)");
+    auto p = b.port(name + "[" + std::to_string(k) + "]");
+    if (!p || !b.graph) throw EvalError(std::string(fn) + "(): '" + name + "' is not a captured port list");
+    return *p;
+  }
   if (e.kind != Expr::Kind::Ref) throw EvalError(std::string(fn) + "() takes a port ref");
   auto p = b.port(e.name);
   if (!p || !b.graph) throw EvalError(std::string(fn) + "(): '" + e.name + "' is not a captured port");

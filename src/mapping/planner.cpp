@@ -10,6 +10,7 @@
 #include "amanda/support/file.h"
 #include "amanda/text/events.h"
 #include "amanda/schema/validate.h"
+#include "compact_pattern.h"
 
 namespace amanda::mapping {
 
@@ -23,8 +24,81 @@ namespace {
 struct Header {
   std::string src, dst;
   bool reversible = false;
-  std::vector<std::string> only_for;
+  std::vector<std::string> only_for;  // as declared (the parser holds the rules to it)
+  std::vector<std::string> matches;   // the op types the rules' matchers name (sorted, unique)
 };
+
+// The op types the matchers of a `rules:` list name, read from its events (after the SeqStart):
+// a rule's `type` (a name, a list, or {src: ..., dst: ...}), its `src`'s `type`, `ops[].type` or
+// `graph:` lines. False when the list is written in a way this scan does not follow; the file is
+// then read whole, so nothing depends on the scan being clever.
+template <class Next>
+bool scan_matcher_types(const Next& next, text::Event& ev, std::vector<std::string>& out) {
+  auto skip_value = [&]() -> bool {  // ev is the value's first event
+    if (ev.type == text::Event::Scalar) return true;
+    if (ev.type != text::Event::MapStart && ev.type != text::Event::SeqStart) return false;
+    for (int depth = 1; depth > 0;) {
+      next();
+      if (ev.type == text::Event::MapStart || ev.type == text::Event::SeqStart) ++depth;
+      else if (ev.type == text::Event::MapEnd || ev.type == text::Event::SeqEnd) --depth;
+      else if (ev.type == text::Event::End) return false;
+    }
+    return true;
+  };
+  auto names = [&]() -> bool {  // a type name or a list of them
+    if (ev.type == text::Event::Scalar) {
+      out.push_back(ev.text);
+      return true;
+    }
+    if (ev.type != text::Event::SeqStart) return false;
+    for (next(); ev.type != text::Event::SeqEnd; next()) {
+      if (ev.type != text::Event::Scalar) return false;
+      out.push_back(ev.text);
+    }
+    return true;
+  };
+  // a map's entries, each value handed to f(key) (ev at the value); f returns false to give up
+  auto entries = [&](const auto& f) -> bool {
+    if (ev.type != text::Event::MapStart) return false;
+    for (;;) {
+      next();
+      if (ev.type == text::Event::MapEnd) return true;
+      if (ev.type != text::Event::Scalar) return false;
+      std::string key = ev.text;
+      next();
+      if (!f(key)) return false;
+    }
+  };
+  for (;;) {
+    next();
+    if (ev.type == text::Event::SeqEnd) return true;
+    bool ok = entries([&](const std::string& key) {
+      if (key == "type") {
+        if (ev.type != text::Event::MapStart) return names();
+        return entries([&](const std::string& k) { return k == "src" ? names() : skip_value(); });  // pushdown
+      }
+      if (key != "src") return skip_value();
+      return entries([&](const std::string& k) {
+        if (k == "type") return names();
+        if (k == "graph") {
+          if (ev.type != text::Event::Scalar) return false;
+          try {
+            for (std::string& t : compact_types(ev.text)) out.push_back(std::move(t));
+          } catch (const std::exception&) {
+            return false;
+          }
+          return true;
+        }
+        if (k != "ops") return skip_value();
+        if (ev.type != text::Event::SeqStart) return false;
+        for (next(); ev.type != text::Event::SeqEnd; next())
+          if (!entries([&](const std::string& ok) { return ok == "type" ? names() : skip_value(); })) return false;
+        return true;
+      });
+    });
+    if (!ok) return false;
+  }
+}
 
 std::optional<Header> scan_header(const std::string& path) {
   if (!path.ends_with(".yaml") && !path.ends_with(".yml")) return std::nullopt;
@@ -46,7 +120,15 @@ std::optional<Header> scan_header(const std::string& path) {
       next();
       if (ev.type != text::Event::Scalar) return std::nullopt;  // the map ended before `rules:`
       std::string key = ev.text;
-      if (key == "rules") break;
+      if (key == "rules") {
+        // The matchers' op types: the file is needed only for graphs with one of them (a
+        // reversible file runs backwards too: its dst types would count, so it is always read).
+        next();
+        if (ev.type != text::Event::SeqStart || !scan_matcher_types(next, ev, h.matches)) return std::nullopt;
+        std::sort(h.matches.begin(), h.matches.end());
+        h.matches.erase(std::unique(h.matches.begin(), h.matches.end()), h.matches.end());
+        break;
+      }
       next();
       if (ev.type == text::Event::Scalar) {
         if (key == "src") h.src = ev.text;
@@ -111,7 +193,9 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
       add(read_table(f));
       continue;
     }
-    s.pending.push_back({f, h->only_for});
+    // Read only for graphs with an op type its rules match (none: always read; a reversible
+    // file is matched by its dst types too).
+    s.pending.push_back({f, h->reversible ? std::vector<std::string>{} : h->matches, s.files++});
     s.reversible = s.reversible || h->reversible;
   }
 }
@@ -121,10 +205,15 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
 void TableSet::add(std::unique_ptr<Table> t) {
   Slot& s = slot_for(t->src, t->dst);
   materialize(s);  // files of the same pair added lazily before this one come first
-  join(s, std::move(t));
+  size_t index = s.files++;
+  join(s, std::move(t), index);
 }
 
-void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
+// A rule's `order` (the candidates' last tie-breaker) is its place in the load order of all the
+// pair's files, whatever the order in which they were read (a file skipped for one graph and read
+// for the next comes where it would have come had everything been read at once).
+void TableSet::join(Slot& s, std::unique_ptr<Table> t, size_t index) {
+  for (Rule& r : t->rules) r.order += index << 24;  // (2^24 rules in one file would not fit in memory anyway)
   if (t->reversible) {
     s.reversed.push_back(reverse_table(*t));
     s.reversible = true;
@@ -133,7 +222,7 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
     s.table = std::move(t);
     return;
   }
-  Table& have = *s.table;
+  Table& have = *s.table;  // (its header, carry_attrs and constant, is the pair's first file's: always read first)
   if (have.fixed_point != t->fixed_point)
     throw ParseError(t->loc, fmt::format("table {}: fixed_point is {} here but {} in {}", t->name(), t->fixed_point, have.fixed_point, have.file));
   // (one rule written for a list of types stands for several rules of the same name: the names
@@ -148,7 +237,6 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t) {
     for (size_t i = 0; i < before; ++i)
       if (const Rule& x = have.rules[i]; x.name == r.name)
         throw ParseError(r.loc, fmt::format("rule '{}' is also declared at {}", r.name, x.loc.str()));
-    r.order = have.rules.size();
     have.rules.push_back(std::move(r));
   }
   have.file += ", " + t->file;
@@ -158,7 +246,9 @@ void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
   std::vector<Slot::Pending> files = std::move(s.pending);
   s.pending.clear();
   for (auto& p : files) {
-    if (types && !p.only_for.empty() &&
+    // (the pair's first file is always read: its header, carry_attrs and constant, is the table's,
+    // as when every file is read; the files after it may leave them out)
+    if (types && !p.only_for.empty() && p.index != 0 &&
         std::none_of(p.only_for.begin(), p.only_for.end(),
                      [&](const std::string& t) { return std::find(types->begin(), types->end(), t) != types->end(); })) {
       s.pending.push_back(std::move(p));  // none of its op types in this graph: not needed (yet)
@@ -168,9 +258,9 @@ void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
     if (t->src != s.src || t->dst != s.dst)  // the header scan and the parser disagree: a bug of ours
       throw Error(fmt::format("{}: the table's header read {} -> {} but the file declares {} -> {}", p.file, s.src, s.dst,
                               t->src, t->dst));
-    if (t->only_for != p.only_for)
-      throw Error(fmt::format("{}: the table's header read only_for differently from the parser", p.file));
-    join(s, std::move(t));
+    if (!p.only_for.empty() && p.only_for != matcher_types(*t))
+      throw Error(fmt::format("{}: the scan of the rules found other matcher op types than the parser", p.file));
+    join(s, std::move(t), p.index);
   }
 }
 
@@ -197,14 +287,47 @@ std::vector<const Table*> TableSet::plan(const std::string& from, const std::str
   return plan_impl(from, to, &g);
 }
 
+std::vector<const Table*> TableSet::rewrites(const std::string& ns) {
+  std::vector<const Table*> out;
+  for (auto& s : slots_)
+    if (s.src == s.dst && applies(s.src, ns)) {
+      materialize(s);
+      if (s.table) out.push_back(s.table.get());
+    }
+  return out;
+}
+
 std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std::string& to, const ir::Graph* g) {
-  if (from == to) return {};
+  // The op types of the graph, for the first table (later ones see what earlier tables made).
+  std::vector<std::string> types;
+  if (g) {
+    absl::flat_hash_set<Symbol> seen;
+    g->for_each_op([&](ir::OpId op) {
+      if (seen.insert(g->type(op)).second) types.emplace_back(g->type_str(op));
+    });
+  }
+  std::vector<const Table*> chain;
+  // Rewrite tables (src == dst) of a namespace the chain passes through run there, in load order,
+  // each to a fixed point (convert()), before the table that leaves the namespace.
+  auto rewrites_at = [&](const std::string& ns) {
+    for (auto& s : slots_)
+      if (s.src == s.dst && applies(s.src, ns)) {
+        materialize(s, g && chain.empty() ? &types : nullptr);
+        if (s.table) chain.push_back(s.table.get());
+      }
+  };
+  if (from == to) {
+    rewrites_at(from);
+    return chain;
+  }
   // The planner works on the pairs (read or not): every table forwards, then the reversible ones
-  // backwards, in load order; only the tables of the chain it picks are read.
+  // backwards, in load order; only the tables of the chain it picks are read. A rewrite table
+  // (src == dst) is no step between namespaces.
   std::vector<std::pair<size_t, bool>> all;
-  for (size_t i = 0; i < slots_.size(); ++i) all.push_back({i, false});
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].reversible) all.push_back({i, true});
+    if (slots_[i].src != slots_[i].dst) all.push_back({i, false});
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (slots_[i].reversible && slots_[i].src != slots_[i].dst) all.push_back({i, true});
   auto arc_src = [&](const std::pair<size_t, bool>& a) -> const std::string& {
     return a.second ? slots_[a.first].dst : slots_[a.first].src;
   };
@@ -236,23 +359,25 @@ std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std
   std::vector<std::pair<size_t, bool>> arcs;
   for (std::string ns = to; ns != from; ns = prev[ns].first) arcs.push_back(all[static_cast<size_t>(prev[ns].second)]);
   std::reverse(arcs.begin(), arcs.end());
-  std::vector<const Table*> chain;
-  // The op types of the graph, for the first table (later ones see what earlier tables made).
-  std::vector<std::string> types;
-  if (g) {
-    absl::flat_hash_set<Symbol> seen;
-    g->for_each_op([&](ir::OpId op) {
-      if (seen.insert(g->type(op)).second) types.emplace_back(g->type_str(op));
-    });
-  }
+  std::string at = from;
   for (const auto& [slot, reversed] : arcs) {
+    rewrites_at(at);
+    at = arc_dst({slot, reversed});
     Slot& s = slots_[slot];
     materialize(s, g && chain.empty() ? &types : nullptr);
     if (reversed && s.reversed.empty())
       throw Error(fmt::format("the table {} -> {} was announced reversible but none of its files is", s.src, s.dst));
     chain.push_back(reversed ? s.reversed.front().get() : s.table.get());
   }
+  rewrites_at(to);
   return chain;
+}
+
+Report rewrite(ir::Graph& g, const Table& t, schema::Registry& reg, const ConvertOptions& o) {
+  if (t.src != t.dst) throw Error("mapping::rewrite: table " + t.name() + " is no rewrite table (its src and dst differ)");
+  Report rep;
+  CompiledTable(t, reg, o.tags).apply(g, o, rep, Drive::FixedPoint);
+  return rep;
 }
 
 std::string shipped_table_dir() {
@@ -272,7 +397,8 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
   for (size_t k = 0; k < chain.size(); ++k) {
     if (k && o.between_steps) o.between_steps(g);
     CompiledTable ct(*chain[k], reg, o.tags);
-    ct.apply(g, o, rep);
+    // A rewrite table (src == dst) runs to a fixed point: its rules see each other's results.
+    ct.apply(g, o, rep, chain[k]->src == chain[k]->dst ? Drive::FixedPoint : Drive::AsDeclared);
     if (!rep.ok() && !o.keep_unmapped) return rep;
   }
   g.set_graph_namespace(g.root(), g.sym(to));

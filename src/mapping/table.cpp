@@ -123,7 +123,14 @@ void ports_of(const Tree& t, const std::string& rule, std::vector<PortSpec>& out
     if (!p.is_map()) fail(p.loc, rule, std::string("a port must be a map or a name, not ") + kind_name(p));
     for (const auto& [k, v] : p.entries) {
       if (k == "name") s.name = value_expr(v, rule);
-      else if (k == "ref") s.ref = scalar_text(v, rule, "ref");
+      else if (k == "ref") {
+        s.ref = scalar_text(v, rule, "ref");
+        if (s.ref.ends_with("...")) {  // a list capture: every port NAME.0, NAME.1, ...
+          s.ref.resize(s.ref.size() - 3);
+          s.variadic = true;
+          if (s.ref.empty()) fail(v.loc, rule, "ref: ... needs a name (ref: xs...)");
+        }
+      }
       else if (k == "const") {
         s.value = value_expr(v, rule);
         if (!s.value) fail(v.loc, rule, "const: needs a value");
@@ -137,6 +144,9 @@ void ports_of(const Tree& t, const std::string& rule, std::vector<PortSpec>& out
       }
     }
     if (s.name && s.name->kind == Expr::Kind::Ref && s.ref.empty()) s.ref = s.name->name;  // name: {ref: x} captures the port too
+    if (s.variadic && (!s.name || s.name->kind != Expr::Kind::Literal || !s.name->literal.is_string()))
+      fail(p.loc, rule, "a list capture (ref: " + s.ref + "...) needs the port's name: {name: inputs, ref: " + s.ref + "...}");
+    if (s.variadic && s.value) fail(p.loc, rule, "a list capture (ref: " + s.ref + "...) cannot take const:");
     out.push_back(std::move(s));
   }
 }
@@ -203,11 +213,13 @@ void endpoint(const Tree& t, const Pattern& p, const std::string& rule, size_t& 
   }
 }
 
-Pattern pattern_of(const Tree& t, const std::string& rule) {
+Pattern pattern_of(const Tree& t, const std::string& rule, bool matcher = false) {
   Pattern p;
   if (t.is_map() && t.find("graph")) {
     for (const auto& [k, v] : t.entries)
       if (k != "graph") fail(t.loc, rule, "a compact pattern has only graph, not '" + k + "'");
+    if (const Tree& g = *t.find("graph"); matcher && g.is_scalar() && g.scalar.is_string() && uses_lists(g.scalar.as_string()))
+      fail(g.loc, rule, "a matcher's graph: text has no lists (capture one in a port list: {name: inputs, ref: xs...})");
     return compact_pattern(*t.find("graph"), rule, [&](const Tree& a, std::vector<AttrSpec>& out) { attrs_of(a, rule, out); });
   }
   if (t.is_map() && t.find("ops")) {
@@ -286,14 +298,34 @@ Rule rule_of(const Tree& t, size_t order) {
   Tree s, d;
   if (!split(t, true, s, &kRuleKeys) || (s.is_map() && s.entries.empty())) fail(t.loc, r.name, "the rule has no src side");
   bool has_dst = split(t, false, d, &kRuleKeys) && !(d.is_map() && d.entries.empty());
-  r.src = pattern_of(s, r.name);
+  r.src = pattern_of(s, r.name, /*matcher=*/true);
   r.src_tree = std::move(s);
   if (r.unsupported) {
     if (has_dst && t.find("dst")) fail(t.loc, r.name, "an unsupported rule has no dst");
     return r;
   }
   if (!has_dst) fail(t.loc, r.name, "the rule has no dst side (or write unsupported: REASON)");
-  r.dst = pattern_of(d, r.name);
+  if (const Tree* g = d.is_map() ? d.find("graph") : nullptr; g && g->is_scalar() && g->scalar.is_string() && uses_lists(g->scalar.as_string())) {
+    // A template: expanded per match (engine); here with every list kSampleListLength long, so
+    // that the checker sees its ops, ports and refs.
+    r.dst_template = true;
+    Bindings sample;
+    for (const OpSpec& o : r.src.ops)
+      for (const auto* list : {&o.inputs, &o.outputs})
+        for (const PortSpec& ps : *list)
+          if (ps.variadic) sample.set(ps.ref, ir::Value(ir::Value::List(kSampleListLength)));
+    std::string text = expand_lists(g->scalar.as_string(), r.name, g->loc, [&](const std::string& e) -> int64_t {
+      try {
+        ir::Value v = parse_expr(e, g->loc)->eval(sample);
+        if (v.is_int()) return std::max<int64_t>(v.as_int(), 0);  // (a match may give more; the sample only needs valid text)
+      } catch (const EvalError&) {
+      }
+      return kSampleListLength;  // (a capture only a match has: `range(g)` with the group count)
+    });
+    r.dst = pattern_from_tree(with_graph_text(d, std::move(text)), r.name);
+  } else {
+    r.dst = pattern_of(d, r.name);
+  }
   r.dst_tree = std::move(d);
   size_t primaries = 0;
   for (const OpSpec& o : r.dst.ops) primaries += o.primary;
@@ -425,6 +457,24 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
   return out;
 }
 
+std::vector<std::string> matcher_types(const Table& t) {
+  std::vector<std::string> out;
+  for (const Rule& r : t.rules)
+    for (const OpSpec& o : r.src.ops) out.push_back(o.type);
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+  return out;
+}
+
+Pattern pattern_from_tree(const Tree& side, const std::string& rule) { return pattern_of(side, rule); }
+
+Tree with_graph_text(const Tree& d, std::string text) {
+  Tree out = d;
+  for (auto& [k, v] : out.entries)
+    if (k == "graph") v.scalar = ir::Value(std::move(text));
+  return out;
+}
+
 const schema::OpSchema* resolve_op(schema::Registry& reg, const Table& t, const std::string& ns, const std::string& type) {
   if (size_t c = type.find("::"); c != std::string::npos)
     if (auto it = t.imports.find(type.substr(0, c)); it != t.imports.end()) return reg.resolve(it->second, type.substr(c + 2));
@@ -447,6 +497,11 @@ std::unique_ptr<Table> reverse_table(const Table& t) {
   out->reverse_constant = t.constant;
   for (const Rule& r : t.rules) {
     if (r.when) throw Error(fmt::format("{}: rule '{}' has a condition and cannot be reversed", r.loc.str(), r.name));
+    bool lists = r.dst_template;
+    for (const OpSpec& o : r.src.ops)
+      for (const auto* l : {&o.inputs, &o.outputs})
+        for (const PortSpec& ps : *l) lists = lists || ps.variadic;
+    if (lists) throw Error(fmt::format("{}: rule '{}' has lists (xs...) and cannot be reversed", r.loc.str(), r.name));
     if (r.unsupported) continue;
     Rule x;
     x.name = r.name;

@@ -178,3 +178,99 @@ TEST(LazyTables, OnlyForFilesAreReadForGraphsWithTheirTypes) {
   EXPECT_EQ(set3.plan("amanda/onnx/13", "amanda/onnx/12", relu_only)[0]->rules.size(), 1u);
   EXPECT_EQ(set3.plan("amanda/onnx/13", "amanda/onnx/12", with_neg)[0]->rules.size(), 2u);
 }
+
+// Issue 26: the op types a file's matchers name are derived when the folder loads (no `only_for`
+// kept by hand): a file is read only for graphs with one of them, whatever the matcher's form.
+TEST(LazyTables, TheTypesAFileMatchesAreDerivedFromItsRules) {
+  Dir d;
+  const std::string head = "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n";
+  d.write("1_relu.yaml", head + "    - {rule_name: relu, src: {type: Relu}, dst: {type: Relu}}\n");
+  // Every matcher form; each file is broken after its first rule, so a read shows as an error.
+  d.write("2_list.yaml", head + "    - {rule_name: a, type: [Neg, Abs]}\n    - {rule_name: broken_2}\n");
+  d.write("3_pushdown.yaml", head + "    - {rule_name: b, type: {src: Exp, dst: Exp}}\n    - {rule_name: broken_3}\n");
+  d.write("4_ops.yaml", head +
+                            "    - rule_name: c\n      src:\n        ops:\n          - {id: x, type: Sin}\n          - {id: y, type: Cos}\n"
+                            "        edges: [{output_port: {op: x, port: output}, input_port: {op: y, port: input}}]\n"
+                            "      dst: {type: Sin}\n    - {rule_name: broken_4}\n");
+  d.write("5_graph.yaml", head + "    - {rule_name: e, src: {graph: \"y = Tan(x)\"}, dst: {graph: \"y = Tan(x)\"}}\n    - {rule_name: broken_5}\n");
+  auto graph_of = [](std::initializer_list<const char*> types) {
+    auto g = std::make_unique<ir::Graph>();
+    int k = 0;
+    for (const char* t : types) g->create_op(g->root(), t, "op" + std::to_string(k++));
+    return g;
+  };
+  struct Case {
+    std::initializer_list<const char*> types;
+    const char* broken;  // the file whose error the plan reports, or null
+  };
+  for (const Case& c : {Case{{"Relu"}, nullptr}, Case{{"Relu", "Abs"}, "broken_2"}, Case{{"Exp"}, "broken_3"}, Case{{"Cos"}, "broken_4"},
+                        Case{{"Tan", "Relu"}, "broken_5"}}) {
+    TableSet set;
+    set.add_folder(d.str(), true);
+    auto g = graph_of(c.types);
+    if (!c.broken) {
+      auto chain = set.plan("amanda/onnx/13", "amanda/onnx/12", *g);
+      ASSERT_EQ(chain.size(), 1u);
+      EXPECT_EQ(chain[0]->rules.size(), 1u);
+      continue;
+    }
+    try {
+      set.plan("amanda/onnx/13", "amanda/onnx/12", *g);
+      ADD_FAILURE() << c.broken << ": the file was not read";
+    } catch (const ParseError& e) {
+      EXPECT_NE(std::string(e.what()).find(c.broken), std::string::npos) << e.what();
+    }
+  }
+  // A graph none of whose types any file matches still gets the table (its first file, always read).
+  Dir one;
+  one.write("only.yaml", head + "    - {rule_name: neg, type: Neg}\n");
+  TableSet set;
+  set.add_folder(one.str(), true);
+  auto chain = set.plan("amanda/onnx/13", "amanda/onnx/12", *graph_of({"Relu"}));
+  ASSERT_EQ(chain.size(), 1u);
+  ASSERT_NE(chain[0], nullptr);
+  EXPECT_EQ(chain[0]->rules.size(), 1u);
+}
+
+// Rules keep their place in the load order of all the pair's files, whichever a graph needed first.
+TEST(LazyTables, OrderAndHeadersDoNotDependOnWhatWasReadFirst) {
+  Dir d;
+  const std::string head = "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n";
+  d.write("1_neg.yaml", head + "    - {rule_name: neg_a, type: Neg}\n    - {rule_name: abs_a, type: Abs}\n");
+  d.write("2_relu.yaml", head + "    - {rule_name: relu_b, type: Relu}\n    - {rule_name: neg_b, type: Neg, priority: 0}\n");
+  ir::Graph relu, neg;
+  relu.create_op(relu.root(), "Relu", "r");
+  neg.create_op(neg.root(), "Neg", "n");
+  TableSet lazy, eager;
+  lazy.add_folder(d.str(), true);
+  eager.add_folder(d.str(), false);
+  lazy.plan("amanda/onnx/13", "amanda/onnx/12", relu);  // reads 2_relu.yaml only
+  const Table* t = lazy.plan("amanda/onnx/13", "amanda/onnx/12", neg)[0];
+  const Table* e = eager.plan("amanda/onnx/13", "amanda/onnx/12")[0];
+  auto by_order = [](const Table& x) {
+    std::vector<std::pair<size_t, std::string>> v;
+    for (const Rule& r : x.rules) v.push_back({r.order, r.name});
+    std::sort(v.begin(), v.end());
+    std::string s;
+    for (auto& [o, n] : v) s += n + " ";
+    return s;
+  };
+  EXPECT_EQ(by_order(*t), "neg_a abs_a relu_b neg_b ");
+  EXPECT_EQ(by_order(*t), by_order(*e));
+
+  // The header (carry_attrs, constant) is the pair's first file's, which is always read, even for a
+  // graph none of whose types it matches.
+  Dir h;
+  h.write("1.yaml", "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  carry_attrs: false\n  rules:\n    - {rule_name: neg, type: Neg}\n");
+  h.write("2.yaml", head + "    - {rule_name: abs, type: Abs}\n");
+  ir::Graph abs_only;
+  abs_only.create_op(abs_only.root(), "Abs", "a");
+  TableSet set;
+  set.add_folder(h.str(), true);
+  const Table* ta = set.plan("amanda/onnx/13", "amanda/onnx/12", abs_only)[0];
+  EXPECT_FALSE(ta->carry_attrs);
+  EXPECT_EQ(ta->rules.size(), 2u);
+  TableSet set2;
+  set2.add_folder(h.str(), true);
+  EXPECT_EQ(set2.plan("amanda/onnx/13", "amanda/onnx/12", relu)[0]->rules.size(), 1u) << "2.yaml is not needed for Relu";
+}

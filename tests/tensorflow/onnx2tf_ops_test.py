@@ -84,6 +84,10 @@ for op in ["Max", "Min", "Sum", "Mean"]:
     case(op.lower() + "_3", op, [x([2, 3], name="a"), x([3], name="b"), x([2, 1], name="c")])
     case(op.lower() + "_1", op, [x([2, 3], name="a")])
 case("max_2", "Max", [x([2, 3], name="a"), x([2, 3], name="b")])
+# more inputs than the generated per-count rules had (Sum/Max/Min/Mean up to 8, Concat up to 64)
+case("sum_10", "Sum", [x([2, 3], name=f"a{i}") for i in range(10)])
+case("min_9", "Min", [x([2, 3], name=f"a{i}") for i in range(8)] + [x([3], name="b")])
+case("mean_12", "Mean", [x([2, 3], name=f"a{i}") for i in range(12)])
 
 # ---- types and shapes
 case("cast_int32", "Cast", [x([2, 3])], {"to": TP.INT32}, given={"x": R(2, 3) * 10}, out_types=[I32])
@@ -120,6 +124,7 @@ case("pad_edge", "Pad", [x([1, 2, 4, 5]), ("p", I64, [8])], {"mode": "edge"}, in
 case("depth_to_space", "DepthToSpace", [x([1, 8, 2, 3])], {"blocksize": 2})
 case("concat", "Concat", [x([2, 3], name="a"), x([2, 1], name="b"), x([2, 2], name="c")], {"axis": -1})
 case("concat_1", "Concat", [x([2, 3], name="a")], {"axis": 0})
+case("concat_70", "Concat", [x([1, 2], name=f"a{i}") for i in range(70)], {"axis": 0})
 case("split_equal", "Split", [x([2, 6])], {"axis": 1}, outs=3)
 case("split_sizes", "Split", [x([6, 2]), ("s", I64, [3])], {"axis": 0}, inits={"s": I([1, 2, 3])}, outs=3)
 case("slice", "Slice", [x([5, 6]), ("s", I64, [1]), ("e", I64, [1]), ("a", I64, [1])], inits={"s": I([1]), "e": I([4]), "a": I([1])})
@@ -168,7 +173,10 @@ case("conv_depthwise_multiplier", "Conv", [x([1, 3, 8, 8]), ("w", F, [6, 1, 3, 3
 case("conv_runtime_weights", "Conv", [x([1, 3, 6, 6]), x([4, 3, 3, 3], name="w")])
 case("conv_groups", "Conv", [x([1, 4, 8, 8]), ("w", F, [4, 2, 3, 3])], {"group": 2}, inits={"w": W(4, 2)})
 case("conv_groups_bias", "Conv", [x([1, 6, 7, 7]), ("w", F, [9, 2, 3, 3]), ("b", F, [9])], {"group": 3, "pads": [1, 0, 1, 2], "strides": [2, 1]}, inits={"w": W(9, 2), "b": R(9)})
-case("conv_groups_too_many", "Conv", [x([1, 66, 4, 4]), ("w", F, [33, 2, 1, 1])], {"group": 33}, inits={"w": W(33, 2, 1)}, expect="refused")
+# (one variadic rule for any group count: 33 groups were refused while the rules were generated per count up to 32)
+case("conv_groups_33", "Conv", [x([1, 66, 4, 4]), ("w", F, [33, 2, 1, 1])], {"group": 33}, inits={"w": W(33, 2, 1)})
+case("conv_groups_5_bias_dilated", "Conv", [x([1, 10, 9, 9]), ("w", F, [15, 2, 3, 3]), ("b", F, [15])], {"group": 5, "dilations": [2, 2], "pads": [1, 1, 1, 1]},
+     inits={"w": W(15, 2), "b": R(15)})
 case("conv_1d", "Conv", [x([1, 3, 8]), ("w", F, [4, 3, 3])], {"pads": [1, 2], "strides": [2]}, inits={"w": R(4, 3, 3)})
 case("conv_1d_bias", "Conv", [x([2, 3, 9]), ("w", F, [4, 3, 3]), ("b", F, [4])], {"dilations": [2]}, inits={"w": R(4, 3, 3), "b": R(4)})
 case("conv_3d", "Conv", [x([1, 2, 4, 4, 4]), ("w", F, [3, 2, 1, 1, 1])], inits={"w": R(3, 2, 1, 1, 1)}, expect="refused")

@@ -67,6 +67,11 @@ struct Report {
   std::string json() const;
 };
 
+// How CompiledTable::apply drives the rules: as the table declares (one pass that claims
+// matches, or `fixed_point: true`), or to a fixed point whatever it declares (a rewrite table run
+// by convert() or rewrite()).
+enum class Drive { AsDeclared, FixedPoint };
+
 class CompiledTable {
  public:
   // Compiles the rules of `t` (which must outlive this) selecting tagged rules by `tags`.
@@ -82,7 +87,7 @@ class CompiledTable {
   // byte for byte as it was, and the report names the rule and the op. Other rules' rewrites
   // stay, so on a failure callers keep a copy of the graph or discard it. A `fixed_point` table
   // is applied with MLIR's greedy worklist discipline (ir::apply_patterns_greedily).
-  void apply(ir::Graph& g, const ConvertOptions& o, Report& report) const;
+  void apply(ir::Graph& g, const ConvertOptions& o, Report& report, Drive drive = Drive::AsDeclared) const;
 
   struct Impl;
 
@@ -107,6 +112,10 @@ class TableSet {
   // The same for converting `g`: files of the chain's first table declared `only_for` op types
   // that g does not have are not read (they stay pending for a later plan).
   std::vector<const Table*> plan(const std::string& from, const std::string& to, const ir::Graph& g);
+  // The rewrite tables (src == dst) that apply to namespace ns, in load order. plan() puts them
+  // into a chain at every namespace it passes through (the first, the last and each between),
+  // before the table that leaves it; from == to gives just them.
+  std::vector<const Table*> rewrites(const std::string& ns);
 
  private:
   // One (src, dst) pair: the files that make it (joined in load order), read or not yet.
@@ -115,14 +124,17 @@ class TableSet {
     bool reversible = false;           // some file of it is (known from headers before reading)
     struct Pending {
       std::string file;
-      std::vector<std::string> only_for;  // from the header: read only for graphs with one of these op types
+      std::vector<std::string> only_for;  // the op types its matchers name: read only for graphs with one of them
+      size_t index = 0;                   // its place in the load order of the pair's files
     };
+    size_t files = 0;              // files of the pair seen so far (read or pending)
     std::vector<Pending> pending;  // files not read yet, in load order
     std::unique_ptr<Table> table;      // the joined table of the files read so far
     std::vector<std::unique_ptr<Table>> reversed;  // one per reversible file read
   };
   Slot& slot_for(const std::string& src, const std::string& dst);
-  void join(Slot& s, std::unique_ptr<Table> t);
+  // Joins a file's table (the index-th file of the pair in load order) into the slot's table.
+  void join(Slot& s, std::unique_ptr<Table> t, size_t index);
   // Reads the slot's pending files; with `types` (the op types of the graph to convert), a file
   // declared only for other types stays pending.
   void materialize(Slot& s, const std::vector<std::string>* types = nullptr);
@@ -132,8 +144,19 @@ class TableSet {
 
 std::string shipped_table_dir();
 
+// Runs a rewrite table (src == dst: fusions, canonicalisations) over g to a fixed point, whatever
+// its `fixed_point` key says: rules are applied with MLIR's greedy worklist discipline, each seeing
+// the others' results, until none matches. The rewrites per scope are bounded
+// (ConvertOptions::max_rewrites; by default 10 per op plus 1000): rules that keep rewriting each
+// other's results are reported in Report::errors ("... did not reach a fixed point: N rewrites
+// (the cap)"), so report.ok() is false. Throws Error when t.src != t.dst. Ops no rule matches are
+// kept; the graph's namespace is not changed.
+//   mapping::Report r = mapping::rewrite(g, *table, reg);   // r.by_rule: rewrites per rule
+Report rewrite(ir::Graph& g, const Table& t, schema::Registry& reg, const ConvertOptions& o = {});
+
 // Converts a graph from its root namespace to `to` along the planned chain, validating the result
-// against `to`'s schemas. Returns the report; the graph is converted in place (on failure it is in
+// against `to`'s schemas. Rewrite tables of the namespaces the chain passes through run to a fixed
+// point (see TableSet::rewrites, rewrite()). Returns the report; the graph is converted in place (on failure it is in
 // an unspecified state).
 Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Registry& reg, const ConvertOptions& o);
 

@@ -31,6 +31,10 @@ struct PortSpec {
                                 // mapper: a new constant op feeds the input
   bool optional = false;        // matcher: the port may be missing or unconnected
   bool by_position = false;     // compact form, no PORT given: the schema's port at `position` (mapper: its name)
+  // `ref: xs...` (matcher): a list capture: every port NAME.0, NAME.1, ... of the op. `xs` is bound
+  // to the list of their names (len(xs)), each port to the ref `xs[k]` (dtype(xs[0]), a mapper's
+  // `xs[1]`, `values=xs...` in graph: text). At least one port unless `optional: true`.
+  bool variadic = false;
   std::vector<AttrSpec> attrs;
   size_t position = 0;
   SourceLoc loc;
@@ -71,6 +75,10 @@ struct Rule {
   size_t order = 0;
   SourceLoc loc;
   text::Tree src_tree, dst_tree;  // the two sides as read (after pushdown splitting), for reversing
+  // The mapper's `graph:` text uses lists (`xs...` spreads, `for i in range(n):` lines, `m[i-1]`):
+  // it is a template, expanded for each match with the match's list lengths and values
+  // (src/mapping/lists.h). `dst` then holds an expansion with sample lengths, for the checker.
+  bool dst_template = false;
 };
 
 struct ConstantSpec {  // how the dst namespace spells a constant: Constant(value=T) -> output
@@ -96,6 +104,11 @@ struct Table {
   std::map<std::string, std::string> imports;
   std::string name() const { return src + " -> " + dst; }
 };
+
+// The op types the rules' matchers name (every op of every src pattern), sorted, each once: a
+// conversion needs the table's file only for a graph with one of them (TableSet derives this
+// when it loads a folder lazily; `only_for` is the hand-written form of the same promise).
+std::vector<std::string> matcher_types(const Table& t);
 
 // Reads a table file (YAML or JSON). Throws ParseError (file:line:column, rule name) on a malformed
 // table. `check` (below) compares it with the namespaces' schemas.
