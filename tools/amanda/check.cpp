@@ -129,8 +129,8 @@ int check_with_runtime(const pipeline::Framework& source, const std::string& sou
                        const CheckOptions& o) {
   std::string why;
   if (!source.can_run(&why)) {
-    std::cerr << "amanda: error: --check of a " << source.name() << " source runs it in its own runtime, which is not available: "
-              << why << "\n";
+    std::cerr << "amanda: error: --check of a " << source.name() << " source runs it in " << source.runtime_name()
+              << ", which is not available: " << why << "\n";
     return 2;
   }
   const ir::Graph& gc = converted.graph;
@@ -172,14 +172,14 @@ int check_with_runtime(const pipeline::Framework& source, const std::string& sou
   }
   std::string inputs_note = random_names.empty() ? "" : fmt::format(" (random inputs, seed {})", o.seed);
   if (failures) {
-    std::cout << "check: the source ran in its own runtime (" << source.name() << "), which gives its outputs only: no op-by-op comparison\n";
+    std::cout << "check: the source ran in " << source.runtime_name() << ", which gives its outputs only: no op-by-op comparison\n";
     std::cout << fmt::format("check: FAILED: {} of {} outputs differ beyond rtol {} atol {}{}\n", failures, out_c.size(), o.rtol,
                              o.atol, inputs_note);
     return 1;
   }
-  std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; the source ran in its own "
-                           "runtime ({}, a child process), the converted graph in the reference interpreter\n",
-                           out_c.size(), worst, o.rtol, o.atol, inputs_note, source.name());
+  std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; the source ran in {} "
+                           "(a child process), the converted graph in the reference interpreter\n",
+                           out_c.size(), worst, o.rtol, o.atol, inputs_note, source.runtime_name());
   return 0;
 }
 

@@ -163,6 +163,7 @@ class Framework {
   // The framework's own runtime, for `convert --check` of a source in its format (libtorch for
   // TorchScript, in a child process): whether it has one, whether it can run here (else *why), and a run.
   virtual bool has_runtime() const { return false; }
+  virtual std::string_view runtime_name() const { return name(); }  // "libtorch"
   virtual bool can_run(std::string* why) const {
     if (why) *why = "no runtime";
     return false;

@@ -115,6 +115,7 @@ class PyTorchFramework final : public pipeline::Framework {
   }
 
   bool has_runtime() const override { return true; }
+  std::string_view runtime_name() const override { return "libtorch"; }
   bool can_run(std::string* why) const override {
     if (torch_frontend::torch_namespace_name().empty()) {
       if (why) *why = "Amanda was built without libtorch";
