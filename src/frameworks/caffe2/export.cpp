@@ -1,0 +1,229 @@
+// text::Document -> Caffe2 NetDef (docs/caffe2.md, "How a NetDef is written").
+#include <google/protobuf/text_format.h>
+
+#include <absl/container/flat_hash_map.h>
+
+#include "amanda/support/base64.h"
+#include "amanda/support/budget.h"
+#include "amanda/support/diagnostics.h"
+#include "fills.h"
+#include "netdef.h"
+#include "values.h"
+
+namespace amanda::caffe2_frontend {
+
+using namespace detail;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+namespace c2 = amanda_caffe2;
+
+namespace {
+
+class Exporter {
+ public:
+  explicit Exporter(const ir::Graph& g) : g_(g) {}
+
+  // The net of graph node `gn`; its initializers go to `init` (null: an initializer is an error).
+  void net(OpId gn, c2::NetDef& n, std::vector<std::pair<PortId, std::string>>* inits) {
+    DepthGuard depth("a NetDef nested in an argument");
+    if (const Value* v = attr(gn, "net_name")) n.set_name(str(*v, gn, "net_name"));
+    if (const Value* v = attr(gn, "net_type")) n.set_type(str(*v, gn, "net_type"));
+    if (const Value* v = attr(gn, "num_workers")) n.set_num_workers(static_cast<int32_t>(integer(*v, gn, "num_workers")));
+    if (const Value* v = attr(gn, "device_option")) device_option_from(*v, *n.mutable_device_option(), g_.path(gn));
+    if (const Value* v = attr(gn, "arg")) {
+      if (!v->is_map()) fail(gn, "'arg' is not a map");
+      for (const auto& [k, x] : v->as_map()) {
+        c2::Argument* a = n.add_arg();
+        a->set_name(k);
+        argument_from(x, *a, nested(), g_.path(gn));
+      }
+    }
+    if (const Value* v = attr(gn, "@arg")) raw_args(*v, gn, *n.mutable_arg());
+    if (const Value* v = attr(gn, "partition_info")) {
+      if (!v->is_list()) fail(gn, "'partition_info' is not a list");
+      for (const auto& p : v->as_list()) partition_info_from(p, *n.add_partition_info(), g_.path(gn));
+    }
+    for (PortId p : g_.inputs(gn)) {
+      if (g_.is_control(p) || attr(p, "@implicit")) continue;
+      n.add_external_input(blob_of_graph_port(p));
+      if (attr(p, "initializer")) {
+        if (!inits) fail(gn, "input '" + blob_of_graph_port(p) + "' has an initializer, which only a root net can have");
+        inits->emplace_back(p, blob_of_graph_port(p));
+      }
+    }
+    for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op)) this->op(op, *n.add_op());
+    for (PortId p : g_.outputs(gn)) {
+      if (g_.is_control(p)) continue;
+      PortId src = g_.producer(p);
+      n.add_external_output(src ? blob(src) : blob_of_graph_port(p));
+    }
+    if (const Value* v = attr(gn, "@unknown_fields")) merge_unknown(*v, n, gn);
+  }
+
+ private:
+  const ir::Graph& g_;
+  absl::flat_hash_map<uint32_t, std::string> generated_;  // port -> a blob name made up for it
+
+  [[noreturn]] void fail(OpId op, const std::string& msg) const { throw Error(g_.path(op) + ": " + msg); }
+  [[noreturn]] void fail(PortId p, const std::string& msg) const { throw Error(g_.path(p) + ": " + msg); }
+
+  template <class E>
+  const Value* attr(E e, std::string_view k) const {
+    Symbol s = g_.symbols().find(k);
+    return s ? g_.attr(e, s) : nullptr;
+  }
+  const std::string& str(const Value& v, OpId op, std::string_view k) const {
+    if (!v.is_string()) fail(op, "'" + std::string(k) + "' is not a string");
+    return v.as_string();
+  }
+  int64_t integer(const Value& v, OpId op, std::string_view k) const {
+    if (!v.is_int()) fail(op, "'" + std::string(k) + "' is not an integer");
+    return v.as_int();
+  }
+
+  GraphToNet nested() {
+    return [this](const Value& v, c2::NetDef& n) { net(v.as_graph(), n, nullptr); };
+  }
+
+  template <class M>
+  void merge_unknown(const Value& v, M& m, OpId op) {
+    std::optional<std::string> bytes = v.is_string() ? base64_decode(v.as_string()) : std::nullopt;
+    if (!bytes || !m.MergeFromString(*bytes)) fail(op, "'@unknown_fields' is not base64 of protobuf fields");
+  }
+
+  void raw_args(const Value& v, OpId op, google::protobuf::RepeatedPtrField<c2::Argument>& out) {
+    if (!v.is_list()) fail(op, "kept arguments are not a list");
+    for (const auto& x : v.as_list()) parse_kept(x, *out.Add(), g_.path(op));
+  }
+
+  std::string blob_of_graph_port(PortId p) const {
+    if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
+    return std::string(g_.port_name_str(p));
+  }
+
+  // The blob an output port (of an op or, for a graph input, of the graph) writes.
+  std::string blob(PortId p) {
+    if (g_.is_graph(g_.port_op(p))) return blob_of_graph_port(p);
+    if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
+    if (const Value* b = attr(p, "@value"); b && b->is_string()) return b->as_string();
+    auto it = generated_.find(p.value);
+    if (it != generated_.end()) return it->second;
+    // An output no file named (an op a mapping table made): the op's name and the port's.
+    std::string name = std::string(g_.name_str(g_.port_op(p))) + ":" + std::string(g_.port_name_str(p));
+    return generated_[p.value] = name;
+  }
+
+  void op(OpId op, c2::OperatorDef& d) {
+    auto ins = g_.inputs(op);
+    size_t n_in = ins.size();
+    while (n_in > 0 && (g_.is_control(ins[n_in - 1]) || !g_.producer(ins[n_in - 1]))) --n_in;  // omitted trailing inputs
+    for (size_t i = 0; i < n_in; ++i) {
+      PortId p = ins[i];
+      if (g_.is_control(p)) continue;
+      PortId src = g_.producer(p);
+      if (!src) fail(p, "input has no edge, and a Caffe2 op cannot leave out an input before another");
+      d.add_input(blob(src));
+    }
+    for (PortId p : g_.outputs(op))
+      if (!g_.is_control(p)) d.add_output(blob(p));
+    if (const Value* v = attr(op, "@name")) d.set_name(str(*v, op, "@name"));
+    // (The reader gives no op a name starting with '_': those are the IR's for anonymous ops.)
+    else if (!attr(op, "@no_name") && !g_.name_generated(op) && !g_.name_str(op).empty() && g_.name_str(op)[0] != '_')
+      d.set_name(std::string(g_.name_str(op)));
+    d.set_type(std::string(g_.type_str(op)));
+    for (const auto& [k, v] : g_.attrs(op)) {
+      std::string_view key = g_.str(k);
+      if (key.starts_with("@")) continue;
+      c2::Argument* a = d.add_arg();
+      a->set_name(std::string(key));
+      argument_from(v, *a, nested(), g_.path(op));
+    }
+    if (const Value* v = attr(op, "@args")) raw_args(*v, op, *d.mutable_arg());
+    if (const Value* v = attr(op, "@device_option")) device_option_from(*v, *d.mutable_device_option(), g_.path(op));
+    if (const Value* v = attr(op, "@engine")) d.set_engine(str(*v, op, "@engine"));
+    if (const Value* v = attr(op, "@control_input")) {
+      if (!v->is_list()) fail(op, "'@control_input' is not a list");
+      for (const auto& c : v->as_list()) d.add_control_input(str(c, op, "@control_input"));
+    }
+    if (const Value* v = attr(op, "@is_gradient_op")) {
+      if (!v->is_bool()) fail(op, "'@is_gradient_op' is not a bool");
+      d.set_is_gradient_op(v->as_bool());
+    }
+    if (const Value* v = attr(op, "@debug_info")) d.set_debug_info(str(*v, op, "@debug_info"));
+    if (const Value* v = attr(op, "@domain")) d.set_domain(str(*v, op, "@domain"));
+    if (const Value* v = attr(op, "@op_version")) d.set_op_version(integer(*v, op, "@op_version"));
+    if (const Value* v = attr(op, "@unknown_fields")) merge_unknown(*v, d, op);
+  }
+
+  friend ExportedNet caffe2_frontend::export_net(const text::Document&, bool);
+  friend class InitWriter;
+
+ public:
+  // The init net: the kept init graph's ops, with the lifted fills back at their positions.
+  void init(OpId root, const std::vector<std::pair<PortId, std::string>>& inits, c2::NetDef& n) {
+    const Value* ig = attr(root, "init_net");
+    c2::NetDef rest;
+    if (ig) {
+      if (!ig->is_graph()) fail(root, "'init_net' is not a graph");
+      net(ig->as_graph(), rest, nullptr);
+    }
+    n = rest;
+    n.clear_op();
+    std::vector<std::pair<int64_t, c2::OperatorDef>> placed;  // (position, op)
+    std::vector<c2::OperatorDef> appended;
+    for (const auto& [p, blob] : inits) {
+      c2::OperatorDef op;
+      const Value* f = attr(p, "@fill");
+      const Value* sf = attr(p, "@fill_shape_first");
+      const Value& t = *attr(p, "initializer");
+      if (!t.is_tensor()) fail(p, "'initializer' is not a tensor");
+      write_fill(t.as_tensor(), f && f->is_string() ? f->as_string() : "", sf && sf->is_bool() && sf->as_bool(), blob, op);
+      op.add_output(blob);
+      const Value* ix = attr(p, "@init_index");
+      if (ix && ix->is_int() && ix->as_int() >= 0) placed.emplace_back(ix->as_int(), std::move(op));
+      else appended.push_back(std::move(op));
+    }
+    std::stable_sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    int kept = 0;
+    size_t next = 0;
+    for (int64_t pos = 0; next < placed.size() || kept < rest.op_size(); ++pos) {
+      if (next < placed.size() && (placed[next].first <= pos || kept == rest.op_size())) {
+        *n.add_op() = std::move(placed[next++].second);
+      } else {
+        *n.add_op() = rest.op(kept++);
+      }
+    }
+    for (auto& op : appended) *n.add_op() = std::move(op);
+  }
+};
+
+std::string to_text(const google::protobuf::Message& m) {
+  std::string s;
+  google::protobuf::TextFormat::Printer p;
+  p.SetUseShortRepeatedPrimitives(false);
+  p.PrintToString(m, &s);
+  return s;
+}
+
+}  // namespace
+
+ExportedNet export_net(const text::Document& doc, bool text) {
+  if (doc.kind != text::Document::Kind::Graph) throw Error("a Caffe2 NetDef holds a graph, not an " + std::string(text::kind_name(doc.kind)));
+  const ir::Graph& g = doc.graph;
+  Exporter e(g);
+  c2::NetDef predict;
+  std::vector<std::pair<PortId, std::string>> inits;
+  e.net(g.root(), predict, &inits);
+  ExportedNet out;
+  out.predict = text ? to_text(predict) : serialize(predict);
+  Symbol s_init = g.symbols().find("init_net");
+  if (!inits.empty() || (s_init && g.attr(g.root(), s_init))) {
+    c2::NetDef init;
+    e.init(g.root(), inits, init);
+    out.init = text ? to_text(init) : serialize(init);
+  }
+  return out;
+}
+
+}  // namespace amanda::caffe2_frontend

@@ -1,0 +1,144 @@
+// Caffe2 as a framework plug-in (include/amanda/pipeline/framework.h): NetDef files in and out
+// through the gates, found by content (a `.pb` is TensorFlow's extension too).
+#include <algorithm>
+
+#include "amanda/ir/types.h"
+#include "amanda/pipeline/framework.h"
+#include "amanda/support/diagnostics.h"
+#include "netdef.h"
+
+namespace amanda::frameworks {
+
+namespace {
+
+namespace c2 = caffe2_frontend;
+
+std::string file_name(std::string_view path) {
+  size_t s = path.find_last_of('/');
+  return std::string(s == std::string_view::npos ? path : path.substr(s + 1));
+}
+
+bool text_path(std::string_view path) { return path.ends_with(".pbtxt") || path.ends_with(".prototxt"); }
+
+// `--input-shape NAME:1,3,224,224` (or the dims alone for the first input that is not an
+// initializer) and `--input-type NAME:float32`: a NetDef says nothing of its inputs' types.
+void type_inputs(ir::Graph& g, const pipeline::Options& o) {
+  std::vector<ir::PortId> free;
+  for (ir::PortId p : g.inputs(g.root()))
+    if (!g.is_control(p) && g.port_role(p) != ir::PortRole::Initializer) free.push_back(p);
+  auto target = [&](std::string& spec, const char* what) -> ir::PortId {
+    size_t colon = spec.rfind(':');
+    if (colon == std::string::npos) {
+      if (free.empty()) throw Error(std::string("--") + what + " " + spec + ": the net has no input to give it to");
+      return free.front();
+    }
+    std::string name = spec.substr(0, colon);
+    spec = spec.substr(colon + 1);
+    for (ir::PortId p : free)
+      if (g.port_name_str(p) == name) return p;
+    throw Error(std::string("--") + what + ": the net has no input '" + name + "'");
+  };
+  std::map<uint32_t, std::string> dtype, shape;
+  for (std::string s : o.all("input_type")) {
+    ir::PortId p = target(s, "input-type");
+    dtype[p.value] = s;
+  }
+  for (std::string s : o.all("input_shape")) {
+    ir::PortId p = target(s, "input-shape");
+    shape[p.value] = s;
+  }
+  for (auto& [pv, dims] : shape) {
+    ir::PortId p(pv);
+    std::string t = (dtype.count(pv) ? dtype[pv] : "float32") + "[" + dims + "]";
+    std::optional<ir::TypeId> id = ir::parse_type(g, t);
+    if (!id) throw Error("--input-shape " + dims + ": not a shape (expected dims such as 1,3,224,224)");
+    g.set_port_type(p, *id);
+  }
+  for (auto& [pv, t] : dtype)
+    if (!shape.count(pv)) {
+      std::optional<ir::TypeId> id = ir::parse_type(g, t + "[*]");
+      if (!id) throw Error("--input-type " + t + ": not an element type");
+      g.set_port_type(ir::PortId(pv), *id);
+    }
+}
+
+class Caffe2 final : public pipeline::Framework {
+ public:
+  std::string_view name() const override { return "caffe2"; }
+  std::string_view description() const override {
+    return "Caffe2 NetDef: predict_net.pb / .pbtxt, with the init_net.pb beside it or named by --init-net";
+  }
+  std::vector<std::string> namespace_prefixes() const override { return {"amanda/caffe2/"}; }
+
+  int detect_read(const pipeline::Probe& probe) const override {
+    if (probe.is_folder) return 0;
+    bool text = probe.extension == ".pbtxt" || probe.extension == ".prototxt";
+    if (probe.extension != ".pb" && !text) return 0;
+    // Content beats TensorFlow's extension-only guess; a file that is not a NetDef is not ours.
+    return c2::looks_like_netdef(probe.head, text) ? 100 : 0;
+  }
+
+  text::Document read(pipeline::ReadContext& ctx) const override {
+    const std::string& path = ctx.files.model_path();
+    std::string base = file_name(path);
+    auto predict = ctx.files.map_model();
+    c2::ImportOptions io;
+    io.file_name = path;
+    std::shared_ptr<const Buffer> init;
+    std::string init_name = ctx.options.get("init_net");
+    if (!init_name.empty()) {
+      // The gate takes names relative to the model's folder.
+      std::string root = ctx.files.root();
+      if (init_name.starts_with(root + "/")) init_name = init_name.substr(root.size() + 1);
+      init = ctx.files.map(init_name, "init net");
+    } else if (base.starts_with("predict_net")) {
+      std::string beside = "init_net" + base.substr(std::string("predict_net").size());
+      if (ctx.files.has_file(beside)) {
+        init_name = beside;
+        init = ctx.files.map(beside, "init net");
+      }
+    }
+    io.init_file_name = init_name;
+    std::optional<c2::NetBytes> init_bytes;
+    if (init) init_bytes = c2::NetBytes{init->view(), text_path(init_name)};
+    text::Document doc = c2::import_net(c2::NetBytes{predict->view(), text_path(path)}, init_bytes, io);
+    type_inputs(doc.graph, ctx.options);
+    return doc;
+  }
+
+  int detect_write(std::string_view path, std::string_view graph_ns) const override {
+    bool ours = graph_ns.starts_with("amanda/caffe2/");
+    if (path.ends_with(".pb") || text_path(path)) return ours ? 100 : 0;
+    return 0;
+  }
+
+  void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {
+    const std::string& out = ctx.files.output_path();
+    bool text = text_path(out);
+    c2::ExportedNet net = c2::export_net(doc, text);
+    ctx.files.main().write(net.predict);
+    if (net.init) {
+      std::string base = file_name(out);
+      std::string init = base.starts_with("predict_net") ? "init_net" + base.substr(std::string("predict_net").size())
+                                                         : (text ? "init_net.pbtxt" : "init_net.pb");
+      if (init == base) throw Error(out + ": the init net would overwrite the predict net; name the output predict_net.pb");
+      ctx.files.create(init).write(*net.init);
+    }
+  }
+
+  std::vector<std::string> default_targets(std::string_view path, std::string_view source_ns) const override {
+    return {std::string(c2::kCaffe2Namespace)};
+  }
+
+  std::vector<pipeline::OptionInfo> options() const override {
+    return {{"init_net", "the init net of a Caffe2 predict net (default: init_net.pb beside predict_net.pb)"},
+            {"input_shape", "a Caffe2 input's shape: NAME:1,3,224,224 (the first input without a NAME)"},
+            {"input_type", "a Caffe2 input's element type: NAME:float32 (float32 when a shape is given alone)"}};
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<pipeline::Framework> make_caffe2() { return std::make_unique<Caffe2>(); }
+
+}  // namespace amanda::frameworks

@@ -1,0 +1,349 @@
+// Caffe2 NetDef -> text::Document (docs/caffe2.md, "How a NetDef is read").
+#include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/text_format.h>
+
+#include <absl/container/flat_hash_map.h>
+#include <absl/container/flat_hash_set.h>
+
+#include "amanda/schema/schema.h"
+#include "amanda/support/base64.h"
+#include "amanda/support/budget.h"
+#include "amanda/support/diagnostics.h"
+#include "fills.h"
+#include "netdef.h"
+#include "port_names.h"
+#include "values.h"
+
+namespace amanda::caffe2_frontend {
+
+using namespace detail;
+using ir::OpId;
+using ir::PortId;
+using ir::Value;
+namespace c2 = amanda_caffe2;
+
+namespace {
+
+template <class M>
+bool has_unknown(const M& m) {
+  return !m.GetReflection()->GetUnknownFields(m).empty();
+}
+
+// Where the init net's lifted fills go: blob name -> the fill.
+struct Lifted {
+  std::string blob;
+  ir::Tensor tensor;
+  int index = 0;            // position in the init net
+  std::string fill;         // op type when not the default for the tensor's element type
+  bool shape_first = false;
+};
+
+class Importer {
+ public:
+  Importer(ir::Graph& g, const ImportOptions& o, const PortNamer& names) : g_(g), opt_(o), names_(names) {
+    s_value_ = g_.sym("@value");
+    s_blob_ = g_.sym("@blob");
+  }
+
+  // Fills graph node `gn` with the net. `lifted`: initializers for its external inputs.
+  void net(const c2::NetDef& n, OpId gn, const std::string& file, const std::vector<Lifted>* lifted) {
+    DepthGuard depth("a NetDef nested in an argument");
+    file_ = file;
+    // (`name` and `type` are the graph node's own keys in the text form.)
+    if (n.has_name()) set(gn, "net_name", Value(n.name()));
+    if (n.has_type()) set(gn, "net_type", Value(n.type()));
+    if (n.has_num_workers()) set(gn, "num_workers", Value(static_cast<int64_t>(n.num_workers())));
+    if (n.has_device_option()) set(gn, "device_option", device_option_value(n.device_option()));
+    if (n.arg_size()) args(n.arg(), gn, "arg", "@arg");
+    if (n.partition_info_size()) {
+      Value::List l;
+      for (const auto& p : n.partition_info()) l.push_back(partition_info_value(p));
+      set(gn, "partition_info", Value(std::move(l)));
+    }
+    if (has_unknown(n)) set(gn, "@unknown_fields", kept_unknown(n));
+
+    Scope s;
+    for (const auto& op : n.op()) {
+      for (const auto& b : op.input()) s.names.insert(b);
+      for (const auto& b : op.output()) s.names.insert(b);
+    }
+    for (const auto& b : n.external_input()) s.names.insert(b);
+    for (const auto& b : n.external_output()) s.names.insert(b);
+
+    absl::flat_hash_set<std::string> port_names;
+    for (const auto& b : n.external_input()) {
+      PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
+      g_.set_port_role(p, ir::PortRole::GraphInput);
+      if (!s.current.contains(b)) s.current[b] = p;  // a blob listed twice: its first port
+      s.versions[b] = 1;
+    }
+    if (lifted) lift(*lifted, s);
+    int k = 0;
+    for (const auto& op : n.op()) this->op(op, gn, s, k++, port_names);
+    absl::flat_hash_set<std::string> out_names;
+    for (const auto& b : n.external_output()) {
+      PortId p = graph_port(gn, ir::PortDir::Out, b, out_names);
+      auto it = s.current.find(b);
+      if (it != s.current.end()) g_.connect(it->second, p);
+    }
+  }
+
+ private:
+  struct Scope {
+    absl::flat_hash_map<std::string, PortId> current;  // blob -> the port holding its latest version
+    absl::flat_hash_set<std::string> names;             // every blob name of the net
+    absl::flat_hash_map<std::string, int> versions;     // blob -> versions written so far
+  };
+
+  ir::Graph& g_;
+  const ImportOptions& opt_;
+  const PortNamer& names_;
+  std::string file_;
+  Symbol s_value_, s_blob_;
+
+  [[noreturn]] void fail(const std::string& where, const std::string& msg) const { throw Error(file_ + ": " + where + ": " + msg); }
+
+  void set(OpId op, std::string_view k, Value v) { g_.set_attr(op, g_.sym(k), std::move(v)); }
+
+  template <class M>
+  static Value kept_unknown(const M& m) {
+    std::string bytes;
+    m.GetReflection()->GetUnknownFields(m).SerializeToString(&bytes);
+    return Value(base64_encode(bytes));
+  }
+
+  // A graph port named by its blob; a blob the IR cannot take as a port name (empty, taken by an
+  // earlier port of the same side, starting with '^' or '@') gets `port.K` and the blob in @blob.
+  PortId graph_port(OpId gn, ir::PortDir dir, const std::string& blob, absl::flat_hash_set<std::string>& used) {
+    bool plain = !blob.empty() && blob.front() != '^' && blob.front() != '@' && !used.contains(blob);
+    std::string name = blob;
+    for (size_t k = g_.ports(gn, dir).size(); !plain || used.contains(name); ++k) {
+      name = "port." + std::to_string(k);
+      plain = true;
+    }
+    used.insert(name);
+    PortId p = g_.add_port(gn, dir, g_.sym(name));
+    if (name != blob) g_.set_attr(p, s_blob_, Value(blob));
+    return p;
+  }
+
+  // Arguments: each one an attribute (its name the key) when every one has a readable form and a
+  // name of its own; otherwise the whole list kept as bytes in `raw_key`.
+  template <class R>
+  void args(const R& list, OpId op, std::string_view prefix, const char* raw_key) {
+    std::vector<std::pair<std::string, Value>> out;
+    absl::flat_hash_set<std::string_view> seen;
+    bool readable = true;
+    for (const auto& a : list) {
+      if (!a.has_name() || a.name().empty() || a.name().front() == '@' || !seen.insert(a.name()).second) {
+        readable = false;
+        break;
+      }
+      std::optional<Value> v = argument_value(a, [&](const c2::NetDef& n) { return nested(n, op, a.name()); });
+      if (!v) {
+        readable = false;
+        break;
+      }
+      out.emplace_back(a.name(), std::move(*v));
+    }
+    if (readable) {
+      if (prefix == "arg") {  // the net's own arguments: one map
+        Value::Map m;
+        for (auto& [k, v] : out) m.push_back({k, std::move(v)});
+        set(op, "arg", Value(std::move(m)));
+      } else {
+        for (auto& [k, v] : out) set(op, k, std::move(v));
+      }
+      return;
+    }
+    for (OpId gr : g_.attr_graphs(op)) g_.erase_op(gr);  // nested nets made before the irregular one
+    Value::List raw;
+    for (const auto& a : list) raw.push_back(kept(a));
+    set(op, raw_key, Value(std::move(raw)));
+  }
+
+  Value nested(const c2::NetDef& n, OpId owner, const std::string& arg) {
+    OpId gn = g_.create_attr_graph(owner, g_.sym(arg));
+    std::string file = file_;
+    net(n, gn, file, nullptr);
+    file_ = file;
+    return Value::graph(gn);
+  }
+
+  void lift(const std::vector<Lifted>& lifted, Scope& s) {
+    for (const auto& l : lifted) {
+      PortId p = s.current.at(l.blob);
+      g_.set_port_role(p, ir::PortRole::Initializer);
+      g_.set_attr(p, g_.sym("initializer"), Value(l.tensor));
+      g_.set_attr(p, g_.sym("graph_input"), Value(false));
+      g_.set_attr(p, g_.sym("@init_index"), Value(static_cast<int64_t>(l.index)));
+      if (!l.fill.empty()) g_.set_attr(p, g_.sym("@fill"), Value(l.fill));
+      if (l.shape_first) g_.set_attr(p, g_.sym("@fill_shape_first"), Value(true));
+    }
+  }
+
+  std::string op_where(int k, const c2::OperatorDef& op) const {
+    return "op #" + std::to_string(k) + " (" + (op.type().empty() ? std::string("no type") : op.type()) +
+           (op.name().empty() ? "" : " '" + op.name() + "'") + ")";
+  }
+
+  // The value name of a new version of `blob`: the blob itself the first time, then blob.1, blob.2
+  // ... (skipping names the net uses).
+  std::string version_name(const std::string& blob, Scope& s) {
+    int& v = s.versions[blob];
+    if (v++ == 0) return blob;
+    for (;;) {
+      std::string name = blob + "." + std::to_string(v - 1);
+      if (!s.names.contains(name)) {
+        s.names.insert(name);
+        return name;
+      }
+      ++v;
+    }
+  }
+
+  void op(const c2::OperatorDef& d, OpId gn, Scope& s, int k, absl::flat_hash_set<std::string>& port_names) {
+    if (!d.has_type() || d.type().empty()) fail(op_where(k, d), "the op has no type");
+    // Names as the ONNX reader gives them: an unnamed op (or one whose name the IR cannot hold:
+    // taken, or `_k`, the text form's spelling of an anonymous op) is anonymous with the name in
+    // @name; one that owns nested nets gets a name of its own, so that its graphs can name it.
+    bool nets = false;
+    for (const auto& a : d.arg()) nets |= a.has_n() || a.nets_size();
+    OpId op;
+    const std::string& name = d.name();
+    if (name.empty() && nets) {
+      for (int j = k;; ++j) {
+        std::string candidate = "_" + d.type() + "_" + std::to_string(j);
+        if (!g_.find_op(gn, g_.sym(candidate))) {
+          op = g_.create_op(gn, g_.sym(d.type()), g_.sym(candidate));
+          break;
+        }
+      }
+      set(op, d.has_name() ? "@name" : "@no_name", d.has_name() ? Value(name) : Value(true));
+    } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
+      op = g_.create_op(gn, g_.sym(d.type()), Symbol(0), /*generate_name=*/true);
+      if (d.has_name()) set(op, "@name", Value(name));
+    } else {
+      op = g_.create_op(gn, g_.sym(d.type()), g_.sym(name));
+    }
+    const schema::OpSchema* sch = names_.find(d.type());
+    for (int i = 0; i < d.input_size(); ++i) {
+      const std::string& b = d.input(i);
+      PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));
+      auto it = s.current.find(b);
+      PortId src;
+      if (it != s.current.end()) {
+        src = it->second;
+      } else {  // a blob nothing here writes and the net does not list: an input it does not declare
+        src = graph_port(gn, ir::PortDir::In, b, port_names);
+        g_.set_attr(src, g_.sym("@implicit"), Value(true));
+        s.current[b] = src;
+        s.versions[b] = 1;
+      }
+      g_.connect(src, in);
+    }
+    for (int i = 0; i < d.output_size(); ++i) {
+      const std::string& b = d.output(i);
+      PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
+      std::string v = version_name(b, s);
+      g_.set_attr(out, s_value_, Value(v));
+      if (v != b) g_.set_attr(out, s_blob_, Value(b));
+      s.current[b] = out;
+    }
+    if (d.arg_size()) args(d.arg(), op, "", "@args");
+    if (d.has_device_option()) set(op, "@device_option", device_option_value(d.device_option()));
+    if (d.has_engine()) set(op, "@engine", Value(d.engine()));
+    if (d.control_input_size()) {
+      Value::List l;
+      for (const auto& c : d.control_input()) l.push_back(Value(c));
+      set(op, "@control_input", Value(std::move(l)));
+    }
+    if (d.has_is_gradient_op()) set(op, "@is_gradient_op", Value(d.is_gradient_op()));
+    if (d.has_debug_info()) set(op, "@debug_info", Value(d.debug_info()));
+    if (d.has_domain()) set(op, "@domain", Value(d.domain()));
+    if (d.has_op_version()) set(op, "@op_version", Value(static_cast<int64_t>(d.op_version())));
+    if (has_unknown(d)) set(op, "@unknown_fields", kept_unknown(d));
+  }
+};
+
+// The init net's ops that are plain fills of a predict net's external input, in order.
+std::vector<Lifted> liftable(c2::NetDef& init, const c2::NetDef& predict, std::vector<int>& kept_ops) {
+  absl::flat_hash_set<std::string_view> externals(predict.external_input().begin(), predict.external_input().end());
+  absl::flat_hash_set<std::string_view> done;
+  std::vector<Lifted> out;
+  for (int k = 0; k < init.op_size(); ++k) {
+    const c2::OperatorDef& op = init.op(k);
+    std::optional<FillResult> f = read_fill(op);
+    if (!f || !externals.contains(op.output(0)) || !done.insert(op.output(0)).second) {
+      kept_ops.push_back(k);
+      continue;
+    }
+    Lifted l;
+    l.blob = op.output(0);
+    l.tensor = std::move(f->tensor);
+    l.index = k;
+    if (!f->default_fill) l.fill = op.type();
+    l.shape_first = f->shape_first;
+    out.push_back(std::move(l));
+  }
+  return out;
+}
+
+struct Collector : google::protobuf::io::ErrorCollector {
+  std::string first;
+  int line = 0, column = 0;
+  void AddError(int l, int c, const std::string& m) override {
+    if (first.empty()) {
+      first = m;
+      line = l;
+      column = c;
+    }
+  }
+};
+
+void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
+  if (b.bytes.size() > static_cast<size_t>(INT32_MAX)) throw Error(file + ": larger than protobuf's 2 GB limit");
+  if (b.text) {
+    Collector errors;
+    google::protobuf::TextFormat::Parser p;
+    p.RecordErrorsTo(&errors);
+    if (!p.ParseFromString(std::string(b.bytes), &n))
+      throw ParseError(SourceLoc{file, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
+                       "not a Caffe2 NetDef in text form: " + errors.first);
+    return;
+  }
+  if (!n.ParseFromArray(b.bytes.data(), static_cast<int>(b.bytes.size())))
+    throw Error(file + ": not a Caffe2 NetDef (protobuf could not parse its " + std::to_string(b.bytes.size()) + " bytes)");
+}
+
+}  // namespace
+
+text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const ImportOptions& options) {
+  c2::NetDef pn, in;
+  parse(predict, pn, options.file_name);
+  text::Document doc(text::Document::Kind::Graph);
+  ir::Graph& g = doc.graph;
+  PortNamer names(options.schema);
+  Importer imp(g, options, names);
+  OpId root = g.root();
+  g.set_graph_namespace(root, g.sym(kCaffe2Namespace));
+  std::vector<Lifted> lifted;
+  std::vector<int> kept_ops;
+  if (init) {
+    parse(*init, in, options.init_file_name);
+    lifted = liftable(in, pn, kept_ops);
+  }
+  imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
+  if (init) {
+    // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
+    c2::NetDef rest = in;
+    rest.clear_op();
+    for (int k : kept_ops) *rest.add_op() = in.op(k);
+    OpId ig = g.create_attr_graph(root, g.sym("init_net"));
+    imp.net(rest, ig, options.init_file_name, nullptr);
+    g.set_attr(root, g.sym("init_net"), Value::graph(ig));
+  }
+  return doc;
+}
+
+}  // namespace amanda::caffe2_frontend
