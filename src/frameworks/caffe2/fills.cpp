@@ -67,10 +67,11 @@ std::optional<FillResult> read_fill(const c2::OperatorDef& op) {
     return std::nullopt;
   const c2::Argument* values = nullptr;
   const c2::Argument* shape = nullptr;
+  bool shape_first = false;
   for (const auto& a : op.arg()) {
     if (!a.GetReflection()->GetUnknownFields(a).empty()) return std::nullopt;
     if (a.name() == "values" && !values) values = &a;
-    else if (a.name() == "shape" && !shape) shape = &a;
+    else if (a.name() == "shape" && !shape) shape_first = !values, shape = &a;
     else return std::nullopt;
   }
   if (!values || !shape) return std::nullopt;
@@ -121,7 +122,7 @@ std::optional<FillResult> read_fill(const c2::OperatorDef& op) {
   FillResult r;
   r.tensor = ir::Tensor::from_bytes(f->dtype, std::move(dims), std::move(bytes));
   r.default_fill = by_dtype(f->dtype) == f;
-  r.shape_first = shape < values;
+  r.shape_first = shape_first;
   return r;
 }
 
