@@ -43,6 +43,26 @@ CONV_POOL_ARGS = {
 CONV_TRANSPOSE_ARGS = dict({k: v for k, v in CONV_POOL_ARGS.items() if not k.startswith("dilation")},
                            adj="int64", adj_h="int64", adj_w="int64", adjs="repeated int64", no_bias="int64")
 
+# Arguments operator constructors read that their schemas do not declare (from the op headers of
+# Caffe2 1.13, caffe2/operators/*.h, which are not in the reference folder): the binary
+# elementwise ops' legacy broadcast (elementwise_ops.h), FCTransposed (fully_connected_op.h), and
+# the `order` of the image ops.
+BROADCAST_ARGS = {"broadcast": "int64", "axis": "int64", "axis_str": "string", "order": "string"}
+CONSTRUCTOR_ARGS = {
+    **{op: BROADCAST_ARGS for op in ("Add", "Sub", "Mul", "Div", "EQ", "NE", "LT", "LE", "GT", "GE", "And", "Or", "Xor",
+                                     "BitwiseAnd", "BitwiseOr", "BitwiseXor")},
+    "FCTransposed": {"axis": "int64", "axis_w": "int64", "float16_compute": "int64"},
+    "FC": {"float16_compute": "int64"},
+    "PRelu": {"order": "string"},
+    "ResizeNearest": {"order": "string", "width_scale": "float", "height_scale": "float"},
+    "ChannelShuffle": {"order": "string", "group": "int64"},
+    "RoIAlign": {"order": "string", "spatial_scale": "float", "pooled_h": "int64", "pooled_w": "int64",
+                 "sampling_ratio": "int64", "aligned": "int64"},
+    "SpatialBN": {"order": "string", "epsilon": "float", "momentum": "float", "is_test": "int64", "num_batches": "int64"},
+    "Softmax": {"axis": "int64"},
+    "Dropout": {"ratio": "float", "is_test": "int64"},
+}
+
 TYPE_WORDS = [
     (r"^(list|tuple|\[)\s*[\[(]?\s*(int|long|int64|int32|int64_t|int32_t|bool)", "repeated int64"),
     (r"^(list|tuple|\[)\s*[\[(]?\s*(float|double)", "repeated float"),
@@ -335,6 +355,17 @@ def parse_file(path):
     return ops
 
 
+def port_name(name, variadic):
+    """A name a port (and a table) can use: Caffe2 documents a variadic input as "X1, X2, ..." or
+    "[output_0, output_1, ...]"; its ports are then X.0, X.1, ... (output.0, ...)."""
+    if name is None or (re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", name) and not variadic):
+        return name
+    m = re.search(r"[A-Za-z_][A-Za-z0-9_]*", name)
+    if not m:
+        return None
+    return re.sub(r"_?\d+$", "", m.group(0)) or m.group(0) if variadic else m.group(0)
+
+
 def ports(named, lo, hi):
     """Port schemas: declared names in order; positions past the minimum optional; an unbounded count
     makes the last port variadic."""
@@ -345,12 +376,12 @@ def ports(named, lo, hi):
     if hi >= 1000:  # unbounded (INT_MAX, or a function of the other count)
         fixed = max(n - 1, 0)
         for i in range(fixed):
-            out.append({"name": named[i], "arity": "single" if i < lo else "optional"})
-        out.append({"name": named[fixed] if fixed < n else "input" if not out else "rest",
+            out.append({"name": port_name(named[i], False), "arity": "single" if i < lo else "optional"})
+        out.append({"name": port_name(named[fixed], True) if fixed < n else "input" if not out else "rest",
                     "arity": "variadic", "min_arity": max(lo - fixed, 0)})
         return out
     for i in range(max(hi, n)):
-        out.append({"name": named.get(i), "arity": "single" if i < lo else "optional"})
+        out.append({"name": port_name(named.get(i), False), "arity": "single" if i < lo else "optional"})
     return out
 
 
@@ -410,6 +441,8 @@ def build(ref):
             t = arg_type(doc)
             if t != "google.protobuf.Any" or a not in args:
                 args[a] = t
+        for a, t in CONSTRUCTOR_ARGS.get(op["type"], {}).items():
+            args.setdefault(a, t)
         for b in op["base"]:
             for a, t in (CONV_TRANSPOSE_ARGS if b == "ConvTranspose" else CONV_POOL_ARGS).items():
                 args.setdefault(a, t)

@@ -334,6 +334,8 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
     lifted = liftable(in, pn, kept_ops);
   }
   imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
+  // The graph's own name (what an ONNX model's graph is called after a conversion).
+  if (pn.has_name() && !pn.name().empty()) g.set_name(root, g.sym(pn.name()));
   if (init) {
     // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
     c2::NetDef rest = in;

@@ -1,0 +1,108 @@
+"""Shared by the Caffe2 tests (tests/caffe2/*.py): the NetDef schema compiled by protoc from
+../shared/caffe2/proto (an independent reader of the same files: Google's protobuf, not ours),
+onnxruntime-node runs (tests/js), and the commands under test."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def shared_dir():
+    for d in (os.path.join(ROOT, "..", "shared"), os.path.join(ROOT, "..", "..", "shared")):
+        if os.path.isdir(os.path.join(d, "caffe2")):
+            return os.path.abspath(os.path.join(d, "caffe2"))
+    sys.exit("../shared/caffe2 not found")
+
+
+_pb2 = None
+
+
+def caffe2_pb2():
+    global _pb2
+    if _pb2 is None:
+        out = tempfile.mkdtemp(prefix="c2pb")
+        proto = os.path.join(shared_dir(), "proto")
+        subprocess.run(["protoc", "--python_out=" + out, "-I" + proto, os.path.join(proto, "caffe2.proto")], check=True)
+        sys.path.insert(0, out)
+        import caffe2_pb2 as m
+        _pb2 = m
+    return _pb2
+
+
+def read_net(path):
+    n = caffe2_pb2().NetDef()
+    data = open(path, "rb").read()
+    if path.endswith(".pbtxt"):
+        from google.protobuf import text_format
+        text_format.Parse(data.decode(), n)
+    else:
+        n.ParseFromString(data)
+    return n
+
+
+def fills(init):
+    """blob -> numpy array of an init net's GivenTensor*Fill ops."""
+    out = {}
+    for op in init.op:
+        args = {a.name: a for a in op.arg}
+        dt = {"GivenTensorFill": np.float32, "GivenTensorIntFill": np.int32, "GivenTensorInt64Fill": np.int64}[op.type]
+        vals = list(args["values"].floats) if dt == np.float32 else list(args["values"].ints)
+        out[op.output[0]] = np.array(vals, dtype=dt).reshape(list(args["shape"].ints))
+    return out
+
+
+def run_ort(jobs, tmp):
+    """jobs: [(model, {name: array}, prefix)] -> [[outputs]] (float32) via onnxruntime-node."""
+    spec = []
+    for model, inputs, prefix in jobs:
+        ins = {}
+        for name, x in inputs.items():
+            f = os.path.join(tmp, f"{os.path.basename(prefix)}.{len(ins)}.in.bin")
+            x.astype(np.float32).tofile(f)
+            ins[name] = {"file": f, "shape": list(x.shape)}
+        spec.append({"model": model, "inputs": ins, "out": prefix})
+    jf = os.path.join(tmp, "jobs.json")
+    json.dump(spec, open(jf, "w"))
+    r = subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run.js"), jf], capture_output=True, text=True)
+    if r.returncode:
+        raise RuntimeError(r.stderr)
+    res = []
+    for _, _, prefix in spec_iter(spec):
+        meta = json.load(open(prefix + ".json"))
+        if "error" in meta:
+            raise RuntimeError(meta["error"])
+        outs = []
+        for k, o in enumerate(meta["outputs"]):
+            outs.append(np.fromfile(f"{prefix}.{k}.bin", dtype=np.float32).reshape(o["shape"]))
+        res.append(outs)
+    return res
+
+
+def spec_iter(spec):
+    for s in spec:
+        yield s["model"], s["inputs"], s["out"]
+
+
+def run(cmd, **kw):
+    r = subprocess.run(cmd, capture_output=True, text=True, **kw)
+    if r.returncode:
+        raise RuntimeError(f"{' '.join(cmd)}\n{r.stdout}\n{r.stderr}")
+    return r
+
+
+def to_onnx(amanda, c2yaml, predict, out, init=None, input_types=(), tmp=None):
+    """A NetDef -> ONNX opset 13 through the tool. (Until the Caffe2 framework is registered with
+    the tool, the test tool caffe2_yaml reads the NetDef and `amanda convert` converts its graph.)"""
+    y = out + ".c2.yaml"
+    cmd = [c2yaml, predict, "-o", y]
+    if init:
+        cmd += ["--init", init]
+    for t in input_types:
+        cmd += ["--input-type", t]
+    run(cmd)
+    return run([amanda, "convert", y, "--to", "onnx/13", "-o", out])
