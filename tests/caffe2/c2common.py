@@ -99,7 +99,7 @@ def to_onnx(amanda, c2yaml, predict, out, init=None, input_types=(), tmp=None):
     """A NetDef -> ONNX opset 13 through the tool. (Until the Caffe2 framework is registered with
     the tool, the test tool caffe2_yaml reads the NetDef and `amanda convert` converts its graph.)"""
     y = out + ".c2.yaml"
-    cmd = [c2yaml, predict, "-o", y]
+    cmd = [c2yaml, predict, "--for-onnx", "-o", y]
     if init:
         cmd += ["--init", init]
     for t in input_types:

@@ -3,7 +3,8 @@
 // directly, for the tests that run before the framework is registered with the tool, and for the
 // reverse direction: `caffe2_yaml --write DOC.yaml predict_net.pb` writes a NetDef (and its init
 // net beside it) from a YAML graph.
-//   caffe2_yaml PREDICT [--init INIT] [--input-type NAME:float32[1,3,224,224]] -o OUT.yaml
+//   caffe2_yaml PREDICT [--init INIT] [--input-type NAME:float32[1,3,224,224]] [--for-onnx] -o OUT.yaml
+// --for-onnx: the boundary pass the framework contributes to a conversion to ONNX (boundary.h).
 #include <cstdio>
 #include <fstream>
 #include <iostream>
@@ -11,6 +12,7 @@
 
 #include "amanda/ir/types.h"
 #include "netdef.h"
+#include "boundary.h"
 #include "shapes.h"
 
 using namespace amanda;
@@ -47,10 +49,12 @@ int main(int argc, char** argv) {
     }
     std::string predict, init, out;
     std::vector<std::string> types;
+    bool for_onnx = false;
     for (size_t i = 0; i < a.size(); ++i) {
       if (a[i] == "--init") init = a.at(++i);
       else if (a[i] == "--input-type") types.push_back(a.at(++i));
       else if (a[i] == "-o") out = a.at(++i);
+      else if (a[i] == "--for-onnx") for_onnx = true;
       else predict = a[i];
     }
     std::string pb = slurp(predict), ib;
@@ -74,6 +78,9 @@ int main(int argc, char** argv) {
       g.set_port_type(p, *id);
     }
     caffe2_frontend::infer_types(g);
+    Diagnostics diags;
+    if (for_onnx) caffe2_frontend::prepare_for_onnx(g, diags);
+    for (const auto& d : diags.items()) std::fprintf(stderr, "%s: %s\n", d.where.c_str(), d.message.c_str());
     for (uint32_t i = 1; i < g.port_id_bound(); ++i)
       if (ir::PortId p(i); g.valid(p) && g.port_type(p)) ir::write_type_attrs(g, p, g.port_type(p));
     spit(out, text::to_text(doc, text::Format::Yaml));

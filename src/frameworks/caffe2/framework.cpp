@@ -4,8 +4,11 @@
 
 #include "amanda/ir/types.h"
 #include "amanda/pipeline/framework.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/support/diagnostics.h"
+#include "boundary.h"
 #include "netdef.h"
+#include "shapes.h"
 
 namespace amanda::frameworks {
 
@@ -128,6 +131,22 @@ class Caffe2 final : public pipeline::Framework {
 
   std::vector<std::string> default_targets(std::string_view path, std::string_view source_ns) const override {
     return {std::string(c2::kCaffe2Namespace)};
+  }
+
+  bool infer_types(ir::Graph& g, bool) const override {
+    c2::infer_types(g);
+    return true;
+  }
+
+  void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
+    if (!info.source_ns.starts_with("amanda/caffe2/")) return;
+    if (info.target_ns.starts_with("amanda/onnx/"))
+      passes.add({"caffe2.onnx-boundary", pipeline::Stage::Boundary,
+                  "Caffe2 -> ONNX: value types from the shape rules, inputs ONNX cannot declare left out, a graph name",
+                  [](pipeline::PassContext& ctx) { c2::prepare_for_onnx(ctx.doc.graph, ctx.diags); }});
+    else
+      passes.add({"caffe2.types", pipeline::Stage::Prepare, "Caffe2: value types from the ops' shape rules",
+                  [](pipeline::PassContext& ctx) { c2::infer_types(ctx.doc.graph); }});
   }
 
   std::vector<pipeline::OptionInfo> options() const override {
