@@ -61,6 +61,8 @@ CONSTRUCTOR_ARGS = {
     "SpatialBN": {"order": "string", "epsilon": "float", "momentum": "float", "is_test": "int64", "num_batches": "int64"},
     "Softmax": {"axis": "int64"},
     "Dropout": {"ratio": "float", "is_test": "int64"},
+    "PadImage": dict(CONV_POOL_ARGS, mode="string", value="float"),  # pad_op.h: a ConvPoolOpBase
+    "BatchMatMul": {"trans_a": "int64", "trans_b": "int64", "broadcast": "int64"},
 }
 
 TYPE_WORDS = [

@@ -147,6 +147,44 @@ class Evaluator:
             return [num / den]
         if t == "Relu":
             return [F.relu(x)]
+        if t in ("Copy", "Alias", "StopGradient"):
+            return [x]
+        if t == "Erf":
+            return [torch.erf(x)]
+        if t == "Sqrt":
+            return [torch.sqrt(x)]
+        if t == "Exp":
+            return [torch.exp(x)]
+        if t == "Negative":
+            return [-x]
+        if t == "Pow":
+            if len(op.input) > 1:
+                return [torch.pow(x, self.ws[op.input[1]])]
+            return [torch.pow(x, a["exponent"])]
+        if t == "ReduceMean":
+            axes = a.get("axes") or list(range(x.dim()))
+            return [x.mean(dim=axes, keepdim=bool(a.get("keepdims", 1)))]
+        if t == "MatMul":  # 2-D after flattening at axis_a / axis_b, with transposes
+            A = x.reshape(int(np.prod(x.shape[:a.get("axis_a", 1)])), -1)
+            b = self.ws[op.input[1]]
+            B = b.reshape(int(np.prod(b.shape[:a.get("axis_b", 1)])), -1)
+            A = A.T if a.get("trans_a", 0) else A
+            B = B.T if a.get("trans_b", 0) else B
+            return [A @ B]
+        if t == "BatchMatMul":
+            A, B = x, self.ws[op.input[1]]
+            if a.get("trans_a", 0):
+                A = A.transpose(-1, -2)
+            if a.get("trans_b", 0):
+                B = B.transpose(-1, -2)
+            if not a.get("broadcast", 0) and A.shape[:-2] != B.shape[:-2]:
+                raise Unsupported("BatchMatMul of different batch shapes without broadcast")
+            return [torch.matmul(A, B)]
+        if t == "PadImage":
+            if a.get("mode", "constant") != "constant":
+                raise Unsupported("PadImage mode")
+            _, _, _, p = conv_args(a, 2)
+            return [pad_input(x, p, 2, value=a.get("value", 0.0))]
         if t == "Sigmoid":
             return [torch.sigmoid(x)]
         if t == "Tanh":
@@ -185,6 +223,12 @@ class Evaluator:
             for n in op.input[1:]:
                 r = r + self.ws[n]
             return [r]
+        if t == "FCTransposed":  # W is [K, N]
+            axis = a.get("axis", 1)
+            x2 = x.reshape(int(np.prod(x.shape[:axis])), -1)
+            w = self.ws[op.input[1]]
+            w2 = w.reshape(x2.shape[1], -1)
+            return [(x2 @ w2 + self.ws[op.input[2]]).reshape(list(x.shape[:axis]) + [w2.shape[1]])]
         if t == "FC":
             axis, axis_w = a.get("axis", 1), a.get("axis_w", 1)
             x2 = x.reshape(int(np.prod(x.shape[:axis])), -1)
