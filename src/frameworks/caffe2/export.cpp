@@ -1,4 +1,5 @@
 // text::Document -> Caffe2 NetDef (docs/caffe2.md, "How a NetDef is written").
+#include <google/protobuf/arena.h>
 #include <google/protobuf/text_format.h>
 
 #include <absl/container/flat_hash_map.h>
@@ -6,6 +7,7 @@
 #include "amanda/support/base64.h"
 #include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
+#include "../tensorflow/wire.h"  // the protobuf wire writer the TensorFlow framework wrote
 #include "fills.h"
 #include "netdef.h"
 #include "values.h"
@@ -22,7 +24,12 @@ namespace {
 
 class Exporter {
  public:
-  explicit Exporter(const ir::Graph& g) : g_(g) {}
+  explicit Exporter(const ir::Graph& g) : g_(g) {
+    // Symbols the graph never interned are 0, which no attribute key is.
+    auto f = [&](std::string_view k) { return g_.symbols().find(k); };
+    s_ = {f("@name"), f("@no_name"), f("@args"), f("@device_option"), f("@engine"), f("@control_input"),
+          f("@is_gradient_op"), f("@debug_info"), f("@domain"), f("@op_version"), f("@unknown_fields"), f("@blob"), f("@value")};
+  }
 
   // The net of graph node `gn`; its initializers go to `init` (null: an initializer is an error).
   void net(OpId gn, c2::NetDef& n, std::vector<std::pair<PortId, std::string>>* inits) {
@@ -36,7 +43,7 @@ class Exporter {
       for (const auto& [k, x] : v->as_map()) {
         c2::Argument* a = n.add_arg();
         a->set_name(k);
-        argument_from(x, *a, nested(), g_.path(gn));
+        argument_from(x, *a, nested(), [&] { return g_.path(gn); });
       }
     }
     if (const Value* v = attr(gn, "@arg")) raw_args(*v, gn, *n.mutable_arg());
@@ -63,6 +70,9 @@ class Exporter {
 
  private:
   const ir::Graph& g_;
+  struct {
+    Symbol name, no_name, args, device, engine, control, grad, debug, domain, version, unknown, blob, value;
+  } s_;
   absl::flat_hash_map<uint32_t, std::string> generated_;  // port -> a blob name made up for it
 
   [[noreturn]] void fail(OpId op, const std::string& msg) const { throw Error(g_.path(op) + ": " + msg); }
@@ -105,8 +115,8 @@ class Exporter {
   // The blob an output port (of an op or, for a graph input, of the graph) writes.
   std::string blob(PortId p) {
     if (g_.is_graph(g_.port_op(p))) return blob_of_graph_port(p);
-    if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
-    if (const Value* b = attr(p, "@value"); b && b->is_string()) return b->as_string();
+    if (const Value* b = s_.blob ? g_.attr(p, s_.blob) : nullptr; b && b->is_string()) return b->as_string();
+    if (const Value* b = s_.value ? g_.attr(p, s_.value) : nullptr; b && b->is_string()) return b->as_string();
     auto it = generated_.find(p.value);
     if (it != generated_.end()) return it->second;
     // An output no file named (an op a mapping table made): the op's name and the port's.
@@ -127,74 +137,112 @@ class Exporter {
     }
     for (PortId p : g_.outputs(op))
       if (!g_.is_control(p)) d.add_output(blob(p));
-    if (const Value* v = attr(op, "@name")) d.set_name(str(*v, op, "@name"));
-    // (The reader gives no op a name starting with '_': those are the IR's for anonymous ops.)
-    else if (!attr(op, "@no_name") && !g_.name_generated(op) && !g_.name_str(op).empty() && g_.name_str(op)[0] != '_')
-      d.set_name(std::string(g_.name_str(op)));
     d.set_type(std::string(g_.type_str(op)));
+    // One pass over the attributes: arguments in order, the annotations by their symbols.
+    const Value *name = nullptr, *no_name = nullptr, *args = nullptr, *device = nullptr, *engine = nullptr, *control = nullptr,
+                *grad = nullptr, *debug = nullptr, *domain = nullptr, *version = nullptr, *unknown = nullptr;
+    auto where = [&] { return g_.path(op); };
     for (const auto& [k, v] : g_.attrs(op)) {
-      std::string_view key = g_.str(k);
-      if (key.starts_with("@")) continue;
-      c2::Argument* a = d.add_arg();
-      a->set_name(std::string(key));
-      argument_from(v, *a, nested(), g_.path(op));
+      if (k == s_.name) name = &v;
+      else if (k == s_.no_name) no_name = &v;
+      else if (k == s_.args) args = &v;
+      else if (k == s_.device) device = &v;
+      else if (k == s_.engine) engine = &v;
+      else if (k == s_.control) control = &v;
+      else if (k == s_.grad) grad = &v;
+      else if (k == s_.debug) debug = &v;
+      else if (k == s_.domain) domain = &v;
+      else if (k == s_.version) version = &v;
+      else if (k == s_.unknown) unknown = &v;
+      else if (std::string_view key = g_.str(k); !key.starts_with("@")) {
+        c2::Argument* a = d.add_arg();
+        a->set_name(std::string(key));
+        argument_from(v, *a, nested(), where);
+      }
     }
-    if (const Value* v = attr(op, "@args")) raw_args(*v, op, *d.mutable_arg());
-    if (const Value* v = attr(op, "@device_option")) device_option_from(*v, *d.mutable_device_option(), g_.path(op));
-    if (const Value* v = attr(op, "@engine")) d.set_engine(str(*v, op, "@engine"));
-    if (const Value* v = attr(op, "@control_input")) {
-      if (!v->is_list()) fail(op, "'@control_input' is not a list");
-      for (const auto& c : v->as_list()) d.add_control_input(str(c, op, "@control_input"));
+    if (name) d.set_name(str(*name, op, "@name"));
+    // (The reader gives no op a name starting with '_': those are the IR's for anonymous ops.)
+    else if (!no_name && !g_.name_generated(op) && !g_.name_str(op).empty() && g_.name_str(op)[0] != '_')
+      d.set_name(std::string(g_.name_str(op)));
+    if (args) raw_args(*args, op, *d.mutable_arg());
+    if (device) device_option_from(*device, *d.mutable_device_option(), g_.path(op));
+    if (engine) d.set_engine(str(*engine, op, "@engine"));
+    if (control) {
+      if (!control->is_list()) fail(op, "'@control_input' is not a list");
+      for (const auto& c : control->as_list()) d.add_control_input(str(c, op, "@control_input"));
     }
-    if (const Value* v = attr(op, "@is_gradient_op")) {
-      if (!v->is_bool()) fail(op, "'@is_gradient_op' is not a bool");
-      d.set_is_gradient_op(v->as_bool());
+    if (grad) {
+      if (!grad->is_bool()) fail(op, "'@is_gradient_op' is not a bool");
+      d.set_is_gradient_op(grad->as_bool());
     }
-    if (const Value* v = attr(op, "@debug_info")) d.set_debug_info(str(*v, op, "@debug_info"));
-    if (const Value* v = attr(op, "@domain")) d.set_domain(str(*v, op, "@domain"));
-    if (const Value* v = attr(op, "@op_version")) d.set_op_version(integer(*v, op, "@op_version"));
-    if (const Value* v = attr(op, "@unknown_fields")) merge_unknown(*v, d, op);
+    if (debug) d.set_debug_info(str(*debug, op, "@debug_info"));
+    if (domain) d.set_domain(str(*domain, op, "@domain"));
+    if (version) d.set_op_version(integer(*version, op, "@op_version"));
+    if (unknown) merge_unknown(*unknown, d, op);
   }
 
   friend ExportedNet caffe2_frontend::export_net(const text::Document&, bool);
   friend class InitWriter;
 
  public:
-  // The init net: the kept init graph's ops, with the lifted fills back at their positions.
-  void init(OpId root, const std::vector<std::pair<PortId, std::string>>& inits, c2::NetDef& n) {
+  // The init net's bytes: the kept init graph's ops, with the lifted fills back at their positions.
+  // The fills are written straight to the wire (write_fill_wire: most of an init net's bytes);
+  // the rest through protobuf, whose field order (name, ops, then the other fields) is kept.
+  std::string init(OpId root, const std::vector<std::pair<PortId, std::string>>& inits) {
+    namespace wire = tf_frontend::detail::wire;
     const Value* ig = attr(root, "init_net");
-    c2::NetDef rest;
+    google::protobuf::Arena arena;
+    c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
     if (ig) {
       if (!ig->is_graph()) fail(root, "'init_net' is not a graph");
       net(ig->as_graph(), rest, nullptr);
     }
-    n = rest;
-    n.clear_op();
-    std::vector<std::pair<int64_t, c2::OperatorDef>> placed;  // (position, op)
-    std::vector<c2::OperatorDef> appended;
+    struct Fill {
+      int64_t pos;
+      PortId port;
+      const std::string* blob;
+    };
+    std::vector<Fill> placed, appended;
+    size_t bytes = 0;
     for (const auto& [p, blob] : inits) {
-      c2::OperatorDef op;
-      const Value* f = attr(p, "@fill");
-      const Value* sf = attr(p, "@fill_shape_first");
       const Value& t = *attr(p, "initializer");
       if (!t.is_tensor()) fail(p, "'initializer' is not a tensor");
-      write_fill(t.as_tensor(), f && f->is_string() ? f->as_string() : "", sf && sf->is_bool() && sf->as_bool(), blob, op);
-      op.add_output(blob);
+      bytes += t.as_tensor().size * 5 / 4 + blob.size() + 64;
       const Value* ix = attr(p, "@init_index");
-      if (ix && ix->is_int() && ix->as_int() >= 0) placed.emplace_back(ix->as_int(), std::move(op));
-      else appended.push_back(std::move(op));
+      int64_t pos = ix && ix->is_int() && ix->as_int() >= 0 ? ix->as_int() : -1;
+      (pos >= 0 ? placed : appended).push_back({pos, p, &blob});
     }
-    std::stable_sort(placed.begin(), placed.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-    int kept = 0;
+    std::stable_sort(placed.begin(), placed.end(), [](const Fill& a, const Fill& b) { return a.pos < b.pos; });
+    auto write = [&](const Fill& fill, std::string& out) {
+      const Value* f = attr(fill.port, "@fill");
+      const Value* sf = attr(fill.port, "@fill_shape_first");
+      write_fill_wire(attr(fill.port, "initializer")->as_tensor(), f && f->is_string() ? f->as_string() : "",
+                      sf && sf->is_bool() && sf->as_bool(), *fill.blob, out);
+    };
+    google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
+    kept.Swap(rest.mutable_op());
+    std::string shell = serialize(rest);  // [name] [fields 3..9] [unknown fields]
+    size_t head = 0;
+    {
+      wire::Reader r(shell);
+      uint32_t f, t;
+      if (!r.done() && r.tag(f, t) && f == 1 && r.skip(t)) head = static_cast<size_t>(r.p - reinterpret_cast<const uint8_t*>(shell.data()));
+    }
+    std::string out;
+    out.reserve(shell.size() + bytes);
+    out.append(shell, 0, head);
+    int k = 0;
     size_t next = 0;
-    for (int64_t pos = 0; next < placed.size() || kept < rest.op_size(); ++pos) {
-      if (next < placed.size() && (placed[next].first <= pos || kept == rest.op_size())) {
-        *n.add_op() = std::move(placed[next++].second);
+    for (int64_t pos = 0; next < placed.size() || k < kept.size(); ++pos) {
+      if (next < placed.size() && (placed[next].pos <= pos || k == kept.size())) {
+        write(placed[next++], out);
       } else {
-        *n.add_op() = rest.op(kept++);
+        wire::put_len(out, 2, serialize(kept.Get(k++)));
       }
     }
-    for (auto& op : appended) *n.add_op() = std::move(op);
+    for (const auto& f : appended) write(f, out);
+    out.append(shell, head, std::string::npos);
+    return out;
   }
 };
 
@@ -212,16 +260,20 @@ ExportedNet export_net(const text::Document& doc, bool text) {
   if (doc.kind != text::Document::Kind::Graph) throw Error("a Caffe2 NetDef holds a graph, not an " + std::string(text::kind_name(doc.kind)));
   const ir::Graph& g = doc.graph;
   Exporter e(g);
-  c2::NetDef predict;
+  google::protobuf::Arena arena;
+  c2::NetDef& predict = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   std::vector<std::pair<PortId, std::string>> inits;
   e.net(g.root(), predict, &inits);
   ExportedNet out;
   out.predict = text ? to_text(predict) : serialize(predict);
   Symbol s_init = g.symbols().find("init_net");
   if (!inits.empty() || (s_init && g.attr(g.root(), s_init))) {
-    c2::NetDef init;
-    e.init(g.root(), inits, init);
-    out.init = text ? to_text(init) : serialize(init);
+    out.init = e.init(g.root(), inits);
+    if (text) {
+      c2::NetDef& init = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+      if (!init.ParseFromString(*out.init)) throw Error("the init net written could not be read back");
+      out.init = to_text(init);
+    }
   }
   return out;
 }

@@ -21,6 +21,21 @@ struct FillResult {
 // as many values as the shape holds, and no other field. Otherwise nullopt (the op stays an op).
 std::optional<FillResult> read_fill(const amanda_caffe2::OperatorDef& op);
 
+// The same straight from an OperatorDef's wire bytes, without protobuf (an init net is almost all
+// fills of large tensors; docs/caffe2.md, "How the bytes are read and written"). Strict: anything
+// read_fill would not take, or any field it does not expect, gives nullopt and the op is parsed by
+// protobuf instead. `blob` and `type` view `bytes`.
+struct WireFill {
+  FillResult fill;
+  std::string_view blob, type;
+};
+std::optional<WireFill> read_fill_wire(std::string_view bytes);
+
+// Appends the NetDef field `op` (tag, length, OperatorDef bytes) of the fill of `t` that writes
+// `blob`, in protobuf's own serialisation (fields in number order, repeated floats unpacked).
+// Throws like write_fill.
+void write_fill_wire(const ir::Tensor& t, std::string_view type, bool shape_first, const std::string& blob, std::string& out);
+
 // The fill op type for an element type ("" when Caffe2 has none).
 std::string_view fill_for(ir::DType t);
 

@@ -1,4 +1,7 @@
 // Caffe2 NetDef -> text::Document (docs/caffe2.md, "How a NetDef is read").
+#include <deque>
+
+#include <google/protobuf/arena.h>
 #include <google/protobuf/io/tokenizer.h>
 #include <google/protobuf/text_format.h>
 
@@ -9,6 +12,7 @@
 #include "amanda/support/base64.h"
 #include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
+#include "../tensorflow/wire.h"  // the protobuf wire reader the TensorFlow framework wrote
 #include "fills.h"
 #include "netdef.h"
 #include "port_names.h"
@@ -63,12 +67,8 @@ class Importer {
     if (has_unknown(n)) set(gn, "@unknown_fields", kept_unknown(n));
 
     Scope s;
-    for (const auto& op : n.op()) {
-      for (const auto& b : op.input()) s.names.insert(b);
-      for (const auto& b : op.output()) s.names.insert(b);
-    }
-    for (const auto& b : n.external_input()) s.names.insert(b);
-    for (const auto& b : n.external_output()) s.names.insert(b);
+    s.net = &n;
+    s.current.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
     absl::flat_hash_set<std::string> port_names;
     for (const auto& b : n.external_input()) {
@@ -89,10 +89,13 @@ class Importer {
   }
 
  private:
+  // Blob names are views of the message's strings (it outlives the import).
   struct Scope {
-    absl::flat_hash_map<std::string, PortId> current;  // blob -> the port holding its latest version
-    absl::flat_hash_set<std::string> names;             // every blob name of the net
-    absl::flat_hash_map<std::string, int> versions;     // blob -> versions written so far
+    const c2::NetDef* net = nullptr;
+    absl::flat_hash_map<std::string_view, PortId> current;  // blob -> the port holding its latest version
+    absl::flat_hash_map<std::string_view, int> versions;    // blob -> versions written so far
+    absl::flat_hash_set<std::string_view> names;            // every blob name, made at the first rewrite
+    std::deque<std::string> made;                           // names made for versions
   };
 
   ir::Graph& g_;
@@ -131,31 +134,32 @@ class Importer {
   // name of its own; otherwise the whole list kept as bytes in `raw_key`.
   template <class R>
   void args(const R& list, OpId op, std::string_view prefix, const char* raw_key) {
-    std::vector<std::pair<std::string, Value>> out;
-    absl::flat_hash_set<std::string_view> seen;
+    bool net_args = prefix == "arg";  // the net's own arguments: one map
+    Value::Map m;
     bool readable = true;
+    int n = 0;
     for (const auto& a : list) {
-      if (!a.has_name() || a.name().empty() || a.name().front() == '@' || !seen.insert(a.name()).second) {
+      bool dup = false;
+      for (int k = 0; k < n && !dup; ++k) dup = list.Get(k).name() == a.name();
+      if (!a.has_name() || a.name().empty() || a.name().front() == '@' || dup) {
         readable = false;
         break;
       }
-      std::optional<Value> v = argument_value(a, [&](const c2::NetDef& n) { return nested(n, op, a.name()); });
+      std::optional<Value> v = argument_value(a, [&](const c2::NetDef& net) { return nested(net, op, a.name()); });
       if (!v) {
         readable = false;
         break;
       }
-      out.emplace_back(a.name(), std::move(*v));
+      if (net_args) m.push_back({a.name(), std::move(*v)});
+      else g_.set_attr(op, g_.sym(a.name()), std::move(*v));
+      ++n;
     }
     if (readable) {
-      if (prefix == "arg") {  // the net's own arguments: one map
-        Value::Map m;
-        for (auto& [k, v] : out) m.push_back({k, std::move(v)});
-        set(op, "arg", Value(std::move(m)));
-      } else {
-        for (auto& [k, v] : out) set(op, k, std::move(v));
-      }
+      if (net_args) set(op, "arg", Value(std::move(m)));
       return;
     }
+    // Not every argument has a readable form: the whole list is kept as bytes instead.
+    for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
     for (OpId gr : g_.attr_graphs(op)) g_.erase_op(gr);  // nested nets made before the irregular one
     Value::List raw;
     for (const auto& a : list) raw.push_back(kept(a));
@@ -189,14 +193,23 @@ class Importer {
 
   // The value name of a new version of `blob`: the blob itself the first time, then blob.1, blob.2
   // ... (skipping names the net uses).
-  std::string version_name(const std::string& blob, Scope& s) {
+  std::string_view version_name(const std::string& blob, Scope& s) {
     int& v = s.versions[blob];
     if (v++ == 0) return blob;
+    if (s.names.empty()) {
+      for (const auto& op : s.net->op()) {
+        for (const auto& b : op.input()) s.names.insert(b);
+        for (const auto& b : op.output()) s.names.insert(b);
+      }
+      for (const auto& b : s.net->external_input()) s.names.insert(b);
+      for (const auto& b : s.net->external_output()) s.names.insert(b);
+    }
     for (;;) {
       std::string name = blob + "." + std::to_string(v - 1);
       if (!s.names.contains(name)) {
-        s.names.insert(name);
-        return name;
+        s.made.push_back(std::move(name));
+        s.names.insert(s.made.back());
+        return s.made.back();
       }
       ++v;
     }
@@ -245,7 +258,7 @@ class Importer {
     for (int i = 0; i < d.output_size(); ++i) {
       const std::string& b = d.output(i);
       PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
-      std::string v = version_name(b, s);
+      std::string_view v = version_name(b, s);
       g_.set_attr(out, s_value_, Value(v));
       if (v != b) g_.set_attr(out, s_blob_, Value(b));
       s.current[b] = out;
@@ -266,26 +279,77 @@ class Importer {
   }
 };
 
-// The init net's ops that are plain fills of a predict net's external input, in order.
-std::vector<Lifted> liftable(c2::NetDef& init, const c2::NetDef& predict, std::vector<int>& kept_ops) {
+// An init net's op: a plain fill read from the wire bytes (`fill`), or an op protobuf parsed.
+struct InitOp {
+  std::optional<FillResult> fill;
+  std::string_view blob, type;           // a fill's
+  std::string_view bytes;                // a wire fill's OperatorDef bytes (to parse if it stays an op)
+  const c2::OperatorDef* msg = nullptr;  // otherwise
+};
+
+// The init net read fast: its ops that are plain fills straight from the bytes (read_fill_wire),
+// every other field given to protobuf. False when the bytes do not walk as a message (protobuf
+// then parses them all and says what is wrong).
+bool split_init(std::string_view bytes, c2::NetDef& rest, std::vector<InitOp>& ops) {
+  namespace wire = tf_frontend::detail::wire;
+  std::string other;
+  wire::Reader r(bytes);
+  std::vector<size_t> kept;  // positions in `ops` of the ops protobuf parses
+  while (!r.done()) {
+    const uint8_t* start = r.p;
+    uint32_t f, t;
+    if (!r.tag(f, t)) return false;
+    if (f == 2 && t == wire::kLen) {
+      std::string_view b;
+      if (!r.bytes(b)) return false;
+      if (std::optional<WireFill> w = read_fill_wire(b)) {
+        ops.push_back({std::move(w->fill), w->blob, w->type, b, nullptr});
+        continue;
+      }
+      kept.push_back(ops.size());
+      ops.push_back({});
+    } else if (!r.skip(t)) {
+      return false;
+    }
+    other.append(reinterpret_cast<const char*>(start), static_cast<size_t>(r.p - start));
+  }
+  if (other.size() > static_cast<size_t>(INT32_MAX) || !rest.ParseFromArray(other.data(), static_cast<int>(other.size())) ||
+      static_cast<size_t>(rest.op_size()) != kept.size())
+    return false;
+  for (size_t k = 0; k < kept.size(); ++k) ops[kept[k]].msg = &rest.op(static_cast<int>(k));
+  return true;
+}
+
+// The init net's ops that are plain fills of a predict net's external input are lifted; the
+// others go to `rest` (which holds the init net's other fields), in order.
+std::vector<Lifted> lift_fills(std::vector<InitOp>& ops, const c2::NetDef& predict, c2::NetDef& rest) {
   absl::flat_hash_set<std::string_view> externals(predict.external_input().begin(), predict.external_input().end());
   absl::flat_hash_set<std::string_view> done;
   std::vector<Lifted> out;
-  for (int k = 0; k < init.op_size(); ++k) {
-    const c2::OperatorDef& op = init.op(k);
-    std::optional<FillResult> f = read_fill(op);
-    if (!f || !externals.contains(op.output(0)) || !done.insert(op.output(0)).second) {
-      kept_ops.push_back(k);
+  google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
+  for (size_t k = 0; k < ops.size(); ++k) {
+    InitOp& op = ops[k];
+    if (op.msg && !op.fill) {
+      if ((op.fill = read_fill(*op.msg))) {
+        op.blob = op.msg->output(0);
+        op.type = op.msg->type();
+      }
+    }
+    if (!op.fill || !externals.contains(op.blob) || !done.insert(op.blob).second) {
+      c2::OperatorDef* d = kept.Add();
+      if (op.msg) *d = *op.msg;
+      else d->ParseFromArray(op.bytes.data(), static_cast<int>(op.bytes.size()));
       continue;
     }
     Lifted l;
-    l.blob = op.output(0);
-    l.tensor = std::move(f->tensor);
-    l.index = k;
-    if (!f->default_fill) l.fill = op.type();
-    l.shape_first = f->shape_first;
+    l.blob = std::string(op.blob);
+    l.tensor = std::move(op.fill->tensor);
+    l.index = static_cast<int>(k);
+    if (!op.fill->default_fill) l.fill = std::string(op.type);
+    l.shape_first = op.fill->shape_first;
     out.push_back(std::move(l));
   }
+  rest.mutable_op()->Swap(&kept);
   return out;
 }
 
@@ -319,7 +383,10 @@ void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
 }  // namespace
 
 text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const ImportOptions& options) {
-  c2::NetDef pn, in;
+  // The messages live on an arena: a net of many small ops is mostly allocations.
+  google::protobuf::Arena arena;
+  c2::NetDef& pn = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  c2::NetDef& in = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   parse(predict, pn, options.file_name);
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
@@ -328,19 +395,27 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   OpId root = g.root();
   g.set_graph_namespace(root, g.sym(kCaffe2Namespace));
   std::vector<Lifted> lifted;
-  std::vector<int> kept_ops;
+  c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   if (init) {
-    parse(*init, in, options.init_file_name);
-    lifted = liftable(in, pn, kept_ops);
+    std::vector<InitOp> ops;
+    if (init->text || !split_init(init->bytes, in, ops)) {
+      ops.clear();
+      in.Clear();
+      parse(*init, in, options.init_file_name);
+      for (const auto& op : in.op()) ops.push_back({std::nullopt, {}, {}, {}, &op});
+    }
+    lifted = lift_fills(ops, pn, rest);  // (rest's ops: the init net's ops that stay ops)
+    in.clear_op();
+    google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
+    kept.Swap(rest.mutable_op());
+    rest.CopyFrom(in);
+    rest.mutable_op()->Swap(&kept);
   }
   imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
   // The graph's own name (what an ONNX model's graph is called after a conversion).
   if (pn.has_name() && !pn.name().empty()) g.set_name(root, g.sym(pn.name()));
   if (init) {
     // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
-    c2::NetDef rest = in;
-    rest.clear_op();
-    for (int k : kept_ops) *rest.add_op() = in.op(k);
     OpId ig = g.create_attr_graph(root, g.sym("init_net"));
     imp.net(rest, ig, options.init_file_name, nullptr);
     g.set_attr(root, g.sym("init_net"), Value::graph(ig));

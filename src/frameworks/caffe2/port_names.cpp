@@ -29,13 +29,21 @@ const schema::OpSchema* PortNamer::find(std::string_view type) const { return ns
 Symbol PortNamer::name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const {
   (void)n;
   if (ports) {
-    for (size_t k = 0; k < ports->size(); ++k) {
-      const schema::PortSchema& p = (*ports)[k];
-      std::optional<std::string> base = p.expected_name();
-      if (!base) break;
-      if (p.arity == schema::Arity::Variadic) return g.sym(*base + "." + std::to_string(i - static_cast<int>(k)));
-      if (static_cast<int>(k) == i) return g.sym(*base);
+    auto [it, fresh] = cache_.try_emplace(ports);
+    Names& c = it->second;
+    if (fresh) {
+      for (const auto& p : *ports) {
+        std::optional<std::string> base = p.expected_name();
+        if (!base) break;
+        c.names.push_back(std::move(*base));
+        if (p.arity == schema::Arity::Variadic) {
+          c.variadic = static_cast<int>(c.names.size()) - 1;
+          break;
+        }
+      }
     }
+    if (c.variadic >= 0 && i >= c.variadic) return g.sym(c.names[c.variadic] + "." + std::to_string(i - c.variadic));
+    if (i < static_cast<int>(c.names.size())) return g.sym(c.names[i]);
   }
   return g.sym(std::string(fallback) + "." + std::to_string(i));
 }

@@ -4,6 +4,8 @@
 // schema does not reach, gets input.K / output.K.
 #pragma once
 
+#include <absl/container/flat_hash_map.h>
+
 #include "amanda/ir/graph.h"
 #include "amanda/schema/schema.h"
 
@@ -19,6 +21,12 @@ class PortNamer {
 
  private:
   const schema::NamespaceSchema* ns_;
+  // The ports' names per schema, made once (expected_name() makes a string each time).
+  struct Names {
+    std::vector<std::string> names;  // up to the first port without a fixed name
+    int variadic = -1;               // index of the variadic port, if any
+  };
+  mutable absl::flat_hash_map<const std::vector<schema::PortSchema>*, Names> cache_;
   Symbol name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const;
 };
 

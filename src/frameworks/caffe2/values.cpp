@@ -21,7 +21,11 @@ const Value* field(const Value::Map& m, std::string_view k) {
   return nullptr;
 }
 
+}  // namespace
+
 [[noreturn]] void bad(const std::string& where, const std::string& msg) { throw Error(where + ": " + msg); }
+
+namespace {
 
 int64_t as_int(const Value& v, const std::string& where, std::string_view key) {
   if (!v.is_int()) bad(where, "'" + std::string(key) + "' is not an integer");
@@ -174,7 +178,8 @@ std::optional<Value> argument_value(const c2::Argument& a, const NetToGraph& net
   return Value();  // a name alone
 }
 
-void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const std::string& where) {
+void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const std::function<std::string()>& where_fn) {
+  auto bad = [&](const std::string&, const std::string& msg) { detail::bad(where_fn(), msg); };
   switch (v.kind()) {
     case Value::Kind::Null: return;
     case Value::Kind::Bool: a.set_i(v.as_bool() ? 1 : 0); return;  // Caffe2 reads a bool argument as i
@@ -188,7 +193,7 @@ void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const
       Value::Kind k = l.front().kind();
       for (const auto& x : l)
         if (x.kind() != k && !(k == Value::Kind::Float && x.is_int()) && !(k == Value::Kind::Int && x.is_bool()))
-          bad(where, "argument '" + a.name() + "' mixes " + std::string(kind_name(k)) + " and " + std::string(kind_name(x.kind())) + " values");
+          bad("", "argument '" + a.name() + "' mixes " + std::string(kind_name(k)) + " and " + std::string(kind_name(x.kind())) + " values");
       for (const auto& x : l) {
         switch (k) {
           case Value::Kind::Float: a.add_floats(static_cast<float>(x.is_int() ? x.as_int() : x.as_float())); break;
@@ -196,7 +201,7 @@ void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const
           case Value::Kind::Bool: a.add_ints(x.as_bool() ? 1 : 0); break;
           case Value::Kind::String: a.add_strings(x.as_string()); break;
           case Value::Kind::Graph: net(x, *a.add_nets()); break;
-          default: bad(where, "argument '" + a.name() + "': a list of " + std::string(kind_name(k)) + " has no Argument field");
+          default: bad("", "argument '" + a.name() + "': a list of " + std::string(kind_name(k)) + " has no Argument field");
         }
       }
       return;
@@ -216,12 +221,12 @@ void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const
         case ir::DType::Bool: tp->set_data_type(c2::TensorProto::BOOL); break;
         case ir::DType::UInt8: tp->set_data_type(c2::TensorProto::UINT8); break;
         case ir::DType::Int8: tp->set_data_type(c2::TensorProto::INT8); break;
-        default: bad(where, "argument '" + a.name() + "': a " + std::string(ir::dtype_name(t.dtype)) + " tensor has no Caffe2 type");
+        default: bad("", "argument '" + a.name() + "': a " + std::string(ir::dtype_name(t.dtype)) + " tensor has no Caffe2 type");
       }
       tp->set_raw_data(std::string(t.bytes()));
       return;
     }
-    case Value::Kind::Map: bad(where, "argument '" + a.name() + "' is a map: no Argument field holds one");
+    case Value::Kind::Map: bad("", "argument '" + a.name() + "' is a map: no Argument field holds one");
   }
 }
 

@@ -26,8 +26,9 @@ using GraphToNet = std::function<void(const ir::Value&, amanda_caffe2::NetDef&)>
 // The Argument's value, or nullopt when it has no readable form (two value fields, a tensor, an
 // unknown field, a name the IR cannot hold as an attribute key).
 std::optional<ir::Value> argument_value(const amanda_caffe2::Argument& a, const NetToGraph& net);
-// Fills the value of `a` (its name is set by the caller). Throws amanda::Error naming `where`.
-void argument_from(const ir::Value& v, amanda_caffe2::Argument& a, const GraphToNet& net, const std::string& where);
+// Fills the value of `a` (its name is set by the caller). Throws amanda::Error naming where()
+// (made only then: an entity path costs more than the argument).
+void argument_from(const ir::Value& v, amanda_caffe2::Argument& a, const GraphToNet& net, const std::function<std::string()>& where);
 
 std::string serialize(const google::protobuf::MessageLite& m);
 // A message kept whole: base64 of its bytes.
