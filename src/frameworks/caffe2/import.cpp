@@ -1,5 +1,7 @@
 // Caffe2 NetDef -> text::Document (docs/caffe2.md, "How a NetDef is read").
 #include <deque>
+#include <functional>
+#include <type_traits>
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/tokenizer.h>
@@ -17,6 +19,7 @@
 #include "netdef.h"
 #include "port_names.h"
 #include "values.h"
+#include "wire_net.h"
 
 namespace amanda::caffe2_frontend {
 
@@ -50,24 +53,34 @@ class Importer {
   }
 
   // Fills graph node `gn` with the net. `lifted`: initializers for its external inputs.
-  void net(const c2::NetDef& n, OpId gn, const std::string& file, const std::vector<Lifted>* lifted) {
+  template <class Net>
+  void net(const Net& n, OpId gn, const std::string& file, const std::vector<Lifted>* lifted) {
     DepthGuard depth("a NetDef nested in an argument");
     file_ = file;
     // (`name` and `type` are the graph node's own keys in the text form.)
-    if (n.has_name()) set(gn, "net_name", Value(n.name()));
-    if (n.has_type()) set(gn, "net_type", Value(n.type()));
+    if (n.has_name()) set(gn, "net_name", Value(std::string_view(n.name())));
+    if (n.has_type()) set(gn, "net_type", Value(std::string_view(n.type())));
     if (n.has_num_workers()) set(gn, "num_workers", Value(static_cast<int64_t>(n.num_workers())));
     if (n.has_device_option()) set(gn, "device_option", device_option_value(n.device_option()));
     if (n.arg_size()) args(n.arg(), gn, "arg", "@arg");
-    if (n.partition_info_size()) {
-      Value::List l;
-      for (const auto& p : n.partition_info()) l.push_back(partition_info_value(p));
-      set(gn, "partition_info", Value(std::move(l)));
+    if constexpr (std::is_same_v<Net, c2::NetDef>) {
+      if (n.partition_info_size()) {
+        Value::List l;
+        for (const auto& p : n.partition_info()) l.push_back(partition_info_value(p));
+        set(gn, "partition_info", Value(std::move(l)));
+      }
+      if (has_unknown(n)) set(gn, "@unknown_fields", kept_unknown(n));
     }
-    if (has_unknown(n)) set(gn, "@unknown_fields", kept_unknown(n));
 
     Scope s;
-    s.net = &n;
+    s.collect = [&n](absl::flat_hash_set<std::string_view>& names) {
+      for (const auto& op : n.op()) {
+        for (const auto& b : op.input()) names.insert(b);
+        for (const auto& b : op.output()) names.insert(b);
+      }
+      for (const auto& b : n.external_input()) names.insert(b);
+      for (const auto& b : n.external_output()) names.insert(b);
+    };
     s.current.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
     absl::flat_hash_set<std::string> port_names;
@@ -91,7 +104,7 @@ class Importer {
  private:
   // Blob names are views of the message's strings (it outlives the import).
   struct Scope {
-    const c2::NetDef* net = nullptr;
+    std::function<void(absl::flat_hash_set<std::string_view>&)> collect;  // every blob name of the net
     absl::flat_hash_map<std::string_view, PortId> current;  // blob -> the port holding its latest version
     absl::flat_hash_map<std::string_view, int> versions;    // blob -> versions written so far
     absl::flat_hash_set<std::string_view> names;            // every blob name, made at the first rewrite
@@ -117,9 +130,9 @@ class Importer {
 
   // A graph port named by its blob; a blob the IR cannot take as a port name (empty, taken by an
   // earlier port of the same side, starting with '^' or '@') gets `port.K` and the blob in @blob.
-  PortId graph_port(OpId gn, ir::PortDir dir, const std::string& blob, absl::flat_hash_set<std::string>& used) {
-    bool plain = !blob.empty() && blob.front() != '^' && blob.front() != '@' && !used.contains(blob);
-    std::string name = blob;
+  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, absl::flat_hash_set<std::string>& used) {
+    std::string name(blob);
+    bool plain = !blob.empty() && blob.front() != '^' && blob.front() != '@' && !used.contains(name);
     for (size_t k = g_.ports(gn, dir).size(); !plain || used.contains(name); ++k) {
       name = "port." + std::to_string(k);
       plain = true;
@@ -145,12 +158,12 @@ class Importer {
         readable = false;
         break;
       }
-      std::optional<Value> v = argument_value(a, [&](const c2::NetDef& net) { return nested(net, op, a.name()); });
+      std::optional<Value> v = argument_value(a, [&](const c2::NetDef& net) { return nested(net, op, std::string(a.name())); });
       if (!v) {
         readable = false;
         break;
       }
-      if (net_args) m.push_back({a.name(), std::move(*v)});
+      if (net_args) m.push_back({std::string(a.name()), std::move(*v)});
       else g_.set_attr(op, g_.sym(a.name()), std::move(*v));
       ++n;
     }
@@ -162,7 +175,11 @@ class Importer {
     for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
     for (OpId gr : g_.attr_graphs(op)) g_.erase_op(gr);  // nested nets made before the irregular one
     Value::List raw;
-    for (const auto& a : list) raw.push_back(kept(a));
+    if constexpr (std::is_same_v<R, WireArgs>) {
+      throw Error(file_ + ": internal: the wire reader took arguments it cannot hold");  // read_net_wire refuses those
+    } else {
+      for (const auto& a : list) raw.push_back(kept(a));
+    }
     set(op, raw_key, Value(std::move(raw)));
   }
 
@@ -186,26 +203,20 @@ class Importer {
     }
   }
 
-  std::string op_where(int k, const c2::OperatorDef& op) const {
-    return "op #" + std::to_string(k) + " (" + (op.type().empty() ? std::string("no type") : op.type()) +
-           (op.name().empty() ? "" : " '" + op.name() + "'") + ")";
+  template <class Op>
+  std::string op_where(int k, const Op& op) const {
+    return "op #" + std::to_string(k) + " (" + (op.type().empty() ? std::string("no type") : std::string(op.type())) +
+           (op.name().empty() ? "" : " '" + std::string(op.name()) + "'") + ")";
   }
 
   // The value name of a new version of `blob`: the blob itself the first time, then blob.1, blob.2
   // ... (skipping names the net uses).
-  std::string_view version_name(const std::string& blob, Scope& s) {
+  std::string_view version_name(std::string_view blob, Scope& s) {
     int& v = s.versions[blob];
     if (v++ == 0) return blob;
-    if (s.names.empty()) {
-      for (const auto& op : s.net->op()) {
-        for (const auto& b : op.input()) s.names.insert(b);
-        for (const auto& b : op.output()) s.names.insert(b);
-      }
-      for (const auto& b : s.net->external_input()) s.names.insert(b);
-      for (const auto& b : s.net->external_output()) s.names.insert(b);
-    }
+    if (s.names.empty()) s.collect(s.names);
     for (;;) {
-      std::string name = blob + "." + std::to_string(v - 1);
+      std::string name = std::string(blob) + "." + std::to_string(v - 1);
       if (!s.names.contains(name)) {
         s.made.push_back(std::move(name));
         s.names.insert(s.made.back());
@@ -215,7 +226,8 @@ class Importer {
     }
   }
 
-  void op(const c2::OperatorDef& d, OpId gn, Scope& s, int k, absl::flat_hash_set<std::string>& port_names) {
+  template <class Op>
+  void op(const Op& d, OpId gn, Scope& s, int k, absl::flat_hash_set<std::string>& port_names) {
     if (!d.has_type() || d.type().empty()) fail(op_where(k, d), "the op has no type");
     // Names as the ONNX reader gives them: an unnamed op (or one whose name the IR cannot hold:
     // taken, or `_k`, the text form's spelling of an anonymous op) is anonymous with the name in
@@ -223,10 +235,10 @@ class Importer {
     bool nets = false;
     for (const auto& a : d.arg()) nets |= a.has_n() || a.nets_size();
     OpId op;
-    const std::string& name = d.name();
+    std::string_view name = d.name();
     if (name.empty() && nets) {
       for (int j = k;; ++j) {
-        std::string candidate = "_" + d.type() + "_" + std::to_string(j);
+        std::string candidate = "_" + std::string(d.type()) + "_" + std::to_string(j);
         if (!g_.find_op(gn, g_.sym(candidate))) {
           op = g_.create_op(gn, g_.sym(d.type()), g_.sym(candidate));
           break;
@@ -241,7 +253,7 @@ class Importer {
     }
     const schema::OpSchema* sch = names_.find(d.type());
     for (int i = 0; i < d.input_size(); ++i) {
-      const std::string& b = d.input(i);
+      std::string_view b = d.input(i);
       PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));
       auto it = s.current.find(b);
       PortId src;
@@ -256,7 +268,7 @@ class Importer {
       g_.connect(src, in);
     }
     for (int i = 0; i < d.output_size(); ++i) {
-      const std::string& b = d.output(i);
+      std::string_view b = d.output(i);
       PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
       std::string_view v = version_name(b, s);
       g_.set_attr(out, s_value_, Value(v));
@@ -265,17 +277,18 @@ class Importer {
     }
     if (d.arg_size()) args(d.arg(), op, "", "@args");
     if (d.has_device_option()) set(op, "@device_option", device_option_value(d.device_option()));
-    if (d.has_engine()) set(op, "@engine", Value(d.engine()));
+    if (d.has_engine()) set(op, "@engine", Value(std::string_view(d.engine())));
     if (d.control_input_size()) {
       Value::List l;
-      for (const auto& c : d.control_input()) l.push_back(Value(c));
+      for (const auto& c : d.control_input()) l.push_back(Value(std::string_view(c)));
       set(op, "@control_input", Value(std::move(l)));
     }
     if (d.has_is_gradient_op()) set(op, "@is_gradient_op", Value(d.is_gradient_op()));
-    if (d.has_debug_info()) set(op, "@debug_info", Value(d.debug_info()));
-    if (d.has_domain()) set(op, "@domain", Value(d.domain()));
+    if (d.has_debug_info()) set(op, "@debug_info", Value(std::string_view(d.debug_info())));
+    if (d.has_domain()) set(op, "@domain", Value(std::string_view(d.domain())));
     if (d.has_op_version()) set(op, "@op_version", Value(static_cast<int64_t>(d.op_version())));
-    if (has_unknown(d)) set(op, "@unknown_fields", kept_unknown(d));
+    if constexpr (std::is_same_v<Op, c2::OperatorDef>)
+      if (has_unknown(d)) set(op, "@unknown_fields", kept_unknown(d));
   }
 };
 
@@ -322,7 +335,8 @@ bool split_init(std::string_view bytes, c2::NetDef& rest, std::vector<InitOp>& o
 
 // The init net's ops that are plain fills of a predict net's external input are lifted; the
 // others go to `rest` (which holds the init net's other fields), in order.
-std::vector<Lifted> lift_fills(std::vector<InitOp>& ops, const c2::NetDef& predict, c2::NetDef& rest) {
+template <class Net>
+std::vector<Lifted> lift_fills(std::vector<InitOp>& ops, const Net& predict, c2::NetDef& rest) {
   absl::flat_hash_set<std::string_view> externals(predict.external_input().begin(), predict.external_input().end());
   absl::flat_hash_set<std::string_view> done;
   std::vector<Lifted> out;
@@ -387,7 +401,10 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   google::protobuf::Arena arena;
   c2::NetDef& pn = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   c2::NetDef& in = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
-  parse(predict, pn, options.file_name);
+  // The predict net straight from its bytes when it has only what the wire reader reads.
+  WireNet wn;
+  bool fast = !predict.text && read_net_wire(predict.bytes, wn);
+  if (!fast) parse(predict, pn, options.file_name);
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
   PortNamer names(options.schema);
@@ -404,16 +421,18 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
       parse(*init, in, options.init_file_name);
       for (const auto& op : in.op()) ops.push_back({std::nullopt, {}, {}, {}, &op});
     }
-    lifted = lift_fills(ops, pn, rest);  // (rest's ops: the init net's ops that stay ops)
+    lifted = fast ? lift_fills(ops, wn, rest) : lift_fills(ops, pn, rest);  // (rest's ops: the init net's ops that stay ops)
     in.clear_op();
     google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
     kept.Swap(rest.mutable_op());
     rest.CopyFrom(in);
     rest.mutable_op()->Swap(&kept);
   }
-  imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
+  if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
+  else imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
   // The graph's own name (what an ONNX model's graph is called after a conversion).
-  if (pn.has_name() && !pn.name().empty()) g.set_name(root, g.sym(pn.name()));
+  std::string_view net_name = fast ? wn.name() : std::string_view(pn.name());
+  if (!net_name.empty()) g.set_name(root, g.sym(net_name));
   if (init) {
     // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
     OpId ig = g.create_attr_graph(root, g.sym("init_net"));
