@@ -19,6 +19,7 @@ using ir::OpId;
 using ir::PortId;
 using ir::Value;
 namespace c2 = amanda_caffe2;
+namespace wire = tf_frontend::detail::wire;
 
 namespace {
 
@@ -181,6 +182,193 @@ class Exporter {
     if (unknown) merge_unknown(*unknown, d, op);
   }
 
+  // ---- The same straight to the wire, for what has a plain form (docs/caffe2.md, "How the bytes
+  // are read and written"): false on anything else (a kept argument list, unknown fields, a nested
+  // net, a tensor argument, partition info), and the message path above writes the net instead.
+  struct NotWire {};
+
+  static void put_str(std::string& out, uint32_t field, std::string_view s) { wire::put_len(out, field, s); }
+
+  // An argument as field `field` of its message (5: an op's, 6: a net's).
+  bool argument_wire(std::string_view name, const Value& v, std::string& out, uint32_t field = 5) {
+    std::string a;
+    put_str(a, 1, name);
+    switch (v.kind()) {
+      case Value::Kind::Null: break;
+      case Value::Kind::Bool: wire::put_tag(a, 3, wire::kVarint), wire::put_varint(a, v.as_bool() ? 1 : 0); break;
+      case Value::Kind::Int: wire::put_tag(a, 3, wire::kVarint), wire::put_varint(a, static_cast<uint64_t>(v.as_int())); break;
+      case Value::Kind::Float: {
+        float f = static_cast<float>(v.as_float());
+        wire::put_tag(a, 2, wire::kFixed32);
+        a.append(reinterpret_cast<const char*>(&f), 4);
+        break;
+      }
+      case Value::Kind::String: put_str(a, 4, v.as_string()); break;
+      case Value::Kind::List: {
+        const auto& l = v.as_list();
+        if (l.empty()) break;
+        Value::Kind k = l.front().kind();
+        for (const auto& x : l)
+          if (x.kind() != k) return false;
+        for (const auto& x : l) {
+          if (k == Value::Kind::Float) {
+            float f = static_cast<float>(x.as_float());
+            wire::put_tag(a, 5, wire::kFixed32);
+            a.append(reinterpret_cast<const char*>(&f), 4);
+          } else if (k == Value::Kind::Int) {
+            wire::put_tag(a, 6, wire::kVarint);
+            wire::put_varint(a, static_cast<uint64_t>(x.as_int()));
+          } else if (k == Value::Kind::String) {
+            put_str(a, 7, x.as_string());
+          } else {
+            return false;
+          }
+        }
+        break;
+      }
+      default: return false;
+    }
+    wire::put_len(out, field, a);
+    return true;
+  }
+
+  static bool device_wire(const Value& v, uint32_t field, std::string& out) {
+    if (!v.is_map()) return false;
+    const Value *type = nullptr, *id = nullptr, *seed = nullptr, *node = nullptr, *numa = nullptr, *extra = nullptr;
+    for (const auto& [k, x] : v.as_map()) {
+      if (k == "device_type" && x.is_int()) type = &x;
+      else if (k == "device_id" && x.is_int()) id = &x;
+      else if (k == "random_seed" && x.is_int()) seed = &x;
+      else if (k == "node_name" && x.is_string()) node = &x;
+      else if (k == "numa_node_id" && x.is_int()) numa = &x;
+      else if (k == "extra_info" && x.is_list()) extra = &x;
+      else return false;
+    }
+    std::string d;
+    // int32 fields are sign-extended to 64 bits on the wire, as protobuf writes them.
+    auto i32 = [&](uint32_t f, const Value* x) {
+      if (x) wire::put_tag(d, f, wire::kVarint), wire::put_varint(d, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(x->as_int()))));
+    };
+    i32(1, type);
+    i32(2, id);
+    if (seed) wire::put_tag(d, 3, wire::kVarint), wire::put_varint(d, static_cast<uint32_t>(seed->as_int()));
+    if (node) put_str(d, 4, node->as_string());
+    i32(5, numa);
+    if (extra)
+      for (const auto& e : extra->as_list()) {
+        if (!e.is_string()) return false;
+        put_str(d, 6, e.as_string());
+      }
+    wire::put_len(out, field, d);
+    return true;
+  }
+
+  bool op_wire(OpId op, std::string& out) {
+    std::string d;
+    auto ins = g_.inputs(op);
+    size_t n_in = ins.size();
+    while (n_in > 0 && (g_.is_control(ins[n_in - 1]) || !g_.producer(ins[n_in - 1]))) --n_in;
+    for (size_t i = 0; i < n_in; ++i) {
+      if (g_.is_control(ins[i])) continue;
+      PortId src = g_.producer(ins[i]);
+      if (!src) return false;  // the message path says what is wrong
+      put_str(d, 1, blob(src));
+    }
+    for (PortId p : g_.outputs(op))
+      if (!g_.is_control(p)) put_str(d, 2, blob(p));
+    const Value *name = nullptr, *no_name = nullptr, *device = nullptr, *engine = nullptr, *control = nullptr, *grad = nullptr,
+                *debug = nullptr, *domain = nullptr, *version = nullptr;
+    std::string args;
+    for (const auto& [k, v] : g_.attrs(op)) {
+      if (k == s_.name) name = &v;
+      else if (k == s_.no_name) no_name = &v;
+      else if (k == s_.device) device = &v;
+      else if (k == s_.engine) engine = &v;
+      else if (k == s_.control) control = &v;
+      else if (k == s_.grad) grad = &v;
+      else if (k == s_.debug) debug = &v;
+      else if (k == s_.domain) domain = &v;
+      else if (k == s_.version) version = &v;
+      else if (k == s_.args || k == s_.unknown) return false;
+      else if (std::string_view key = g_.str(k); !key.starts_with("@")) {
+        if (!argument_wire(key, v, args)) return false;
+      }
+    }
+    if (name) {
+      if (!name->is_string()) return false;
+      put_str(d, 3, name->as_string());
+    } else if (!no_name && !g_.name_generated(op) && !g_.name_str(op).empty() && g_.name_str(op)[0] != '_') {
+      put_str(d, 3, g_.name_str(op));
+    }
+    put_str(d, 4, g_.type_str(op));
+    d += args;
+    if (device && !device_wire(*device, 6, d)) return false;
+    if (engine) {
+      if (!engine->is_string()) return false;
+      put_str(d, 7, engine->as_string());
+    }
+    if (control) {
+      if (!control->is_list()) return false;
+      for (const auto& c : control->as_list()) {
+        if (!c.is_string()) return false;
+        put_str(d, 8, c.as_string());
+      }
+    }
+    if (grad) {
+      if (!grad->is_bool()) return false;
+      wire::put_tag(d, 9, wire::kVarint), wire::put_varint(d, grad->as_bool() ? 1 : 0);
+    }
+    if (debug) {
+      if (!debug->is_string()) return false;
+      put_str(d, 10, debug->as_string());
+    }
+    if (domain) {
+      if (!domain->is_string()) return false;
+      put_str(d, 11, domain->as_string());
+    }
+    if (version) {
+      if (!version->is_int()) return false;
+      wire::put_tag(d, 12, wire::kVarint), wire::put_varint(d, static_cast<uint64_t>(version->as_int()));
+    }
+    wire::put_len(out, 2, d);
+    return true;
+  }
+
+  // The root net (its initializers go to `inits`), or false.
+  bool net_wire(OpId gn, std::string& out, std::vector<std::pair<PortId, std::string>>& inits) {
+    for (const char* k : {"@arg", "@unknown_fields", "partition_info"})
+      if (attr(gn, k)) return false;
+    const Value* name = attr(gn, "net_name");
+    const Value* type = attr(gn, "net_type");
+    const Value* workers = attr(gn, "num_workers");
+    const Value* device = attr(gn, "device_option");
+    const Value* args = attr(gn, "arg");
+    if ((name && !name->is_string()) || (type && !type->is_string()) || (workers && !workers->is_int()) || (args && !args->is_map()))
+      return false;
+    if (name) put_str(out, 1, name->as_string());
+    for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op))
+      if (!op_wire(op, out)) return false;
+    if (type) put_str(out, 3, type->as_string());
+    if (workers)
+      wire::put_tag(out, 4, wire::kVarint), wire::put_varint(out, static_cast<uint64_t>(static_cast<int64_t>(static_cast<int32_t>(workers->as_int()))));
+    if (device && !device_wire(*device, 5, out)) return false;
+    if (args)
+      for (const auto& [k, v] : args->as_map())
+        if (!argument_wire(k, v, out, 6)) return false;
+    for (PortId p : g_.inputs(gn)) {
+      if (g_.is_control(p) || attr(p, "@implicit")) continue;
+      std::string b = blob_of_graph_port(p);
+      put_str(out, 7, b);
+      if (attr(p, "initializer")) inits.emplace_back(p, std::move(b));
+    }
+    for (PortId p : g_.outputs(gn)) {
+      if (g_.is_control(p)) continue;
+      PortId src = g_.producer(p);
+      put_str(out, 8, src ? blob(src) : blob_of_graph_port(p));
+    }
+    return true;
+  }
+
   friend ExportedNet caffe2_frontend::export_net(const text::Document&, bool);
   friend class InitWriter;
 
@@ -189,7 +377,6 @@ class Exporter {
   // The fills are written straight to the wire (write_fill_wire: most of an init net's bytes);
   // the rest through protobuf, whose field order (name, ops, then the other fields) is kept.
   std::string init(OpId root, const std::vector<std::pair<PortId, std::string>>& inits) {
-    namespace wire = tf_frontend::detail::wire;
     const Value* ig = attr(root, "init_net");
     google::protobuf::Arena arena;
     c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
@@ -263,9 +450,13 @@ ExportedNet export_net(const text::Document& doc, bool text) {
   google::protobuf::Arena arena;
   c2::NetDef& predict = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   std::vector<std::pair<PortId, std::string>> inits;
-  e.net(g.root(), predict, &inits);
   ExportedNet out;
-  out.predict = text ? to_text(predict) : serialize(predict);
+  if (text || !e.net_wire(g.root(), out.predict, inits)) {
+    inits.clear();
+    out.predict.clear();
+    e.net(g.root(), predict, &inits);
+    out.predict = text ? to_text(predict) : serialize(predict);
+  }
   Symbol s_init = g.symbols().find("init_net");
   if (!inits.empty() || (s_init && g.attr(g.root(), s_init))) {
     out.init = e.init(g.root(), inits);

@@ -50,6 +50,9 @@ class Importer {
   Importer(ir::Graph& g, const ImportOptions& o, const PortNamer& names) : g_(g), opt_(o), names_(names) {
     s_value_ = g_.sym("@value");
     s_blob_ = g_.sym("@blob");
+    s_name_ = g_.sym("@name");
+    s_device_ = g_.sym("@device_option");
+    s_engine_ = g_.sym("@engine");
   }
 
   // Fills graph node `gn` with the net. `lifted`: initializers for its external inputs.
@@ -115,7 +118,7 @@ class Importer {
   const ImportOptions& opt_;
   const PortNamer& names_;
   std::string file_;
-  Symbol s_value_, s_blob_;
+  Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
 
   [[noreturn]] void fail(const std::string& where, const std::string& msg) const { throw Error(file_ + ": " + where + ": " + msg); }
 
@@ -247,7 +250,7 @@ class Importer {
       set(op, d.has_name() ? "@name" : "@no_name", d.has_name() ? Value(name) : Value(true));
     } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
       op = g_.create_op(gn, g_.sym(d.type()), Symbol(0), /*generate_name=*/true);
-      if (d.has_name()) set(op, "@name", Value(name));
+      if (d.has_name()) g_.set_attr(op, s_name_, Value(name));
     } else {
       op = g_.create_op(gn, g_.sym(d.type()), g_.sym(name));
     }
@@ -276,8 +279,8 @@ class Importer {
       s.current[b] = out;
     }
     if (d.arg_size()) args(d.arg(), op, "", "@args");
-    if (d.has_device_option()) set(op, "@device_option", device_option_value(d.device_option()));
-    if (d.has_engine()) set(op, "@engine", Value(std::string_view(d.engine())));
+    if (d.has_device_option()) g_.set_attr(op, s_device_, device_option_value(d.device_option()));
+    if (d.has_engine()) g_.set_attr(op, s_engine_, Value(std::string_view(d.engine())));
     if (d.control_input_size()) {
       Value::List l;
       for (const auto& c : d.control_input()) l.push_back(Value(std::string_view(c)));

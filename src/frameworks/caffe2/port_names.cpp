@@ -43,7 +43,14 @@ Symbol PortNamer::name(const std::vector<schema::PortSchema>* ports, int i, int 
       }
     }
     if (c.variadic >= 0 && i >= c.variadic) return g.sym(c.names[c.variadic] + "." + std::to_string(i - c.variadic));
-    if (i < static_cast<int>(c.names.size())) return g.sym(c.names[i]);
+    if (i < static_cast<int>(c.names.size())) {
+      if (c.graph != &g) {
+        c.graph = &g;
+        c.syms.clear();
+        for (const auto& n : c.names) c.syms.push_back(g.sym(n));
+      }
+      return c.syms[static_cast<size_t>(i)];
+    }
   }
   return g.sym(std::string(fallback) + "." + std::to_string(i));
 }

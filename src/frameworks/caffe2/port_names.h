@@ -24,6 +24,8 @@ class PortNamer {
   // The ports' names per schema, made once (expected_name() makes a string each time).
   struct Names {
     std::vector<std::string> names;  // up to the first port without a fixed name
+    std::vector<Symbol> syms;        // the same, interned in the graph of the first call
+    const ir::Graph* graph = nullptr;
     int variadic = -1;               // index of the variadic port, if any
   };
   mutable absl::flat_hash_map<const std::vector<schema::PortSchema>*, Names> cache_;

@@ -15,7 +15,7 @@ namespace amanda::caffe2_frontend::detail {
 
 struct WireArgument {
   std::string_view name_;
-  ir::Value value_;
+  mutable ir::Value value_;  // moved out by the importer, which reads each argument once
   bool has_name() const { return true; }
   std::string_view name() const { return name_; }
   bool has_n() const { return false; }
@@ -101,7 +101,7 @@ inline ir::Value device_option_value(const ir::Value& v) { return v; }
 // (read_net_wire took only arguments with a readable value.)
 template <class F>
 std::optional<ir::Value> argument_value(const WireArgument& a, const F&) {
-  return a.value_;
+  return std::move(a.value_);
 }
 
 }  // namespace amanda::caffe2_frontend::detail
