@@ -369,7 +369,7 @@ class Exporter {
     return true;
   }
 
-  friend ExportedNet caffe2_frontend::export_net(const text::Document&, bool);
+  friend ExportedNet caffe2_frontend::export_net(const text::Document&, bool, bool);
   friend class InitWriter;
 
  public:
@@ -443,7 +443,7 @@ std::string to_text(const google::protobuf::Message& m) {
 
 }  // namespace
 
-ExportedNet export_net(const text::Document& doc, bool text) {
+ExportedNet export_net(const text::Document& doc, bool text, bool wire) {
   if (doc.kind != text::Document::Kind::Graph) throw Error("a Caffe2 NetDef holds a graph, not an " + std::string(text::kind_name(doc.kind)));
   const ir::Graph& g = doc.graph;
   Exporter e(g);
@@ -451,7 +451,7 @@ ExportedNet export_net(const text::Document& doc, bool text) {
   c2::NetDef& predict = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   std::vector<std::pair<PortId, std::string>> inits;
   ExportedNet out;
-  if (text || !e.net_wire(g.root(), out.predict, inits)) {
+  if (text || !wire || !e.net_wire(g.root(), out.predict, inits)) {
     inits.clear();
     out.predict.clear();
     e.net(g.root(), predict, &inits);

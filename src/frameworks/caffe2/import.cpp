@@ -406,7 +406,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   c2::NetDef& in = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   // The predict net straight from its bytes when it has only what the wire reader reads.
   WireNet wn;
-  bool fast = !predict.text && read_net_wire(predict.bytes, wn);
+  bool fast = options.wire && !predict.text && read_net_wire(predict.bytes, wn);
   if (!fast) parse(predict, pn, options.file_name);
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
@@ -418,7 +418,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
   if (init) {
     std::vector<InitOp> ops;
-    if (init->text || !split_init(init->bytes, in, ops)) {
+    if (init->text || !options.wire || !split_init(init->bytes, in, ops)) {
       ops.clear();
       in.Clear();
       parse(*init, in, options.init_file_name);

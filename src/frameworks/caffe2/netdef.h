@@ -26,6 +26,9 @@ struct ImportOptions {
   // Port names come from the ops' schemas here (null: the shipped amanda/caffe2/1.13, or positional
   // names `input.K` / `output.K` when it cannot be loaded).
   const schema::NamespaceSchema* schema = nullptr;
+  // Read binary nets straight from the wire where they allow it (false: always through protobuf;
+  // the fuzz target checks that both give the same graph).
+  bool wire = true;
 };
 
 // A NetDef in either form. `text`: protobuf's text format (what `.pbtxt` holds).
@@ -43,7 +46,7 @@ struct ExportedNet {
 };
 // Throws amanda::Error when the graph cannot be written as a NetDef (an op input without an edge,
 // an attribute value no Argument field holds, ...).
-ExportedNet export_net(const text::Document& doc, bool text);
+ExportedNet export_net(const text::Document& doc, bool text, bool wire = true);
 
 // Whether bytes look like a NetDef: binary (its first fields parse as NetDef fields and an op's
 // type is a string) or text (a `name:`/`op {`/`external_input:` field at the top level).
