@@ -56,13 +56,14 @@ def fills(init):
     return out
 
 
-def run_ort(jobs, tmp):
-    """jobs: [(model, {name: array}, prefix)] -> [[outputs]] (float32) via onnxruntime-node."""
+def run_ort(jobs, tmp, raise_errors=True):
+    """jobs: [(model, {name: array}, prefix)] -> [[outputs]] (float32) via onnxruntime-node; with
+    raise_errors False, a job that fails gives a RuntimeError in its place."""
     spec = []
-    for model, inputs, prefix in jobs:
+    for j, (model, inputs, prefix) in enumerate(jobs):
         ins = {}
         for name, x in inputs.items():
-            f = os.path.join(tmp, f"{os.path.basename(prefix)}.{len(ins)}.in.bin")
+            f = os.path.join(tmp, f"job{j}.{len(ins)}.in.bin")
             x.astype(np.float32).tofile(f)
             ins[name] = {"file": f, "shape": list(x.shape)}
         spec.append({"model": model, "inputs": ins, "out": prefix})
@@ -75,7 +76,10 @@ def run_ort(jobs, tmp):
     for _, _, prefix in spec_iter(spec):
         meta = json.load(open(prefix + ".json"))
         if "error" in meta:
-            raise RuntimeError(meta["error"])
+            if raise_errors:
+                raise RuntimeError(meta["error"])
+            res.append(RuntimeError(meta["error"]))
+            continue
         outs = []
         for k, o in enumerate(meta["outputs"]):
             outs.append(np.fromfile(f"{prefix}.{k}.bin", dtype=np.float32).reshape(o["shape"]))

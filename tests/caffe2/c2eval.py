@@ -63,6 +63,23 @@ def pad_input(x, p, sp, value=0.0):
     return F.pad(x, pairs, value=value)
 
 
+def legacy_pads(a, x, k, s, d, p, sp):
+    """legacy_pad VALID (1): no padding; SAME (2): the padding that keeps ceil(in / stride), the odd
+    pixel at the end (ConvPoolOpBase's ComputeSizeAndPad)."""
+    lp = a.get("legacy_pad", 0)
+    if lp == 1:
+        return [0] * (2 * sp)
+    if lp == 2:
+        out = []
+        for i in range(sp):
+            n = x.shape[2 + i]
+            o = (n + s[i] - 1) // s[i]
+            total = max((o - 1) * s[i] + d[i] * (k[i] - 1) + 1 - n, 0)
+            out.append((total // 2, total - total // 2))
+        return [b for b, _ in out] + [e for _, e in out]
+    return p
+
+
 def legacy_broadcast(a, b, axis):
     """Caffe2's broadcast=1: B's dims match A's from `axis` (-1: the trailing ones)."""
     if axis == -1 or axis is None:
@@ -113,6 +130,7 @@ class Evaluator:
                 raise Unsupported("NHWC")
             sp = x.dim() - 2
             k, s, d, p = conv_args(a, sp)
+            p = legacy_pads(a, x, k, s, d, p, sp)
             g = a.get("group", 1)
             if t == "Conv":
                 m = self.last_conv_channels if op is self.last_conv and self.last_conv_channels else self.channels * g
@@ -185,6 +203,51 @@ class Evaluator:
                 raise Unsupported("PadImage mode")
             _, _, _, p = conv_args(a, 2)
             return [pad_input(x, p, 2, value=a.get("value", 0.0))]
+        if t == "ResizeNearest":  # source pixel floor(dst / scale)
+            hs, ws = a.get("height_scale", 1.0), a.get("width_scale", 1.0)
+            H, W = x.shape[2], x.shape[3]
+            oh, ow = int(H * hs), int(W * ws)
+            iy = torch.clamp((torch.arange(oh) / hs).floor().long(), max=H - 1)
+            ix = torch.clamp((torch.arange(ow) / ws).floor().long(), max=W - 1)
+            return [x[:, :, iy][:, :, :, ix]]
+        if t == "ChannelShuffle":
+            g = a.get("group", 1)
+            n, c, h, w = x.shape
+            return [x.reshape(n, g, c // g, h, w).transpose(1, 2).reshape(n, c, h, w)]
+        if t == "Elu":
+            return [F.elu(x, a.get("alpha", 1.0))]
+        if t == "Softplus":
+            return [F.softplus(x)]
+        if t == "Abs":
+            return [x.abs()]
+        if t == "Log":
+            return [torch.log(x)]
+        if t == "Scale":
+            return [x * a.get("scale", 1.0)]
+        if t == "Swish":
+            return [x * torch.sigmoid(x)]
+        if t == "HardSigmoid":
+            return [torch.clamp(a.get("alpha", 0.2) * x + a.get("beta", 0.5), 0, 1)]
+        if t in ("Mean", "Max", "Min"):
+            xs = torch.stack([self.ws[n] for n in op.input])
+            return [{"Mean": xs.mean(0), "Max": xs.amax(0), "Min": xs.amin(0)}[t]]
+        if t == "Floor":
+            return [torch.floor(x)]
+        if t == "Ceil":
+            return [torch.ceil(x)]
+        if t == "Reciprocal":
+            return [1.0 / x]
+        if t == "Sqr":
+            return [x * x]
+        if t == "PRelu":  # a slope per channel (or one)
+            sl = self.ws[op.input[1]]
+            sl = sl.reshape([1, -1] + [1] * (x.dim() - 2)) if sl.numel() > 1 else sl
+            return [torch.where(x >= 0, x, x * sl)]
+        if t == "Cast":  # TensorProto.DataType numbers
+            dt = {1: torch.float32, 2: torch.int32, 10: torch.int64, 13: torch.float64, 5: torch.bool}[a["to"]]
+            return [x.to(dt)]
+        if t == "FlattenToVec":
+            return [x.reshape(-1)]
         if t == "Sigmoid":
             return [torch.sigmoid(x)]
         if t == "Tanh":
@@ -246,7 +309,7 @@ class Evaluator:
             xs = [self.ws[n] for n in op.input]
             return [torch.cat(xs, dim=axis), torch.tensor([v.shape[axis] for v in xs], dtype=torch.int32)]
         if t == "Reshape":
-            shape = list(a["shape"])
+            shape = list(a["shape"]) if "shape" in a else self.ws[op.input[1]].tolist()
             out = [x.shape[i] if v == 0 else v for i, v in enumerate(shape)]
             return [x.reshape(out), torch.tensor(list(x.shape), dtype=torch.int64)]
         if t == "Flatten":
