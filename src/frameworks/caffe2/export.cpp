@@ -36,6 +36,7 @@ class Exporter {
   void net(OpId gn, c2::NetDef& n, std::vector<std::pair<PortId, std::string>>* inits) {
     DepthGuard depth("a NetDef nested in an argument");
     if (const Value* v = attr(gn, "net_name")) n.set_name(str(*v, gn, "net_name"));
+    else if (std::string nm = graph_name(gn); !nm.empty()) n.set_name(nm);
     if (const Value* v = attr(gn, "net_type")) n.set_type(str(*v, gn, "net_type"));
     if (const Value* v = attr(gn, "num_workers")) n.set_num_workers(static_cast<int32_t>(integer(*v, gn, "num_workers")));
     if (const Value* v = attr(gn, "device_option")) device_option_from(*v, *n.mutable_device_option(), g_.path(gn));
@@ -106,6 +107,12 @@ class Exporter {
   void raw_args(const Value& v, OpId op, google::protobuf::RepeatedPtrField<c2::Argument>& out) {
     if (!v.is_list()) fail(op, "kept arguments are not a list");
     for (const auto& x : v.as_list()) parse_kept(x, *out.Add(), g_.path(op));
+  }
+
+  // A graph that did not come from a NetDef (an ONNX model's) gives the net its own name.
+  std::string graph_name(OpId gn) const {
+    if (gn != g_.root() || g_.name_generated(gn) || g_.name_str(gn).empty() || g_.name_str(gn)[0] == '_') return "";
+    return std::string(g_.name_str(gn));
   }
 
   std::string blob_of_graph_port(PortId p) const {
@@ -346,6 +353,7 @@ class Exporter {
     if ((name && !name->is_string()) || (type && !type->is_string()) || (workers && !workers->is_int()) || (args && !args->is_map()))
       return false;
     if (name) put_str(out, 1, name->as_string());
+    else if (std::string nm = graph_name(gn); !nm.empty()) put_str(out, 1, nm);
     for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op))
       if (!op_wire(op, out)) return false;
     if (type) put_str(out, 3, type->as_string());
@@ -383,6 +391,10 @@ class Exporter {
     if (ig) {
       if (!ig->is_graph()) fail(root, "'init_net' is not a graph");
       net(ig->as_graph(), rest, nullptr);
+    } else if (std::string nm = graph_name(root); !nm.empty()) {
+      rest.set_name(nm + "_init");  // Caffe2's own naming of an init net
+    } else if (const Value* v = attr(root, "net_name"); v && v->is_string()) {
+      rest.set_name(v->as_string() + "_init");
     }
     struct Fill {
       int64_t pos;
