@@ -86,7 +86,7 @@ class Importer {
     };
     s.current.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
-    absl::flat_hash_set<std::string> port_names;
+    Names port_names;
     for (const auto& b : n.external_input()) {
       PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
       g_.set_port_role(p, ir::PortRole::GraphInput);
@@ -96,7 +96,7 @@ class Importer {
     if (lifted) lift(*lifted, s);
     int k = 0;
     for (const auto& op : n.op()) this->op(op, gn, s, k++, port_names);
-    absl::flat_hash_set<std::string> out_names;
+    Names out_names;
     for (const auto& b : n.external_output()) {
       PortId p = graph_port(gn, ir::PortDir::Out, b, out_names);
       auto it = s.current.find(b);
@@ -119,6 +119,7 @@ class Importer {
   const PortNamer& names_;
   std::string file_;
   Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
+  absl::flat_hash_map<Symbol, const schema::OpSchema*> schemas_;  // by op type
 
   [[noreturn]] void fail(const std::string& where, const std::string& msg) const { throw Error(file_ + ": " + where + ": " + msg); }
 
@@ -133,14 +134,26 @@ class Importer {
 
   // A graph port named by its blob; a blob the IR cannot take as a port name (empty, taken by an
   // earlier port of the same side, starting with '^' or '@') gets `port.K` and the blob in @blob.
-  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, absl::flat_hash_set<std::string>& used) {
-    std::string name(blob);
-    bool plain = !blob.empty() && blob.front() != '^' && blob.front() != '@' && !used.contains(name);
-    for (size_t k = g_.ports(gn, dir).size(); !plain || used.contains(name); ++k) {
-      name = "port." + std::to_string(k);
-      plain = true;
+  // Port names taken on one side of a graph: views of the blob names (the bytes outlive the
+  // import) or of names made here.
+  struct Names {
+    absl::flat_hash_set<std::string_view> used;
+    std::deque<std::string> made;
+  };
+
+  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names) {
+    std::string_view name = blob;
+    if (blob.empty() || blob.front() == '^' || blob.front() == '@' || names.used.contains(blob)) {
+      for (size_t k = g_.ports(gn, dir).size();; ++k) {
+        std::string made = "port." + std::to_string(k);
+        if (!names.used.contains(made)) {
+          names.made.push_back(std::move(made));
+          name = names.made.back();
+          break;
+        }
+      }
     }
-    used.insert(name);
+    names.used.insert(name);
     PortId p = g_.add_port(gn, dir, g_.sym(name));
     if (name != blob) g_.set_attr(p, s_blob_, Value(blob));
     return p;
@@ -230,7 +243,7 @@ class Importer {
   }
 
   template <class Op>
-  void op(const Op& d, OpId gn, Scope& s, int k, absl::flat_hash_set<std::string>& port_names) {
+  void op(const Op& d, OpId gn, Scope& s, int k, Names& port_names) {
     if (!d.has_type() || d.type().empty()) fail(op_where(k, d), "the op has no type");
     // Names as the ONNX reader gives them: an unnamed op (or one whose name the IR cannot hold:
     // taken, or `_k`, the text form's spelling of an anonymous op) is anonymous with the name in
@@ -239,22 +252,25 @@ class Importer {
     for (const auto& a : d.arg()) nets |= a.has_n() || a.nets_size();
     OpId op;
     std::string_view name = d.name();
+    Symbol type = g_.sym(d.type());
     if (name.empty() && nets) {
       for (int j = k;; ++j) {
         std::string candidate = "_" + std::string(d.type()) + "_" + std::to_string(j);
         if (!g_.find_op(gn, g_.sym(candidate))) {
-          op = g_.create_op(gn, g_.sym(d.type()), g_.sym(candidate));
+          op = g_.create_op(gn, type, g_.sym(candidate));
           break;
         }
       }
       set(op, d.has_name() ? "@name" : "@no_name", d.has_name() ? Value(name) : Value(true));
     } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
-      op = g_.create_op(gn, g_.sym(d.type()), Symbol(0), /*generate_name=*/true);
+      op = g_.create_op(gn, type, Symbol(0), /*generate_name=*/true);
       if (d.has_name()) g_.set_attr(op, s_name_, Value(name));
     } else {
-      op = g_.create_op(gn, g_.sym(d.type()), g_.sym(name));
+      op = g_.create_op(gn, type, g_.sym(name));
     }
-    const schema::OpSchema* sch = names_.find(d.type());
+    auto [sit, fresh] = schemas_.try_emplace(type, nullptr);
+    if (fresh) sit->second = names_.find(d.type());
+    const schema::OpSchema* sch = sit->second;
     for (int i = 0; i < d.input_size(); ++i) {
       std::string_view b = d.input(i);
       PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));

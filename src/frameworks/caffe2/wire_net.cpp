@@ -171,6 +171,14 @@ bool op(std::string_view b, WireOp& o) {
 }  // namespace
 
 bool read_net_wire(std::string_view bytes, WireNet& n) {
+  {
+    // The ops counted first: a WireOp is large, and moving them as the vector grows shows.
+    wire::Reader c(bytes);
+    size_t ops = 0;
+    uint32_t f, t;
+    while (!c.done() && c.tag(f, t) && c.skip(t)) ops += f == 2;
+    n.ops_.reserve(ops);
+  }
   wire::Reader r(bytes);
   while (!r.done()) {
     uint32_t f, t;
