@@ -47,7 +47,7 @@ struct Lifted {
 
 class Importer {
  public:
-  Importer(ir::Graph& g, const ImportOptions& o, const PortNamer& names) : g_(g), opt_(o), names_(names) {
+  Importer(ir::Graph& g, const PortNamer& names) : g_(g), names_(names) {
     s_value_ = g_.sym("@value");
     s_blob_ = g_.sym("@blob");
     s_name_ = g_.sym("@name");
@@ -115,7 +115,6 @@ class Importer {
   };
 
   ir::Graph& g_;
-  const ImportOptions& opt_;
   const PortNamer& names_;
   std::string file_;
   Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
@@ -427,7 +426,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
   PortNamer names(options.schema);
-  Importer imp(g, options, names);
+  Importer imp(g, names);
   OpId root = g.root();
   g.set_graph_namespace(root, g.sym(kCaffe2Namespace));
   std::vector<Lifted> lifted;

@@ -80,7 +80,9 @@ Value device_option_value(const c2::DeviceOption& d) {
 void device_option_from(const Value& v, c2::DeviceOption& d, const std::string& where) {
   if (v.is_string()) return parse_kept(v, d, where);
   if (!v.is_map()) bad(where, "device_option is not a map");
-  for (const auto& [k, x] : v.as_map()) {
+  for (const auto& e : v.as_map()) {
+    const std::string& k = e.key;  // (not a structured binding: clang 14's lambdas cannot capture one)
+    const Value& x = e.value;
     if (k == "device_type") d.set_device_type(static_cast<int32_t>(as_int(x, where, k)));
     else if (k == "device_id") d.set_device_id(static_cast<int32_t>(as_int(x, where, k)));
     else if (k == "random_seed") d.set_random_seed(static_cast<uint32_t>(as_int(x, where, k)));
@@ -124,7 +126,9 @@ Value partition_info_value(const c2::PartitionInfo& p) {
 void partition_info_from(const Value& v, c2::PartitionInfo& p, const std::string& where) {
   if (v.is_string()) return parse_kept(v, p, where);
   if (!v.is_map()) bad(where, "partition_info is not a map");
-  for (const auto& [k, x] : v.as_map()) {
+  for (const auto& e : v.as_map()) {
+    const std::string& k = e.key;
+    const Value& x = e.value;
     if (k == "name") p.set_name(as_str(x, where, k));
     else if (k == "device_id") each(x, where, k, [&](const Value& i) { p.add_device_id(static_cast<int32_t>(as_int(i, where, k))); });
     else if (k == "extra_info") p.set_extra_info(as_str(x, where, k));
