@@ -15,6 +15,17 @@ void prepare_for_onnx(ir::Graph& g, Diagnostics& diags) {
                                       "' is read by no op and has no type: left out of the ONNX model");
     g.erase_port(unused[k]);
   }
+  // An input ops read that nothing typed (a weight whose rank the predict net does not say, such
+  // as an FC's with axis_w other than 1, when there is no init net): ONNX needs its type.
+  std::string untyped;
+  size_t n = 0;
+  for (ir::PortId p : g.inputs(root))
+    if (!g.is_control(p) && !g.port_type(p)) {
+      if (n++ < 8) untyped += (untyped.empty() ? "" : ", ") + std::string(g.port_name_str(p));
+    }
+  if (n)
+    throw Error(std::to_string(n) + " external input(s) have no type, which an ONNX model needs: " + untyped +
+                (n > 8 ? ", ..." : "") + " (give --input-shape NAME:DIMS for inputs, or the init net that holds the weights)");
   if (g.name_str(root).empty()) g.set_name(root, g.sym("caffe2_net"));
 }
 

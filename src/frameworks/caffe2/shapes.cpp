@@ -25,6 +25,28 @@ struct Ctx {
   OpId op;
   std::vector<const TypeData*> in;  // null: untyped
   std::vector<TypeData> out;        // as many as the op's outputs; elem Undefined: untyped
+  std::vector<PortId> src;          // the producers of the inputs
+
+  // A weight a predict net reads without an init net (a graph input nothing typed) takes the type
+  // its role implies, with a symbolic dimension for what only the weight itself would say (a
+  // Conv's output channels): `BLOB.K` for dimension K, or the symbol `same` names.
+  const TypeData* weight(size_t k, std::vector<Dim> dims) {
+    if (k >= src.size() || k >= in.size()) return nullptr;
+    PortId p = src[k];
+    if (in[k] || !p || g.port_op(p) != g.root() || g.port_dir(p) != ir::PortDir::In || g.port_type(p) ||
+        g.port_role(p) == ir::PortRole::Initializer)
+      return in[k];
+    std::string blob(g.port_name_str(p));
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (dims[d].is_unknown()) dims[d] = Dim::symbol(g.sym(blob + "." + std::to_string(d)));
+    g.set_port_type(p, g.types().tensor(DType::Float32, dims));
+    // (interning may move the table the other inputs' types point into)
+    for (size_t j = 0; j < src.size() && j < in.size(); ++j) {
+      ir::TypeId t = src[j] ? g.port_type(src[j]) : ir::TypeId();
+      in[j] = t ? &g.types().get(t) : nullptr;
+    }
+    return in[k];
+  }
 
   const Value* attr(std::string_view k) const {
     Symbol s = g.symbols().find(k);
@@ -91,8 +113,17 @@ void conv_like(Ctx& c, bool pool) {
   size_t ch = a.nhwc ? x->dims.size() - 1 : 1, first = a.nhwc ? 1 : 2;
   Dim channels = x->dims[ch];
   if (!pool) {
-    const TypeData* w = c.ranked(1);
+    std::vector<Dim> wd{Dim::unknown()};  // [M, C / group, kernel...] (NHWC: [M, kernel..., C / group])
+    Dim cg = a.group == 1 ? x->dims[ch]
+             : x->dims[ch].is_known() && a.group > 0 ? Dim::known(x->dims[ch].value() / a.group)
+                                                     : Dim::unknown();
+    if (!a.nhwc) wd.push_back(cg);
+    for (int64_t kk : a.kernel) wd.push_back(Dim::known(kk));
+    if (a.nhwc) wd.push_back(cg);
+    const TypeData* w = c.weight(1, wd);
+    x = c.ranked(0);
     channels = w && !w->dims.empty() ? w->dims[0] : Dim::unknown();
+    if (c.in.size() > 2) c.weight(2, {channels});
   }
   std::vector<Dim> out = x->dims;
   out[ch] = channels;
@@ -149,11 +180,20 @@ void comparison(Ctx& c) {
 
 void fc(Ctx& c, bool transposed) {
   const TypeData* x = c.ranked(0);
-  const TypeData* w = c.ranked(1);
   if (!x) return;
   int64_t axis = c.i("axis", 1), axis_w = c.i("axis_w", 1);
   if (axis < 0) axis += static_cast<int64_t>(x->dims.size());
   if (axis < 0 || axis > static_cast<int64_t>(x->dims.size())) return;
+  if (axis_w == 1) {  // a weight without its init net: [N, K] (FCTransposed: [K, N]), b [N]
+    Dim k = prod(x->dims, static_cast<size_t>(axis), x->dims.size());
+    const TypeData* w = c.weight(1, transposed ? std::vector<Dim>{k, Dim::unknown()} : std::vector<Dim>{Dim::unknown(), k});
+    if (w && w->dims.size() == 2) c.weight(2, {w->dims[transposed ? 1 : 0]});
+    x = c.ranked(0);
+  } else {  // W's rank is not in the net (FC reads it flattened at axis_w); b is [N] all the same
+    c.weight(2, {Dim::unknown()});
+    x = c.ranked(0);
+  }
+  const TypeData* w = c.ranked(1);
   std::vector<Dim> out(x->dims.begin(), x->dims.begin() + axis);
   Dim n = Dim::unknown();
   if (w && axis_w >= 0 && axis_w <= static_cast<int64_t>(w->dims.size()))
@@ -302,6 +342,10 @@ const absl::flat_hash_map<std::string_view, Rule>& rules() {
       if (const TypeData* x = c.ranked(0)) c.set(1, DType::Bool, x->dims);
     };
     m["SpatialBN"] = [](Ctx& c) {
+      if (const TypeData* x = c.ranked(0); x && x->dims.size() > 1) {
+        Dim ch = c.s("order", "NCHW") == "NHWC" ? x->dims.back() : x->dims[1];
+        for (size_t k = 1; k < 5; ++k) c.weight(k, {ch});
+      }
       c.same(0, 0);
       for (size_t k = 1; k < c.out.size() && k < 5; ++k) c.same(k, 1);
     };
@@ -335,7 +379,7 @@ const absl::flat_hash_map<std::string_view, Rule>& rules() {
 }  // namespace
 
 ConvArgs conv_args(const ir::Graph& g, OpId op, size_t sp) {
-  Ctx c{const_cast<ir::Graph&>(g), op, {}, {}};
+  Ctx c{const_cast<ir::Graph&>(g), op, {}, {}, {}};
   auto fail = [&](const std::string& m) -> void { throw Error(g.path(op) + ": " + std::string(g.type_str(op)) + ": " + m); };
   // One of the spellings: the list, the _h/_w pair (2-D), the single value for every dimension.
   auto read = [&](const char* list, const char* h, const char* w, const char* one, int64_t dflt) {
@@ -383,12 +427,13 @@ size_t infer_types(ir::Graph& g) {
   for (OpId op = g.first_child(root); op; op = g.next_sibling(op)) {
     auto it = table.find(g.type_str(op));
     if (it == table.end()) continue;
-    Ctx c{g, op, {}, {}};
+    Ctx c{g, op, {}, {}, {}};
     for (PortId p : g.inputs(op)) {
       if (g.is_control(p)) continue;
       PortId src = g.producer(p);
       ir::TypeId t = src ? g.port_type(src) : ir::TypeId();
       c.in.push_back(t ? &g.types().get(t) : nullptr);
+      c.src.push_back(src);
     }
     size_t n_out = 0;
     for (PortId p : g.outputs(op)) n_out += !g.is_control(p);
