@@ -109,4 +109,5 @@ def to_onnx(amanda, c2yaml, predict, out, init=None, input_types=(), tmp=None):
     for t in input_types:
         cmd += ["--input-type", t]
     run(cmd)
-    return run([amanda, "convert", y, "--to", "onnx/13", "-o", out])
+    # --report json: the rules used, for the tests that count them (the conversion still writes `out`)
+    return run([amanda, "convert", y, "--to", "onnx/13", "--report", "json", "-o", out])
