@@ -231,6 +231,11 @@ class Evaluator:
         if t in ("Mean", "Max", "Min"):
             xs = torch.stack([self.ws[n] for n in op.input])
             return [{"Mean": xs.mean(0), "Max": xs.amax(0), "Min": xs.amin(0)}[t]]
+        if t == "RoIAlign":  # torchvision's roi_align is Caffe2's (RoIs [R, 5]: batch index, x1, y1, x2, y2)
+            import torchvision
+            r = self.ws[op.input[1]]
+            return [torchvision.ops.roi_align(x, r, (a.get("pooled_h", 1), a.get("pooled_w", 1)), a.get("spatial_scale", 1.0),
+                                              a.get("sampling_ratio", -1), bool(a.get("aligned", 0)))]
         if t == "Floor":
             return [torch.floor(x)]
         if t == "Ceil":
