@@ -1,6 +1,7 @@
 // Caffe2 as a framework plug-in (include/amanda/pipeline/framework.h): NetDef files in and out
 // through the gates, found by content (a `.pb` is TensorFlow's extension too).
 #include <algorithm>
+#include <map>
 
 #include "amanda/ir/types.h"
 #include "amanda/pipeline/framework.h"
@@ -29,33 +30,39 @@ void type_inputs(ir::Graph& g, const pipeline::Options& o) {
   std::vector<ir::PortId> free;
   for (ir::PortId p : g.inputs(g.root()))
     if (!g.is_control(p) && g.port_role(p) != ir::PortRole::Initializer) free.push_back(p);
-  auto target = [&](std::string& spec, const char* what) -> ir::PortId {
-    size_t colon = spec.rfind(':');
-    if (colon == std::string::npos) {
-      if (free.empty()) throw Error(std::string("--") + what + " " + spec + ": the net has no input to give it to");
-      return free.front();
+  // NAME:VALUE names the input; a VALUE alone goes to the next input without a named one, in order.
+  auto assign = [&](const std::vector<std::string>& specs, const char* what) {
+    std::map<uint32_t, std::string> out;
+    size_t next = 0;
+    for (const std::string& spec : specs) {
+      size_t colon = spec.rfind(':');
+      if (colon == std::string::npos) {
+        if (next >= free.size()) throw Error(std::string("--") + what + " " + spec + ": the net has no more inputs to give it to");
+        out[free[next++].value] = spec;
+        continue;
+      }
+      std::string name = spec.substr(0, colon);
+      ir::PortId hit;
+      for (ir::PortId p : free)
+        if (g.port_name_str(p) == name) hit = p;
+      if (!hit) throw Error(std::string("--") + what + ": the net has no input '" + name + "'");
+      out[hit.value] = spec.substr(colon + 1);
     }
-    std::string name = spec.substr(0, colon);
-    spec = spec.substr(colon + 1);
-    for (ir::PortId p : free)
-      if (g.port_name_str(p) == name) return p;
-    throw Error(std::string("--") + what + ": the net has no input '" + name + "'");
+    return out;
   };
-  std::map<uint32_t, std::string> dtype, shape;
-  for (std::string s : o.all("input_type")) {
-    ir::PortId p = target(s, "input-type");
-    dtype[p.value] = s;
-  }
-  for (std::string s : o.all("input_shape")) {
-    ir::PortId p = target(s, "input-shape");
-    shape[p.value] = s;
+  std::map<uint32_t, std::string> shape = assign(o.all("input_shape"), "input-shape");
+  const auto& type_specs = o.all("input_type");
+  std::map<uint32_t, std::string> dtype;
+  if (type_specs.size() == 1 && type_specs[0].find(':') == std::string::npos) {
+    for (const auto& [p, _] : shape) dtype[p] = type_specs[0];  // one type for every input given a shape
+  } else {
+    dtype = assign(type_specs, "input-type");
   }
   for (auto& [pv, dims] : shape) {
-    ir::PortId p(pv);
     std::string t = (dtype.count(pv) ? dtype[pv] : "float32") + "[" + dims + "]";
     std::optional<ir::TypeId> id = ir::parse_type(g, t);
     if (!id) throw Error("--input-shape " + dims + ": not a shape (expected dims such as 1,3,224,224)");
-    g.set_port_type(p, *id);
+    g.set_port_type(ir::PortId(pv), *id);
   }
   for (auto& [pv, t] : dtype)
     if (!shape.count(pv)) {
@@ -133,9 +140,13 @@ class Caffe2 final : public pipeline::Framework {
     return {std::string(c2::kCaffe2Namespace)};
   }
 
-  bool infer_types(ir::Graph& g, bool) const override {
-    c2::infer_types(g);
-    return true;
+  pipeline::InferReport infer_types(ir::Graph& g, const pipeline::InferRequest&) const override {
+    pipeline::InferReport r;
+    r.ran = true;
+    size_t ops = g.op_count(), typed = c2::infer_types(g);
+    r.complete = typed == ops;
+    r.summary = std::to_string(ops) + " ops, " + std::to_string(typed) + " typed by Caffe2's shape rules";
+    return r;
   }
 
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
