@@ -3,6 +3,7 @@
 onnxruntime-node runs (tests/js), and the commands under test."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -99,15 +100,21 @@ def run(cmd, **kw):
     return r
 
 
-def to_onnx(amanda, c2yaml, predict, out, init=None, input_types=(), tmp=None):
-    """A NetDef -> ONNX opset 13 through the tool. (Until the Caffe2 framework is registered with
-    the tool, the test tool caffe2_yaml reads the NetDef and `amanda convert` converts its graph.)"""
-    y = out + ".c2.yaml"
-    cmd = [c2yaml, predict, "--for-onnx", "-o", y]
+def to_onnx(amanda, predict, out, init=None, input_shapes=()):
+    """A NetDef -> ONNX opset 13 with the tool: `amanda convert predict_net.pb --option
+    init_net=init_net.pb --input-shape NAME:DIMS --to onnx/13 --report json -o out`. The reader
+    reaches the init net through the gate (the model's folder): one kept elsewhere is copied beside
+    the predict net first. Returns the completed process (stdout: the JSON report)."""
+    if init and os.path.dirname(os.path.abspath(init)) != os.path.dirname(os.path.abspath(predict)):
+        d = out + ".net"
+        os.makedirs(d, exist_ok=True)
+        ext = os.path.splitext(predict)[1]
+        shutil.copyfile(predict, os.path.join(d, "predict_net" + ext))
+        shutil.copyfile(init, os.path.join(d, "init_net.pb"))
+        predict, init = os.path.join(d, "predict_net" + ext), os.path.join(d, "init_net.pb")
+    cmd = [amanda, "convert", predict, "--to", "onnx/13", "--report", "json", "-o", out]
     if init:
-        cmd += ["--init", init]
-    for t in input_types:
-        cmd += ["--input-type", t]
-    run(cmd)
-    # --report json: the rules used, for the tests that count them (the conversion still writes `out`)
-    return run([amanda, "convert", y, "--to", "onnx/13", "--report", "json", "-o", out])
+        cmd += ["--option", "init_net=" + os.path.basename(init)]
+    for name, shape in input_shapes:
+        cmd += ["--input-shape", f"{name}:{','.join(map(str, shape))}"]
+    return run(cmd)

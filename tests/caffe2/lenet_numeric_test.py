@@ -5,7 +5,7 @@ pytorch_genmodel.py) computes with the same weights, on 5 random inputs, within 
 are read from the init net by Google's protobuf (not by Amanda), and placed into torch's layers by
 the predict net's own op order (conv1, bias, pool, relu, conv2, bias, pool, relu, view, fc1, fc2).
 
-  lenet_numeric_test.py AMANDA CAFFE2_YAML WORKDIR"""
+  lenet_numeric_test.py AMANDA WORKDIR"""
 import os
 import sys
 
@@ -34,7 +34,7 @@ class LeNet(nn.Module):  # pytorch_genmodel.py's
 
 
 def main():
-    amanda, c2yaml, work = sys.argv[1:4]
+    amanda, work = sys.argv[1:3]
     os.makedirs(work, exist_ok=True)
     d = os.path.join(c2.shared_dir(), "models", "lenet")
     predict, init = c2.read_net(os.path.join(d, "predict_net.pb")), c2.read_net(os.path.join(d, "init_net.pb"))
@@ -52,8 +52,8 @@ def main():
             layer.weight.copy_(torch.from_numpy(w[fc.input[1]]))
             layer.bias.copy_(torch.from_numpy(w[fc.input[2]]))
     onnx_path = os.path.join(work, "lenet.onnx")
-    c2.to_onnx(amanda, c2yaml, os.path.join(d, "predict_net.pb"), onnx_path, init=os.path.join(d, "init_net.pb"),
-               input_types=[predict.external_input[0] + ":float32[1,1,28,28]"])
+    # (init_net.pb beside predict_net.pb is read with it)
+    c2.to_onnx(amanda, os.path.join(d, "predict_net.pb"), onnx_path, input_shapes=[(predict.external_input[0], [1, 1, 28, 28])])
     import onnx
     onnx.checker.check_model(onnx.load(onnx_path), full_check=True)
     rng = np.random.default_rng(30)

@@ -6,7 +6,7 @@ Google's protobuf, computes what onnxruntime computes on the original within 1e-
 logits of magnitude ~1..6); and Caffe2 -> ONNX of that NetDef gives a model onnxruntime runs to the
 same outputs. Refused models must say which ops and why.
 
-  onnx_to_caffe2_test.py AMANDA CAFFE2_YAML MODELS_DIR WORKDIR [MODEL...]"""
+  onnx_to_caffe2_test.py AMANDA MODELS_DIR WORKDIR [MODEL...]"""
 import os
 import sys
 
@@ -22,8 +22,8 @@ TOL = 1e-5
 
 
 def main():
-    amanda, c2yaml, models_dir, work = sys.argv[1:5]
-    models = sys.argv[5:] or (MODELS if os.environ.get("AMANDA_CAFFE2_TORCHVISION_ALL") == "1" else CI_MODELS)
+    amanda, models_dir, work = sys.argv[1:4]
+    models = sys.argv[4:] or (MODELS if os.environ.get("AMANDA_CAFFE2_TORCHVISION_ALL") == "1" else CI_MODELS)
     os.makedirs(work, exist_ok=True)
     failures = []
     for m in models:
@@ -32,10 +32,9 @@ def main():
         os.makedirs(d, exist_ok=True)
         predict = os.path.join(d, "predict_net.pb")
         try:
-            y = os.path.join(d, "graph.yaml")
-            c2.run([amanda, "convert", src, "--to", "caffe2/1.13", "-o", y])
-            c2.run([c2yaml, "--write", y, predict])
-            c2.run([amanda, "validate", y])
+            # (an output named predict_net.pb is a Caffe2 net: init_net.pb is written beside it)
+            c2.run([amanda, "convert", src, "-o", predict])
+            c2.run([amanda, "validate", predict])
             net, init = c2.read_net(predict), c2.read_net(os.path.join(d, "init_net.pb"))
             x = np.random.default_rng(3).standard_normal((1, 3, 224, 224)).astype(np.float32)
             want = c2.run_ort([(src, {"input": x}, os.path.join(d, "orig"))], d)[0][0]
@@ -46,8 +45,7 @@ def main():
             got = ev.run(net, {net.external_input[0]: x})[0]
             diff = float(np.abs(got - want).max())
             back = os.path.join(d, "back.onnx")
-            c2.to_onnx(amanda, c2yaml, predict, back, init=os.path.join(d, "init_net.pb"),
-                       input_types=[f"{net.external_input[0]}:float32[1,3,224,224]"])
+            c2.to_onnx(amanda, predict, back, input_shapes=[(net.external_input[0], [1, 3, 224, 224])])
             again = c2.run_ort([(back, {net.external_input[0]: x}, os.path.join(d, "back"))], d)[0][0]
             diff_back = float(np.abs(again - want).max())
         except Exception as e:  # noqa: BLE001

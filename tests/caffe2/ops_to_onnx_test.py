@@ -7,7 +7,7 @@ against the tests' torch evaluator of Caffe2 ops (c2eval.py). Cases Caffe2 allow
 express are checked to be refused, naming the op and the reason. Every rule of the hand table that
 maps must be reached by some case (the test lists the ones that are not).
 
-  ops_to_onnx_test.py AMANDA CAFFE2_YAML WORKDIR"""
+  ops_to_onnx_test.py AMANDA WORKDIR"""
 import json
 import os
 import re
@@ -187,7 +187,7 @@ def make(name, op_type, inputs, args, extra, work, outputs=1):
 
 
 def main():
-    amanda, c2yaml, work = sys.argv[1:4]
+    amanda, work = sys.argv[1:3]
     os.makedirs(work, exist_ok=True)
     failures, jobs, refs = [], [], []
     reached = set()
@@ -201,9 +201,7 @@ def main():
             ev.ws[blob] = torch.from_numpy(value)
         try:
             want = ev.run(net, {"x": x})[0]
-            r = c2.to_onnx(amanda, c2yaml, os.path.join(d, "predict_net.pb"), os.path.join(d, "m.onnx"),
-                           init=os.path.join(d, "init_net.pb") if extra else None,
-                           input_types=[f"x:float32[{','.join(map(str, shape))}]"])
+            r = c2.to_onnx(amanda, os.path.join(d, "predict_net.pb"), os.path.join(d, "m.onnx"), input_shapes=[("x", shape)])
             reached |= set(json.loads(r.stdout).get("by_rule", {}))
         except Exception as e:  # noqa: BLE001
             failures.append(f"{name}: {e}")
@@ -228,9 +226,7 @@ def main():
     for name, op_type, inputs, args, extra, shape, reason in REFUSED:
         _, d = make(name, op_type, inputs, args, extra, work)
         try:
-            c2.to_onnx(amanda, c2yaml, os.path.join(d, "predict_net.pb"), os.path.join(d, "m.onnx"),
-                       init=os.path.join(d, "init_net.pb") if extra else None,
-                       input_types=[f"x:float32[{','.join(map(str, shape))}]"])
+            c2.to_onnx(amanda, os.path.join(d, "predict_net.pb"), os.path.join(d, "m.onnx"), input_shapes=[("x", shape)])
             failures.append(f"{name}: converted, but it should be refused ({reason})")
         except RuntimeError as e:
             if reason not in str(e) or op_type not in str(e):

@@ -6,7 +6,7 @@ relative. Their init nets are not available: the evaluator makes random weights 
 ops imply (small channel counts), and the test writes them as an init net of GivenTensorFill ops
 with Google's protobuf.
 
-  zoo_to_onnx_test.py AMANDA CAFFE2_YAML WORKDIR [MODEL...]"""
+  zoo_to_onnx_test.py AMANDA WORKDIR [MODEL...]"""
 import json
 import os
 import sys
@@ -29,8 +29,8 @@ def input_of(d, net):
 
 
 def main():
-    amanda, c2yaml, work = sys.argv[1:4]
-    models = sys.argv[4:] or MODELS
+    amanda, work = sys.argv[1:3]
+    models = sys.argv[3:] or MODELS
     os.makedirs(work, exist_ok=True)
     import onnx
     pb2 = c2.caffe2_pb2()
@@ -59,7 +59,7 @@ def main():
         open(init_path, "wb").write(init.SerializeToString())
         out = os.path.join(work, m + ".onnx")
         try:
-            r = c2.to_onnx(amanda, c2yaml, path, out, init=init_path, input_types=[f"{name}:float32[{','.join(map(str, shape))}]"])
+            c2.to_onnx(amanda, path, out, init=init_path, input_shapes=[(name, shape)])
             model = onnx.load(out)
             onnx.checker.check_model(model, full_check=True)
             got = c2.run_ort([(out, {name: x}, os.path.join(work, m))], work)[0]
@@ -86,7 +86,7 @@ def main():
         name, shape = input_of(d, net)
         out = os.path.join(work, m + ".noinit.onnx")
         try:
-            c2.to_onnx(amanda, c2yaml, path, out, input_types=[f"{name}:float32[{','.join(map(str, shape))}]"])
+            c2.to_onnx(amanda, path, out, input_shapes=[(name, shape)])
         except RuntimeError as e:
             if "have no type" not in str(e):
                 failures.append(f"{m} without init net: refused without naming the untyped inputs: {e}")

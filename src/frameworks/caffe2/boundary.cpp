@@ -1,5 +1,6 @@
 #include "boundary.h"
 
+#include "amanda/ir/types.h"
 #include "shapes.h"
 
 namespace amanda::caffe2_frontend {
@@ -27,6 +28,11 @@ void prepare_for_onnx(ir::Graph& g, Diagnostics& diags) {
     throw Error(std::to_string(n) + " external input(s) have no type, which an ONNX model needs: " + untyped +
                 (n > 8 ? ", ..." : "") + " (give --input-shape NAME:DIMS for inputs, or the init net that holds the weights)");
   if (g.name_str(root).empty()) g.set_name(root, g.sym("caffe2_net"));
+  // The graph's inputs and outputs spell their types as attributes too: what the ONNX writer reads
+  // for the model's inputs and outputs.
+  for (ir::PortDir dir : {ir::PortDir::In, ir::PortDir::Out})
+    for (ir::PortId p : g.ports(root, dir))
+      if (!g.is_control(p) && g.port_type(p)) ir::write_type_attrs(g, p, g.port_type(p));
 }
 
 }  // namespace amanda::caffe2_frontend

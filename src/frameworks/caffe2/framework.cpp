@@ -17,6 +17,14 @@ namespace {
 
 namespace c2 = caffe2_frontend;
 
+// An option's values, read through the map Options exposes inline (this library does not link the
+// pipeline's, which links it: a cycle of static libraries).
+const std::vector<std::string>& option_values(const pipeline::Options& o, const std::string& key) {
+  static const std::vector<std::string> none;
+  auto it = o.values().find(key);
+  return it == o.values().end() ? none : it->second;
+}
+
 std::string file_name(std::string_view path) {
   size_t s = path.find_last_of('/');
   return std::string(s == std::string_view::npos ? path : path.substr(s + 1));
@@ -50,8 +58,8 @@ void type_inputs(ir::Graph& g, const pipeline::Options& o) {
     }
     return out;
   };
-  std::map<uint32_t, std::string> shape = assign(o.all("input_shape"), "input-shape");
-  const auto& type_specs = o.all("input_type");
+  std::map<uint32_t, std::string> shape = assign(option_values(o, "input_shape"), "input-shape");
+  const auto& type_specs = option_values(o, "input_type");
   std::map<uint32_t, std::string> dtype;
   if (type_specs.size() == 1 && type_specs[0].find(':') == std::string::npos) {
     for (const auto& [p, _] : shape) dtype[p] = type_specs[0];  // one type for every input given a shape
@@ -95,7 +103,8 @@ class Caffe2 final : public pipeline::Framework {
     c2::ImportOptions io;
     io.file_name = path;
     std::shared_ptr<const Buffer> init;
-    std::string init_name = ctx.options.get("init_net");
+    const auto& init_opt = option_values(ctx.options, "init_net");
+    std::string init_name = init_opt.empty() ? std::string() : init_opt.back();
     if (!init_name.empty()) {
       // The gate takes names relative to the model's folder.
       std::string root = ctx.files.root();
@@ -116,10 +125,14 @@ class Caffe2 final : public pipeline::Framework {
     return doc;
   }
 
+  // A file named predict_net.pb (.pbtxt) is a Caffe2 net whatever the graph's namespace (an ONNX
+  // model written there converts to Caffe2: above TensorFlow's 40 for its own .pb); any other .pb
+  // only for a graph already in Caffe2's namespace (above TensorFlow's 20 for a foreign graph, below
+  // its 40 when a conversion without --to asks who writes `model.pb`).
   int detect_write(std::string_view path, std::string_view graph_ns) const override {
-    bool ours = graph_ns.starts_with("amanda/caffe2/");
-    if (path.ends_with(".pb") || text_path(path)) return ours ? 100 : 0;
-    return 0;
+    if (!path.ends_with(".pb") && !text_path(path)) return 0;
+    if (file_name(path).starts_with("predict_net.")) return 50;
+    return graph_ns.starts_with("amanda/caffe2/") ? 30 : 0;
   }
 
   void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {

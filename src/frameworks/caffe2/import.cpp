@@ -10,6 +10,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "amanda/ir/types.h"
 #include "amanda/schema/schema.h"
 #include "amanda/support/base64.h"
 #include "amanda/support/budget.h"
@@ -210,6 +211,7 @@ class Importer {
     for (const auto& l : lifted) {
       PortId p = s.current.at(l.blob);
       g_.set_port_role(p, ir::PortRole::Initializer);
+      g_.set_port_type(p, g_.types().tensor(l.tensor.dtype, ir::dims_of(l.tensor.shape)));
       g_.set_attr(p, g_.sym("initializer"), Value(l.tensor));
       g_.set_attr(p, g_.sym("graph_input"), Value(false));
       g_.set_attr(p, g_.sym("@init_index"), Value(static_cast<int64_t>(l.index)));

@@ -179,7 +179,9 @@ std::optional<Value> argument_value(const c2::Argument& a, const NetToGraph& net
     for (const auto& n : a.nets()) l.push_back(net(n));
     return Value(std::move(l));
   }
-  return Value();  // a name alone
+  // A name alone: what an empty list serialises to (a scalar shape `[]`, an empty `ints`), so read
+  // as one; it writes back as the name alone.
+  return Value(Value::List{});
 }
 
 void argument_from(const Value& v, c2::Argument& a, const GraphToNet& net, const std::function<std::string()>& where_fn) {

@@ -121,7 +121,7 @@ bool argument(std::string_view b, WireArgument& a) {
     }
   }
   if (set > 1 || !has_name || a.name_.empty() || a.name_.front() == '@') return false;
-  if (floats || ints || strings) a.value_ = Value(std::move(list));
+  if (floats || ints || strings || set == 0) a.value_ = Value(std::move(list));  // (a name alone: an empty list)
   return true;
 }
 
