@@ -236,6 +236,16 @@ class Evaluator:
             r = self.ws[op.input[1]]
             return [torchvision.ops.roi_align(x, r, (a.get("pooled_h", 1), a.get("pooled_w", 1)), a.get("spatial_scale", 1.0),
                                               a.get("sampling_ratio", -1), bool(a.get("aligned", 0)))]
+        if t == "Slice":  # a start and an end per dimension; a negative one counts from dim + 1
+            st = a["starts"] if "starts" in a else self.ws[op.input[1]].tolist()
+            en = a["ends"] if "ends" in a else self.ws[op.input[2]].tolist()
+            idx = []
+            for d, (b, e) in enumerate(zip(st, en)):
+                n = x.shape[d]
+                b = n + 1 + b if b < 0 else b
+                e = n + 1 + e if e < 0 else e
+                idx.append(slice(b, e))
+            return [x[tuple(idx)]]
         if t == "Floor":
             return [torch.floor(x)]
         if t == "Ceil":

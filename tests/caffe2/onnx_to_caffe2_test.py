@@ -16,8 +16,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import c2common as c2  # noqa: E402
 import c2eval  # noqa: E402
 
-MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny"]
-CI_MODELS = ["resnet18", "squeezenet1_0"]  # AMANDA_CAFFE2_TORCHVISION_ALL=1: all of MODELS
+MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny", "vit_b_16", "swin_t"]
+CI_MODELS = ["resnet18", "squeezenet1_0"]  # AMANDA_CAFFE2_TORCHVISION_ALL=1: all eight
 TOL = 1e-5
 
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 
+#include "amanda/interp/fold.h"
 #include "amanda/ir/types.h"
 #include "amanda/pipeline/framework.h"
 #include "amanda/pipeline/pipeline.h"
@@ -163,6 +164,16 @@ class Caffe2 final : public pipeline::Framework {
   }
 
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
+    // Into Caffe2 from ONNX: Caffe2 has no ops for shape arithmetic computed in the graph (a torch
+    // export's Shape -> Gather -> Concat -> Reshape, a class token's Expand): what no graph input
+    // changes is folded into constants first, as the conversion into amanda/core does.
+    if (info.target_ns.starts_with("amanda/caffe2/") && info.source_ns.starts_with("amanda/onnx/"))
+      passes.add({"caffe2.fold", pipeline::Stage::Prepare,
+                  "ONNX -> Caffe2: fold the values no graph input changes (computed shapes) into constants",
+                  [](pipeline::PassContext& ctx) {
+                    for (int round = 0; round < 8; ++round)
+                      if (!interp::fold_constants(ctx.doc.graph).folded) break;
+                  }});
     if (!info.source_ns.starts_with("amanda/caffe2/")) return;
     if (info.target_ns.starts_with("amanda/onnx/"))
       passes.add({"caffe2.onnx-boundary", pipeline::Stage::Boundary,
