@@ -47,7 +47,8 @@ class TableSet;
 }
 namespace amanda::tool {
 // `amanda table coverage` (coverage_command.cpp): per op, converted / conditional / impossible.
-int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables);
+int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables,
+                       const std::string& matrix_framework = "onnx");
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

@@ -274,9 +274,12 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   auto* coverage = table->add_subcommand("coverage", "Per op: converted, conditional (and when), function body, impossible (why), no rule");
   coverage->add_option("--from", cov->first, "Source namespace (onnx/13)");
   coverage->add_option("--to", cov->second, "Target namespace (onnx/9)");
-  coverage->add_flag("--matrix", *matrix, "Every ONNX opset step 1..17 both ways, as a Markdown table (docs/opset-conversion.md)");
+  coverage->add_flag("--matrix", *matrix, "Every step between neighbouring versions of a framework (ONNX: opsets 1..17) both ways, as "
+                                          "a Markdown table (docs/opset-conversion.md)");
+  auto matrix_fw = std::make_shared<std::string>("onnx");
+  coverage->add_option("--framework", *matrix_fw, "--matrix: the framework whose versions it shows (default onnx)");
   coverage->add_option("--tables", *dirs, "More table files or folders");
-  coverage->callback([cov, matrix, dirs, &exit_code] {
+  coverage->callback([cov, matrix, matrix_fw, dirs, &exit_code] {
     if (!*matrix && (cov->first.empty() || cov->second.empty())) {
       std::cerr << "amanda: error: table coverage needs --from and --to, or --matrix\n";
       exit_code = kUsage;
@@ -285,7 +288,8 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
     try {
       mapping::TableSet set;
       load_tables(set, *dirs);
-      exit_code = run_table_coverage(*matrix ? "" : full_namespace(cov->first), *matrix ? "" : full_namespace(cov->second), *matrix, set);
+      exit_code = run_table_coverage(*matrix ? "" : full_namespace(cov->first), *matrix ? "" : full_namespace(cov->second), *matrix, set,
+                                     *matrix_fw);
     } catch (const std::exception& e) {
       std::cerr << "amanda: error: " << e.what() << '\n';
       exit_code = kInvalid;

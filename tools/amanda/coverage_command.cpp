@@ -139,17 +139,26 @@ Verdict chain(const std::vector<const mapping::Table*>& tables, const std::strin
 
 }  // namespace
 
-int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables) {
+int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables,
+                       const std::string& matrix_framework) {
   auto reg = tool_registry();
   if (matrix) {
-    // Every neighbouring step of amanda/onnx 1..17, both ways: one column each.
-    const int lo = 1, hi = 17;
+    // Every neighbouring step of a framework's versions (ONNX: opsets 1..17), both ways: one column each.
+    const pipeline::Framework* fw = pipeline::FrameworkRegistry::instance().find(matrix_framework);
+    std::vector<std::string> versions = fw ? fw->versions() : std::vector<std::string>{};
+    if (versions.size() < 2) {
+      std::cerr << "amanda: error: --matrix: framework '" << matrix_framework << "' has no list of versions\n";
+      return kUsage;
+    }
+    const std::string family(schema::split_version(versions.front()).first);
+    auto ver = [&](size_t i) { return std::stoi(std::string(schema::split_version(versions[i]).second)); };
+    const int lo = ver(0), hi = ver(versions.size() - 1);
     std::vector<std::pair<int, int>> steps;
     for (int v = hi; v > lo; --v) steps.push_back({v, v - 1});
     for (int v = lo; v < hi; ++v) steps.push_back({v, v + 1});
     std::set<std::string> all;
     for (int v = lo; v <= hi; ++v)
-      for (const auto& n : ops_at(*reg, "amanda/onnx", v)) all.insert(n);
+      for (const auto& n : ops_at(*reg, family, v)) all.insert(n);
     std::cout << "| op |";
     for (auto [a, b] : steps) std::cout << fmt::format(" {}{} |", a, a > b ? "↓" : "↑");
     std::cout << "\n|---|";
@@ -160,7 +169,7 @@ int run_table_coverage(const std::string& from, const std::string& to, bool matr
     for (const auto& op : all) {
       std::cout << "| " << op << " |";
       for (auto [a, b] : steps) {
-        std::string src = "amanda/onnx/" + std::to_string(a), dst = "amanda/onnx/" + std::to_string(b);
+        std::string src = family + "/" + std::to_string(a), dst = family + "/" + std::to_string(b);
         if (!reg->resolve(src, op) || reg->resolve(src, op)->deprecated) {
           std::cout << "   |";
           continue;

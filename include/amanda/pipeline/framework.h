@@ -130,6 +130,9 @@ class Framework {
   virtual std::vector<std::string> default_targets(std::string_view path, std::string_view source_ns) const { return {}; }
 
   virtual void add_namespaces(schema::Registry& registry) const {}
+  // Its versioned namespaces in order, when they form one line of integer versions (ONNX's opsets
+  // amanda/onnx/1 .. 17): `amanda table coverage --matrix` shows every step between neighbours.
+  virtual std::vector<std::string> versions() const { return {}; }
   virtual void register_conventions(ir::Conventions& conventions) const {}
   virtual std::vector<OptionInfo> options() const { return {}; }
 

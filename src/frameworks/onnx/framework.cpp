@@ -45,6 +45,11 @@ class OnnxFramework final : public pipeline::Framework {
     return v;
   }
 
+  std::vector<std::string> versions() const override {
+    std::vector<std::string> v;
+    for (int opset = 1; opset <= 17; ++opset) v.push_back(std::string(kPrefix) + std::to_string(opset));
+    return v;
+  }
   void add_namespaces(schema::Registry& r) const override { r.add_provider(onnx_frontend::make_onnx_namespace_provider()); }
   void register_conventions(ir::Conventions& c) const override { onnx_frontend::register_conventions(c); }
 
