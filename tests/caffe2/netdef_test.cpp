@@ -5,11 +5,14 @@
 // with the file in the message.
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <filesystem>
 
 #include <google/protobuf/text_format.h>
 #include <google/protobuf/util/message_differencer.h>
 
+#include "amanda/io/io.h"
 #include "amanda/ir/verify.h"
 #include "amanda/text/document.h"
 #include "amanda_caffe2.pb.h"
@@ -235,6 +238,34 @@ TEST(Caffe2NetDef, BadFilesFailWithTheFile) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("op #0"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace amanda::caffe2_frontend
+
+// Through the framework registry and the gates, as the tool reads and writes: a .pb NetDef is
+// Caffe2's (not TensorFlow's), init_net.pb beside it is read with it, and writing predict_net.pb
+// writes init_net.pb beside it, byte for byte.
+
+namespace amanda::caffe2_frontend {
+namespace {
+
+TEST(Caffe2Framework, ReadsAndWritesThroughTheRegistry) {
+  Diagnostics diags;
+  text::Document doc = io::read_any((kModels / "lenet/predict_net.pb").string(), diags);
+  EXPECT_EQ(doc.graph.type_str(doc.graph.root()), kCaffe2Namespace);
+  size_t inits = 0;
+  for (ir::PortId p : doc.graph.inputs(doc.graph.root())) inits += doc.graph.port_role(p) == ir::PortRole::Initializer;
+  EXPECT_EQ(inits, 8u);
+  fs::path out = fs::temp_directory_path() / ("c2_registry_" + std::to_string(::getpid()));
+  fs::create_directories(out);
+  io::write_document(doc, (out / "predict_net.pb").string());
+  EXPECT_TRUE(test_files::slurp(out / "predict_net.pb") == test_files::slurp(kModels / "lenet/predict_net.pb"));
+  EXPECT_TRUE(test_files::slurp(out / "init_net.pb") == test_files::slurp(kModels / "lenet/init_net.pb"));
+  // A text zoo net too.
+  text::Document z = io::read_any((kModels / "zfnet512/predict_net.pbtxt").string(), diags);
+  EXPECT_EQ(z.graph.type_str(z.graph.root()), kCaffe2Namespace);
+  fs::remove_all(out);
 }
 
 }  // namespace
