@@ -10,6 +10,7 @@ packages=(
   cmake g++ ninja-build pkg-config
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
   libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev zlib1g-dev
+  flatbuffers-compiler libflatbuffers-dev
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-headers
   python3 python3-dev python3-numpy python3-pybind11
 )

@@ -10,6 +10,7 @@
 
 #include "amanda/interp/memory.h"
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/float16.h"
 
 namespace amanda::interp {
 
@@ -180,56 +181,9 @@ std::vector<int64_t> Tensor::to_i64_vector() const {
   return v;
 }
 
-float half_to_float(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16;
-  uint32_t exp = (h >> 10) & 0x1f;
-  uint32_t man = h & 0x3ff;
-  uint32_t u;
-  if (exp == 0) {
-    if (man == 0) {
-      u = sign;
-    } else {  // subnormal: normalise
-      int e = -1;
-      do {
-        ++e;
-        man <<= 1;
-      } while (!(man & 0x400));
-      u = sign | (uint32_t(127 - 15 - e) << 23) | ((man & 0x3ff) << 13);
-    }
-  } else if (exp == 31) {
-    u = sign | 0x7f800000 | (man << 13);
-  } else {
-    u = sign | ((exp + 127 - 15) << 23) | (man << 13);
-  }
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
-uint16_t float_to_half(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  uint32_t sign = (u >> 16) & 0x8000;
-  uint32_t absu = u & 0x7fffffff;
-  if (absu >= 0x7f800000) return static_cast<uint16_t>(sign | 0x7c00 | (absu > 0x7f800000 ? 0x200 : 0));
-  if (absu >= 0x477ff000) return static_cast<uint16_t>(sign | 0x7c00);  // rounds to infinity
-  if (absu < 0x38800000) {  // subnormal half (or zero)
-    float a;
-    std::memcpy(&a, &absu, 4);
-    // a * 2^24 rounded to nearest even gives the subnormal mantissa.
-    uint32_t m = static_cast<uint32_t>(std::nearbyint(a * 16777216.0f));
-    return static_cast<uint16_t>(sign | m);
-  }
-  uint32_t r = absu + 0xfff + ((absu >> 13) & 1);  // round to nearest even at bit 13
-  return static_cast<uint16_t>(sign | ((r - (uint32_t(127 - 15) << 23)) >> 13));
-}
-
-uint16_t float_to_bf16(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  if ((u & 0x7fffffff) > 0x7f800000) return static_cast<uint16_t>((u >> 16) | 0x40);
-  u += 0x7fff + ((u >> 16) & 1);
-  return static_cast<uint16_t>(u >> 16);
-}
+// The conversions themselves are amanda/support/float16.h's (one copy for every layer).
+float half_to_float(uint16_t h) { return amanda::half_to_float(h); }
+uint16_t float_to_half(float f) { return amanda::float_to_half(f); }
+uint16_t float_to_bf16(float f) { return amanda::float_to_bf16(f); }
 
 }  // namespace amanda::interp

@@ -30,6 +30,16 @@ void Conventions::add_constant_op(std::string_view type) {
   if (!is_constant_op(type)) constant_ops_.emplace_back(type);
 }
 
+void Conventions::add_loop_back_op(std::string_view type) {
+  if (!is_loop_back_op(type)) loop_back_ops_.emplace_back(type);
+}
+
+bool Conventions::is_loop_back_op(std::string_view type) const {
+  for (const auto& t : loop_back_ops_)
+    if (t == type) return true;
+  return false;
+}
+
 bool Conventions::is_constant_op(std::string_view type) const {
   return std::find(constant_ops_.begin(), constant_ops_.end(), type) != constant_ops_.end();
 }

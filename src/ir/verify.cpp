@@ -1,5 +1,7 @@
 #include "amanda/ir/verify.h"
 
+#include "amanda/ir/conventions.h"
+
 #include <vector>
 
 #include <absl/container/flat_hash_map.h>
@@ -29,7 +31,7 @@ OpId child_of(const Graph& g, OpId op, OpId scope) {
 // are the one kind of back edge a graph may have.
 bool is_loop_back_edge(const Graph& g, OpId op) {
   std::string_view t = g.type_str(op);
-  return t == "NextIteration" || t == "RefNextIteration";
+  return t == "NextIteration" || t == "RefNextIteration" || conventions().is_loop_back_op(t);  // (other frameworks' register theirs)
 }
 
 // Data and control edges must not form a cycle, within a scope or through a nested graph (an

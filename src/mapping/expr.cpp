@@ -8,9 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "amanda/ir/attr_lookup.h"
 #include "amanda/ir/conventions.h"
 #include "amanda/ir/tensor.h"
 #include "amanda/ir/types.h"
+#include "amanda/support/float16.h"
 #include "amanda/support/budget.h"
 
 namespace amanda::mapping {
@@ -151,16 +153,6 @@ void put(std::string& out, T x) {
   out.append(reinterpret_cast<const char*>(&x), sizeof x);
 }
 
-uint16_t to_half(float f) {
-  uint32_t x;
-  std::memcpy(&x, &f, 4);
-  uint32_t sign = (x >> 16) & 0x8000, mant = x & 0x7fffff;
-  int exp = int((x >> 23) & 0xff) - 127 + 15;
-  if (exp >= 31) return uint16_t(sign | 0x7c00 | (((x >> 23) & 0xff) == 0xff && mant ? 0x200 : 0));
-  if (exp <= 0) return uint16_t(sign);
-  return uint16_t(sign | (exp << 10) | (mant >> 13));
-}
-
 Value make_tensor(const Value& x, ir::DType dt) {
   std::vector<int64_t> shape;
   std::vector<Value> elems;
@@ -186,32 +178,12 @@ Value make_tensor(const Value& x, ir::DType dt) {
       case ir::DType::UInt64: put<uint64_t>(bytes, uint64_t(to_int(e))); break;
       case ir::DType::Float32: put<float>(bytes, float(num(e))); break;
       case ir::DType::Float64: put<double>(bytes, num(e)); break;
-      case ir::DType::Float16: put<uint16_t>(bytes, to_half(float(num(e)))); break;
-      case ir::DType::BFloat16: {
-        float f = float(num(e));
-        uint32_t u;
-        std::memcpy(&u, &f, 4);
-        put<uint16_t>(bytes, uint16_t(u >> 16));
-        break;
-      }
+      case ir::DType::Float16: put<uint16_t>(bytes, float_to_half(float(num(e)))); break;
+      case ir::DType::BFloat16: put<uint16_t>(bytes, float_to_bf16(float(num(e)))); break;
       default: throw EvalError("tensor(): element type " + std::string(ir::dtype_name(dt)) + " is not supported");
     }
   }
   return Value(ir::Tensor::from_bytes(dt, std::move(shape), std::move(bytes)));
-}
-
-float from_half(uint16_t h) {
-  uint32_t sign = uint32_t(h & 0x8000) << 16, exp = (h >> 10) & 0x1f, mant = h & 0x3ff;
-  uint32_t x;
-  if (exp == 0) {
-    float f = std::ldexp(float(mant), -24);
-    return sign ? -f : f;
-  }
-  if (exp == 31) x = sign | 0x7f800000 | (mant << 13);
-  else x = sign | ((exp - 15 + 127) << 23) | (mant << 13);
-  float f;
-  std::memcpy(&f, &x, 4);
-  return f;
 }
 
 // The elements of a tensor as a list of ints/floats/bools.
@@ -243,7 +215,7 @@ Value::List tensor_elems(const ir::Tensor& t) {
       case ir::DType::UInt64: out.emplace_back(int64_t(rd(uint64_t{}, i))); break;
       case ir::DType::Float32: out.emplace_back(double(rd(float{}, i))); break;
       case ir::DType::Float64: out.emplace_back(rd(double{}, i)); break;
-      case ir::DType::Float16: out.emplace_back(double(from_half(rd(uint16_t{}, i)))); break;
+      case ir::DType::Float16: out.emplace_back(double(half_to_float(rd(uint16_t{}, i)))); break;
       case ir::DType::BFloat16: {
         uint32_t u = uint32_t(rd(uint16_t{}, i)) << 16;
         float f;
@@ -274,30 +246,61 @@ const ir::DTypeCodes& dtype_table(const Value& system) {
 
 // ---------------------------------------------------------------- ports
 
-const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
+// The port whose value `p` is: an op input reads its producer's. A body reading a value around it
+// reads it through a capture port of the op that holds the body (If, Loop): the value is the outer
+// one. Null when nothing feeds the input.
+ir::PortId value_port(const ir::Graph& g, ir::PortId p) {
   if (g.port_dir(p) == ir::PortDir::In && g.port_op(p) != g.root()) {
     ir::PortId src = g.producer(p);
-    if (!src) return nullptr;
+    if (!src) return {};
     p = src;
-    // A body reading a value around it reads it through a capture port of the op that holds the
-    // body (If, Loop): the value info is the outer value's.
     while (g.port_dir(p) == ir::PortDir::In && p && g.port_op(p) != g.root() && !g.is_graph(g.port_op(p)))
-      if (!(p = g.producer(p))) return nullptr;
+      if (!(p = g.producer(p))) return {};
   }
-  std::string at = "@" + std::string(key);
-  auto& gg = const_cast<ir::Graph&>(g);
-  if (const Value* v = g.attr(p, gg.sym(at))) return v;
-  if (const Value* v = g.attr(p, gg.sym(key))) return v;
-  // An op's output that is a graph output: ONNX gives its value info on the graph's output.
+  return p;
+}
+
+// The graph output ports an op output feeds (ONNX gives a value's info on the graph's output).
+template <class F>
+const Value* on_graph_outputs(const ir::Graph& g, ir::PortId p, F&& f) {
   if (g.port_dir(p) == ir::PortDir::Out && g.port_op(p) != g.root() && !g.is_graph(g.port_op(p)))
     for (ir::EdgeId x = g.first_out_edge(p); x; x = g.next_out_edge(x)) {
       ir::PortId d = g.edge_dst(x);
       ir::OpId o = g.port_op(d);
       if (o != g.root() && !g.is_graph(o)) continue;
-      if (const Value* v = g.attr(d, gg.sym(at))) return v;
-      if (const Value* v = g.attr(d, gg.sym(key))) return v;
+      if (const Value* v = f(d)) return v;
     }
   return nullptr;
+}
+
+// A tensor type with a known element type on the value's port (else on the graph output it
+// feeds): the one source of truth for types in memory (amanda/ir/types.h).
+const ir::TypeData* tensor_type(const ir::Graph& g, ir::PortId p) {
+  auto of = [&](ir::PortId q) -> const ir::TypeData* {
+    if (!g.port_type(q)) return nullptr;
+    const ir::TypeData& td = g.port_type_data(q);
+    return td.kind == ir::TypeKind::Tensor && td.elem != ir::ElemType::Undefined ? &td : nullptr;
+  };
+  if (const ir::TypeData* td = of(p)) return td;
+  static const Value kFound;
+  const ir::TypeData* found = nullptr;
+  on_graph_outputs(g, p, [&](ir::PortId d) -> const Value* {
+    found = of(d);
+    return found ? &kFound : nullptr;
+  });
+  return found;
+}
+
+// The spelled type of a value whose TypeId says no tensor type (a sequence, a sparse tensor, a
+// type no TypeId holds): the `@key`/`key` attribute a reader kept.
+const Value* port_info(const ir::Graph& g, ir::PortId p, std::string_view key) {
+  std::string at = "@" + std::string(key);
+  auto get = [&](ir::PortId q) -> const Value* {
+    if (const Value* v = ir::get_attr(g, q, at)) return v;
+    return ir::get_attr(g, q, key);
+  };
+  if (const Value* v = get(p)) return v;
+  return on_graph_outputs(g, p, get);
 }
 
 ir::PortId port_arg(const Expr& e, const Bindings& b, const char* fn) {
@@ -820,46 +823,43 @@ Value port_fn(const Expr& e, const Bindings& b) {
     if (op == g.root() || g.is_graph(op)) return Value(ir::fixed_initializer(g, src) != nullptr);
     return Value(ir::is_constant_output(g, src));
   }
+  ir::PortId vp = value_port(g, p);
+  const ir::TypeData* tt = vp ? tensor_type(g, vp) : nullptr;
   if (e.name == "dtype") {
-    const Value* t = port_info(g, p, "type");
+    if (tt) return Value(std::string(ir::dtype_name(tt->elem)));
+    const Value* t = vp ? port_info(g, vp, "type") : nullptr;
     if (!t || !t->is_string()) {
-      // No type attribute: the value's type in the IR (set by inference, amanda/ir/types.h).
+      // No type at all: an untyped constant's tensor gives its element type.
       ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
-      if (!src) return Value();
-      if (!g.port_type(src)) {  // an untyped constant: its tensor's element type
-        const Value* c = ir::constant_tensor(g, src);
-        return c ? Value(std::string(ir::dtype_name(c->as_tensor().dtype))) : Value();
-      }
-      const ir::TypeData& td = g.port_type_data(src);
-      if (td.kind != ir::TypeKind::Tensor || td.elem == ir::ElemType::Undefined) return Value();
-      return Value(std::string(ir::dtype_name(td.elem)));
+      if (!src || g.port_type(src)) return Value();
+      const Value* c = ir::constant_tensor(g, src);
+      return c ? Value(std::string(ir::dtype_name(c->as_tensor().dtype))) : Value();
     }
     std::string s = t->as_string();
     if (s.starts_with("tensor(") && s.ends_with(")")) s = s.substr(7, s.size() - 8);
     if (auto d = ir::dtype_from_name(s)) return Value(std::string(ir::dtype_name(*d)));
     return Value(s);
   }
-  const Value* s = port_info(g, p, "shape");
-  if (!s || !s->is_list()) {
-    // No shape attribute: the value's type in the IR (set by inference), when it is ranked;
-    // unknown dimensions are "?" and symbolic ones their names, as in the attribute.
-    ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
-    if (!src) return Value();
-    if (!g.port_type(src)) {  // an untyped constant: its tensor's shape
-      const Value* c = ir::constant_tensor(g, src);
-      if (!c) return Value();
-      const std::vector<int64_t>& dims = c->as_tensor().shape;
-      if (e.name == "rank") return Value(int64_t(dims.size()));
-      Value::List l;
-      for (int64_t d : dims) l.push_back(Value(d));
-      return Value(std::move(l));
-    }
-    const ir::TypeData& td = g.port_type_data(src);
-    if (td.kind != ir::TypeKind::Tensor || !td.ranked) return Value();
-    if (e.name == "rank") return Value(int64_t(td.dims.size()));
+  if (tt) {
+    // Unknown dimensions are "?" and symbolic ones their names.
+    if (!tt->ranked) return Value();
+    if (e.name == "rank") return Value(int64_t(tt->dims.size()));
     Value::List l;
-    for (const ir::Dim& d : td.dims)
+    for (const ir::Dim& d : tt->dims)
       l.push_back(d.is_known() ? Value(d.value()) : d.is_symbol() ? Value(std::string(g.str(d.sym()))) : Value(std::string("?")));
+    return Value(std::move(l));
+  }
+  const Value* s = vp ? port_info(g, vp, "shape") : nullptr;
+  if (!s || !s->is_list()) {
+    // No shape at all: an untyped constant's tensor gives its shape.
+    ir::PortId src = g.port_dir(p) == ir::PortDir::In ? g.producer(p) : p;
+    if (!src || g.port_type(src)) return Value();
+    const Value* c = ir::constant_tensor(g, src);
+    if (!c) return Value();
+    const std::vector<int64_t>& dims = c->as_tensor().shape;
+    if (e.name == "rank") return Value(int64_t(dims.size()));
+    Value::List l;
+    for (int64_t d : dims) l.push_back(Value(d));
     return Value(std::move(l));
   }
   if (e.name == "rank") return Value(int64_t(s->as_list().size()));

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "amanda/ir/attr_lookup.h"
 #include "amanda/ir/types.h"
 #include "amanda/mapping/expr.h"
 
@@ -24,9 +25,8 @@ bool same_port(const schema::PortSchema& a, const schema::PortSchema& b) {
 }
 
 const ir::Value* port_attr(const ir::Graph& g, ir::PortId p, std::string_view key) {
-  auto& gg = const_cast<ir::Graph&>(g);  // interning a key does not change the graph
-  if (const ir::Value* v = g.attr(p, gg.sym("@" + std::string(key)))) return v;
-  return g.attr(p, gg.sym(key));
+  if (const ir::Value* v = ir::get_attr(g, p, "@" + std::string(key))) return v;
+  return ir::get_attr(g, p, key);
 }
 
 }  // namespace
@@ -95,7 +95,7 @@ SchemaStep compare_schemas(const schema::OpSchema* src, const schema::OpSchema* 
 
 std::string extension_refusal(const ir::Graph& g, ir::OpId op, const SchemaStep& st, std::string_view dst_ns) {
   for (const schema::AttrSchema* a : st.dropped_attrs) {
-    const ir::Value* v = g.attr(op, const_cast<ir::Graph&>(g).sym(a->name));
+    const ir::Value* v = ir::get_attr(g, op, a->name);
     if (!v) continue;
     const ir::Value* d = a->type.default_value();
     if (d && *d == *v) continue;
@@ -103,7 +103,7 @@ std::string extension_refusal(const ir::Graph& g, ir::OpId op, const SchemaStep&
                        d ? " (only its default, " + value_str(*d) + ", converts)" : std::string(" (it converts only when absent)"));
   }
   for (const schema::AttrSchema* a : st.required_attrs)
-    if (!g.attr(op, const_cast<ir::Graph&>(g).sym(a->name))) return fmt::format("attribute '{}' is absent, and {} requires it", a->name, dst_ns);
+    if (!ir::get_attr(g, op, a->name)) return fmt::format("attribute '{}' is absent, and {} requires it", a->name, dst_ns);
   {
     std::vector<ir::PortId> ins;
     for (ir::PortId p : g.inputs(op))

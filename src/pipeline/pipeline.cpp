@@ -74,13 +74,15 @@ const Framework* framework_of(const ir::Graph& g) { return FrameworkRegistry::in
 // planner reaches), else the default target framework's.
 std::string resolve_target(PassContext& ctx) {
   const ConvertRequest& r = ctx.request;
-  if (!r.to.empty()) return full_namespace(r.to);
   FrameworkRegistry& reg = FrameworkRegistry::instance();
   const std::string src = ctx.info.source_ns;
+  // --to onnx, --to caffe2: a framework's name stands for the namespaces it would aim at.
+  const Framework* named = r.to.find('/') == std::string::npos ? reg.find(r.to) : nullptr;
+  if (!r.to.empty() && !named) return full_namespace(r.to);
   // The framework that would write the output once the graph is in its namespace (a TF.js
   // model.json from an ONNX source is a TensorFlow output, not an ONNX one).
-  const Framework* writer = reg.default_target();
-  if (!r.output.empty()) {
+  const Framework* writer = named ? named : reg.default_target();
+  if (!named && !r.output.empty()) {
     writer = nullptr;
     int best = 0;
     for (const auto& f : reg.frameworks()) {
@@ -91,6 +93,8 @@ std::string resolve_target(PassContext& ctx) {
   }
   std::vector<std::string> candidates;
   if (writer) candidates = writer->default_targets(r.output, src);
+  if (candidates.empty() && named)
+    throw UsageError("--to " + r.to + ": name a namespace of it (`amanda schema list amanda/" + r.to + "`)");
   if (candidates.empty())
     throw UsageError("--to is needed: the output '" + r.output + "' does not say which namespace to convert to");
   for (const auto& c : candidates) {

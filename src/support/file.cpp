@@ -17,10 +17,13 @@ namespace {
 
 class MappedBuffer final : public Buffer {
  public:
-  MappedBuffer(void* p, size_t n) : p_(p), n_(n) {}
+  // `fd`: the mapped file, kept open (and closed here) for AtomicFile::write_paged; -1: closed.
+  MappedBuffer(void* p, size_t n, int fd) : p_(p), n_(n), fd_(fd) {}
   ~MappedBuffer() override {
     if (p_ && n_) munmap(p_, n_);
+    if (fd_ >= 0) ::close(fd_);
   }
+  int fd() const { return fd_; }
   const uint8_t* data() const override { return static_cast<const uint8_t*>(p_); }
   size_t size() const override { return n_; }
   void release(const uint8_t* p, size_t n) const override {
@@ -38,7 +41,13 @@ class MappedBuffer final : public Buffer {
  private:
   void* p_;
   size_t n_;
+  int fd_;
 };
+
+// Files from this size on keep their descriptor open while mapped, so that writing their bytes
+// out copies file to file in the kernel (copy_file_range: no page of the mapping is faulted in,
+// then dropped again). Smaller ones close it: a model may map many small external data files.
+constexpr size_t kKeepFdFrom = size_t(16) << 20;
 
 class HeapBuffer final : public Buffer {
  public:
@@ -83,9 +92,16 @@ std::shared_ptr<const Buffer> map_fd(int fd, const std::string& path) {
     return std::make_shared<HeapBuffer>(std::string());
   }
   void* p = mmap(nullptr, n, PROT_READ, MAP_PRIVATE, fd, 0);
-  ::close(fd);
-  if (p == MAP_FAILED) throw Error(path + ": error: cannot map: " + errno_text());
-  return std::make_shared<MappedBuffer>(p, n);
+  if (p == MAP_FAILED) {
+    std::string e = errno_text();
+    ::close(fd);
+    throw Error(path + ": error: cannot map: " + e);
+  }
+  if (n < kKeepFdFrom) {
+    ::close(fd);
+    fd = -1;
+  }
+  return std::make_shared<MappedBuffer>(p, n, fd);
 }
 
 std::shared_ptr<const Buffer> make_buffer(std::string bytes) { return std::make_shared<HeapBuffer>(std::move(bytes)); }
@@ -119,6 +135,21 @@ void AtomicFile::write(std::string_view bytes) {
 void AtomicFile::write_paged(const Buffer* owner, const void* data, size_t n) {
   constexpr size_t kChunk = size_t(32) << 20;
   const auto* p = static_cast<const uint8_t*>(data);
+  // Bytes of a mapped file that kept its descriptor: copied file to file by the kernel, at the
+  // speed of `cat` (writing them from the mapping faults every page in and MADV_DONTNEED drops it
+  // again, about twice cat's system time). Where the kernel cannot (another file system on an old
+  // kernel, a special file), the rest is written from the mapping as before.
+  if (const auto* m = dynamic_cast<const MappedBuffer*>(owner); m && m->fd() >= 0 && n >= (size_t(64) << 10)) {
+    auto off = static_cast<off64_t>(p - m->data());
+    while (n) {
+      ssize_t w = ::copy_file_range(m->fd(), &off, fd_, nullptr, n, 0);
+      if (w < 0 && errno == EINTR) continue;
+      if (w <= 0) break;  // not supported here (or the file shrank): write what is left
+      p += w;
+      n -= static_cast<size_t>(w);
+      written_ += static_cast<uint64_t>(w);
+    }
+  }
   while (n) {
     size_t k = std::min(n, kChunk);
     write(p, k);

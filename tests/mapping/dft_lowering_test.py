@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """DFT (opset 17) converted to older opsets, where it is a product with a matrix of sines and
-cosines (src/frameworks/onnx/functions.cpp, lower_dft): many generated cases (rank 3 to 5, every
+cosines (src/frameworks/onnx/functions.cpp, lowerings/dft.cpp): many generated cases (rank 3 to 5, every
 signal axis, real and complex input, forward and inverse, onesided, dft_length absent, longer than
 the signal (zero padding) and shorter (truncation), float and double), each converted to opsets 16,
 13 and 9, run in onnxruntime-node and compared with numpy's FFT in float64 (1e-5 relative to

@@ -345,6 +345,47 @@ TEST(MappingRules, ConditionsInputsToAttributesAndReport) {
   EXPECT_EQ(r.json().find("\"ok\": false"), 1u);
 }
 
+// dtype(), shape() and rank() read the value's TypeId, the one source of truth for types in memory;
+// the spelled type attributes only where no tensor TypeId is set (issue 26).
+TEST(MappingExpr, PortTypesComeFromTypeIds) {
+  auto reg = registry();
+  auto t = table(R"(table:
+  src: amanda/onnx/13
+  dst: amanda/onnx/12
+  rules:
+    - rule_name: relu_of_half
+      src: {type: Relu, input_ports: [{name: X, ref: x}]}
+      when: "dtype(x) == 'float16' and shape(x) == [2, 'N'] and rank(x) == 2"
+      dst: {type: Relu}
+    - {rule_name: relu_other, type: Relu, unsupported: "not a float16 [2, N] input"}
+)");
+  const char* g_yaml = R"(graph:
+  namespace: amanda/onnx/13
+  name: g
+  input_ports: [{name: x, attrs: {type: tensor(float), shape: [2, 3, 4]}}]
+  output_ports: [{name: y}]
+  ops:
+    - {type: Relu, name: relu, input_ports: [X], output_ports: [Y]}
+  edges:
+    - {output_port: {op: g, port: x}, input_ports: {op: relu, port: X}}
+    - {output_port: {op: relu, port: Y}, input_ports: {op: g, port: y}}
+)";
+  // As read: the TypeId comes from the attributes (float32[2, 3, 4]): the rule does not apply.
+  text::Document doc = graph(g_yaml);
+  EXPECT_FALSE(apply(doc, *t, *reg).ok());
+  // The same attributes, the TypeId float16[2, N]: the TypeId decides.
+  doc = graph(g_yaml);
+  ir::Graph& g = doc.graph;
+  ir::PortId x = g.inputs(g.root())[0];
+  g.set_port_type(x, g.types().tensor(ir::ElemType::Float16, {ir::Dim::known(2), ir::Dim::symbol(g.sym("N"))}));
+  Report r = apply(doc, *t, *reg);
+  EXPECT_TRUE(r.ok()) << r.text();
+  // No TypeId: the attributes speak (float32): no match again.
+  doc = graph(g_yaml);
+  doc.graph.set_port_type(doc.graph.inputs(doc.graph.root())[0], ir::TypeId());
+  EXPECT_FALSE(apply(doc, *t, *reg).ok());
+}
+
 TEST(MappingRules, OneOpToSeveralAndPassThrough) {
   auto reg = registry();
   auto t = table(R"(table:

@@ -457,7 +457,7 @@ def hand_graphs():
                                              [vi("x", [3, 4, 2], TensorProto.INT32), vi("u", [2, 2], TensorProto.INT32)],
                                              [vi("y", [3, 4, 2], TensorProto.INT32)], [i64("i", [[-1, 1], [0, -4]])]),
         {"x": np.arange(24, dtype=np.int32).reshape(3, 4, 2), "u": np.array([[-7, -8], [-9, -10]], np.int32)})
-    # Einsum 12 -> 11 (the expander's C++ lowering, functions.cpp): an implicit output, an ellipsis
+    # Einsum 12 -> 11 (the expander's C++ lowering, lowerings/einsum.cpp): an implicit output, an ellipsis
     # on one operand only, a letter summed away from one operand with the output transposed, a trace.
     for name, eq, sa, sb, so in [("einsum_implicit_12", "ij,jk", [3, 4], [4, 5], [3, 5]),
                                  ("einsum_ellipsis_one_side_12", "...ij,jk->...ik", [2, 3, 4], [4, 5], [2, 3, 5]),

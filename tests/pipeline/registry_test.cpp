@@ -119,6 +119,14 @@ TEST(Pipeline, PassesOfAConversion) {
   c2.request.output = "out.pb";
   pipeline::conversion_passes(c2);
   EXPECT_EQ(c2.info.target_ns, "amanda/tensorflow/2.2");
+  // --to a framework's name: the namespace it would aim at.
+  c2.request.to = "tensorflow";
+  c2.request.output.clear();
+  pipeline::conversion_passes(c2);
+  EXPECT_EQ(c2.info.target_ns, "amanda/tensorflow/2.2");
+  c2.request.to = "onnx";
+  pipeline::conversion_passes(c2);
+  EXPECT_EQ(c2.info.target_ns, "amanda/onnx/13");  // (already ONNX: stays at its opset)
   // An unknown optimization pass is a usage error naming it.
   c2.request.optimize = {"no_such_pass"};
   EXPECT_THROW(pipeline::conversion_passes(c2), UsageError);

@@ -31,9 +31,15 @@ class Conventions {
   void add_constant_op(std::string_view type);
   bool is_constant_op(std::string_view type) const;
 
+  // An op type whose outputs close a dataflow loop (nd4j's next_iteration, like TensorFlow 1's
+  // NextIteration, which ir::verify knows itself): the edges out of it may close a cycle.
+  void add_loop_back_op(std::string_view type);
+  bool is_loop_back_op(std::string_view type) const;
+
  private:
   std::vector<std::pair<std::string, DTypeCodes>> systems_;
   std::vector<std::string> constant_ops_;
+  std::vector<std::string> loop_back_ops_;
 };
 
 // The process-wide conventions every layer reads.

@@ -24,6 +24,7 @@
 #include <rapidjson/error/en.h>
 
 #include "amanda/frameworks/tensorflow/namespaces.h"
+#include "amanda/schema/compact_file.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
 
@@ -58,22 +59,31 @@ ir::Value from_json(const rapidjson::Value& j) {
   return ir::Value(std::move(m));
 }
 
-struct Reader {
-  std::string_view text;
-  const std::string& path;
-  uint32_t line = 0;
+// The .tfops lines on the shared compact reader: op lines carry the type alone, attribute lines
+// their type, flag, default and one_of, port lines their arity, minimum, name and keys.
+class Reader final : public schema::CompactReader {
+ public:
+  using CompactReader::CompactReader;
 
-  [[noreturn]] void fail(const std::string& msg) const { throw ParseError(SourceLoc{path, line, 0}, msg); }
-
-  static size_t split(std::string_view s, std::string_view* f, size_t n) {
-    size_t k = 0;
-    while (true) {
-      size_t t = s.find('\t');
-      if (k == n) return n + 1;
-      f[k++] = s.substr(0, t);
-      if (t == std::string_view::npos) return k;
-      s.remove_prefix(t + 1);
+ private:
+  std::string_view magic() const override { return kMagic; }
+  std::string_view file_kind() const override { return "a .tfops"; }
+  size_t max_fields() const override { return 6; }
+  size_t op_fields() const override { return 2; }
+  std::string_view op_usage() const override { return "op<TAB>TYPE"; }
+  bool member(std::string_view tag, const std::string_view* f, size_t n, schema::OpSchema& op) override {
+    if (tag == "attr") {
+      if (n != 6 || f[1].empty()) fail("expected 'attr<TAB>NAME<TAB>TYPE<TAB>FLAG<TAB>DEFAULT<TAB>ONE_OF'");
+      if (op.attr(f[1])) fail("attribute '" + std::string(f[1]) + "' given twice");
+      op.attrs.push_back({std::string(f[1]), attr(f)});
+      return true;
     }
+    if (tag == "in" || tag == "out") {
+      if (n != 5) fail("expected '" + std::string(tag) + "<TAB>ARITY<TAB>MIN<TAB>NAME<TAB>KEYS'");
+      (tag == "in" ? op.inputs : op.outputs).push_back(port(f));
+      return true;
+    }
+    return false;
   }
 
   ir::Value json(std::string_view s) {
@@ -83,7 +93,7 @@ struct Reader {
     return from_json(d);
   }
 
-  schema::AttrType attr(std::string_view* f) {
+  schema::AttrType attr(const std::string_view* f) {
     schema::AttrType t;
     std::string type(f[2]);
     if (type.empty()) fail("an attribute without a type");
@@ -110,7 +120,7 @@ struct Reader {
     return t;
   }
 
-  schema::PortSchema port(std::string_view* f) {
+  schema::PortSchema port(const std::string_view* f) {
     schema::PortSchema p;
     if (f[1] == "1") p.arity = schema::Arity::Single;
     else if (f[1] == "*") p.arity = schema::Arity::Variadic;
@@ -140,64 +150,6 @@ struct Reader {
       kv.remove_prefix(c + 1);
     }
     return p;
-  }
-
-  std::unique_ptr<schema::NamespaceSchema> run() {
-    auto ns = std::make_unique<schema::NamespaceSchema>();
-    std::unique_ptr<schema::OpSchema> op;
-    auto flush = [&] {
-      if (op) ns->add(std::move(op));
-    };
-    bool have_ns = false;
-    size_t pos = 0;
-    std::string_view f[7];
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view l = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      ++line;
-      if (line == 1) {
-        if (l != kMagic) fail("not a .tfops namespace file (the first line must be '" + std::string(kMagic) + "')");
-        continue;
-      }
-      if (l.empty() || l[0] == '#') continue;
-      size_t n = split(l, f, 6);
-      std::string_view tag = f[0];
-      if (tag == "namespace") {
-        if (have_ns) fail("a second 'namespace' line");
-        if (n != 3) fail("expected 'namespace<TAB>NAME<TAB>TYPE_SYSTEM'");
-        std::string why;
-        if (!schema::valid_namespace_name(f[1], &why)) fail("bad namespace name '" + std::string(f[1]) + "': " + why);
-        ns->name = std::string(f[1]);
-        ns->type_system = std::string(f[2]);
-        have_ns = true;
-        continue;
-      }
-      if (!have_ns) fail("expected the 'namespace' line");
-      if (tag == "op") {
-        if (n != 2 || f[1].empty()) fail("expected 'op<TAB>TYPE'");
-        flush();
-        if (ns->find(f[1])) fail("op '" + std::string(f[1]) + "' given twice");
-        op = std::make_unique<schema::OpSchema>();
-        op->type = std::string(f[1]);
-        continue;
-      }
-      if (!op) fail("'" + std::string(tag) + "' before the first 'op' line");
-      if (tag == "attr") {
-        if (n != 6 || f[1].empty()) fail("expected 'attr<TAB>NAME<TAB>TYPE<TAB>FLAG<TAB>DEFAULT<TAB>ONE_OF'");
-        if (op->attr(f[1])) fail("attribute '" + std::string(f[1]) + "' given twice");
-        op->attrs.push_back({std::string(f[1]), attr(f)});
-      } else if (tag == "in" || tag == "out") {
-        if (n != 5) fail("expected '" + std::string(tag) + "<TAB>ARITY<TAB>MIN<TAB>NAME<TAB>KEYS'");
-        (tag == "in" ? op->inputs : op->outputs).push_back(port(f));
-      } else {
-        fail("unknown line kind '" + std::string(tag) + "'");
-      }
-    }
-    if (!have_ns) fail("expected the 'namespace' line");
-    flush();
-    return ns;
   }
 };
 
@@ -240,7 +192,7 @@ class TfProvider final : public schema::Provider {
 
 std::unique_ptr<schema::NamespaceSchema> read_tfops(std::string_view text, const std::string& path,
                                                     const schema::TypeSystems& types) {
-  auto ns = Reader{text, path}.run();
+  auto ns = Reader(text, path).run();
   for (auto& op : ns->ops) op->declared_in = ns->name;
   try {
     schema::compile_types(*ns, types);

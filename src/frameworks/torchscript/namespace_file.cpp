@@ -24,6 +24,7 @@
 #include <cmath>
 #include <cstdio>
 
+#include "amanda/schema/compact_file.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::torchscript {
@@ -164,23 +165,54 @@ void write_port(const schema::PortSchema& p, const char* tag, std::string& out, 
 
 // ---------------------------------------------------------------- reading
 
-struct Reader {
-  std::string_view text;
-  const std::string& path;
-  uint32_t line = 0;
+// The .ops lines on the shared compact reader: op lines carry the type and domain, attribute lines
+// a plain type, port lines an arity, a name, a type and maybe a default value.
+class Reader final : public schema::CompactReader {
+ public:
+  using CompactReader::CompactReader;
 
-  [[noreturn]] void fail(const std::string& msg) const { throw ParseError(SourceLoc{path, line, 0}, msg); }
-
-  // Splits `s` at tabs into at most `n` fields; returns how many there are (more than n: n + 1).
-  static size_t split(std::string_view s, std::string_view* f, size_t n) {
-    size_t k = 0;
-    while (true) {
-      size_t t = s.find('\t');
-      if (k == n) return n + 1;
-      f[k++] = s.substr(0, t);
-      if (t == std::string_view::npos) return k;
-      s.remove_prefix(t + 1);
+ private:
+  std::string_view magic() const override { return kMagic; }
+  std::string_view file_kind() const override { return "an .ops"; }
+  size_t max_fields() const override { return 5; }
+  size_t op_fields() const override { return 3; }
+  std::string_view op_usage() const override { return "op<TAB>TYPE<TAB>DOMAIN"; }
+  void begin(schema::NamespaceSchema& ns) override {
+    size_t ops = std::count(text_.begin(), text_.end(), '\n') / 4;  // an upper estimate: an op has some 5 lines
+    ns.ops.reserve(ops);
+    ns.by_type.reserve(ops);
+  }
+  void on_op(schema::OpSchema& op, const std::string_view* f, std::string_view rest) override {
+    op.domain = std::string(f[2]);
+    reserve(op, rest);
+  }
+  bool member(std::string_view tag, const std::string_view* f, size_t n, schema::OpSchema& op) override {
+    if (tag == "attr") {
+      if (n != 3 || f[1].empty()) fail("expected 'attr<TAB>NAME<TAB>TYPE'");
+      if (op.attr(f[1])) fail("attribute '" + std::string(f[1]) + "' given twice");
+      op.attrs.push_back({std::string(f[1]), plain_type(f[2])});
+      return true;
     }
+    if (tag != "in" && tag != "out") return false;
+    if (n != 4 && n != 5) fail("expected '" + std::string(tag) + "<TAB>ARITY<TAB>NAME<TAB>TYPE[<TAB>DEFAULT]'");
+    schema::Arity a;
+    if (f[1] == "1")
+      a = schema::Arity::Single;
+    else if (f[1] == "?")
+      a = schema::Arity::Optional;
+    else if (f[1] == "*")
+      a = schema::Arity::Variadic;
+    else
+      fail("bad arity '" + std::string(f[1]) + "' (1, ? or *)");
+    schema::PortSchema p = make_port(f[2], f[3], a, n == 5 ? 2 : 1);
+    if (n == 5) {
+      std::string_view rest = f[4];
+      ir::Value v = value(rest);
+      if (!rest.empty()) fail("unexpected '" + std::string(rest) + "' after a default value");
+      p.attrs.push_back({"default", default_any(std::move(v))});
+    }
+    (tag == "in" ? op.inputs : op.outputs).push_back(std::move(p));
+    return true;
   }
 
   // Reads one value from the front of `s` and removes it.
@@ -275,85 +307,6 @@ struct Reader {
     op.inputs.reserve(ins);
     op.outputs.reserve(outs);
   }
-
-  std::unique_ptr<schema::NamespaceSchema> run() {
-    auto ns = std::make_unique<schema::NamespaceSchema>();
-    std::unique_ptr<schema::OpSchema> op;
-    auto flush = [&] {
-      if (op) ns->add(std::move(op));
-    };
-    bool have_ns = false;
-    size_t pos = 0;
-    size_t ops = std::count(text.begin(), text.end(), '\n') / 4;  // an upper estimate: an op has some 5 lines
-    ns->ops.reserve(ops);
-    ns->by_type.reserve(ops);
-    std::string_view f[5];
-    while (pos < text.size()) {
-      size_t nl = text.find('\n', pos);
-      if (nl == std::string_view::npos) nl = text.size();
-      std::string_view l = text.substr(pos, nl - pos);
-      pos = nl + 1;
-      ++line;
-      if (line == 1) {
-        if (l != kMagic) fail("not an .ops namespace file (the first line must be '" + std::string(kMagic) + "')");
-        continue;
-      }
-      if (l.empty() || l[0] == '#') continue;
-      size_t n = split(l, f, 5);
-      std::string_view tag = f[0];
-      if (tag == "namespace") {
-        if (have_ns) fail("a second 'namespace' line");
-        if (n != 3) fail("expected 'namespace<TAB>NAME<TAB>TYPE_SYSTEM'");
-        std::string why;
-        if (!schema::valid_namespace_name(f[1], &why)) fail("bad namespace name '" + std::string(f[1]) + "': " + why);
-        ns->name = std::string(f[1]);
-        ns->type_system = std::string(f[2]);
-        have_ns = true;
-        continue;
-      }
-      if (!have_ns) fail("expected the 'namespace' line");
-      if (tag == "op") {
-        if (n != 3 || f[1].empty()) fail("expected 'op<TAB>TYPE<TAB>DOMAIN'");
-        flush();
-        if (ns->find(f[1])) fail("op '" + std::string(f[1]) + "' given twice");
-        op = std::make_unique<schema::OpSchema>();
-        op->type = std::string(f[1]);
-        op->domain = std::string(f[2]);
-        reserve(*op, text.substr(pos));
-        continue;
-      }
-      if (!op) fail("'" + std::string(tag) + "' before the first 'op' line");
-      if (tag == "attr") {
-        if (n != 3 || f[1].empty()) fail("expected 'attr<TAB>NAME<TAB>TYPE'");
-        if (op->attr(f[1])) fail("attribute '" + std::string(f[1]) + "' given twice");
-        op->attrs.push_back({std::string(f[1]), plain_type(f[2])});
-      } else if (tag == "in" || tag == "out") {
-        if (n != 4 && n != 5) fail("expected '" + std::string(tag) + "<TAB>ARITY<TAB>NAME<TAB>TYPE[<TAB>DEFAULT]'");
-        schema::Arity a;
-        if (f[1] == "1")
-          a = schema::Arity::Single;
-        else if (f[1] == "?")
-          a = schema::Arity::Optional;
-        else if (f[1] == "*")
-          a = schema::Arity::Variadic;
-        else
-          fail("bad arity '" + std::string(f[1]) + "' (1, ? or *)");
-        schema::PortSchema p = make_port(f[2], f[3], a, n == 5 ? 2 : 1);
-        if (n == 5) {
-          std::string_view rest = f[4];
-          ir::Value v = value(rest);
-          if (!rest.empty()) fail("unexpected '" + std::string(rest) + "' after a default value");
-          p.attrs.push_back({"default", default_any(std::move(v))});
-        }
-        (tag == "in" ? op->inputs : op->outputs).push_back(std::move(p));
-      } else {
-        fail("unknown line kind '" + std::string(tag) + "'");
-      }
-    }
-    if (!have_ns) fail("expected the 'namespace' line");
-    flush();
-    return ns;
-  }
 };
 
 }  // namespace
@@ -395,7 +348,7 @@ std::string write_namespace_file(const schema::NamespaceSchema& ns) {
 
 std::unique_ptr<schema::NamespaceSchema> read_namespace_file(std::string_view text, const std::string& path,
                                                              const schema::TypeSystems& types) {
-  auto ns = Reader{text, path}.run();
+  auto ns = Reader(text, path).run();
   try {
     schema::compile_types(*ns, types);
   } catch (const Error& e) {

@@ -1,0 +1,74 @@
+// nd4j / SameDiff as a framework plug-in (include/amanda/pipeline/framework.h).
+#include "amanda/pipeline/framework.h"
+
+#include "amanda/pipeline/pipeline.h"
+#include "frameworks/nd4j/nd4j.h"
+
+namespace amanda::nd4j {
+
+namespace {
+
+bool is_nd4j(std::string_view ns) { return ns.starts_with("amanda/nd4j"); }
+
+class Nd4jFramework final : public pipeline::Framework {
+ public:
+  std::string_view name() const override { return "nd4j"; }
+  std::string_view description() const override {
+    return "nd4j / SameDiff: FlatBuffers graphs (.fb) in the amanda/nd4j namespace of ordered-argument ops";
+  }
+  std::vector<std::string> namespace_prefixes() const override { return {"amanda/nd4j/"}; }
+
+  int detect_read(const pipeline::Probe& probe) const override {
+    // A FlatGraph has no file identifier: the extension decides, the verifier then checks it all.
+    return !probe.is_folder && probe.extension == ".fb" ? 10 : 0;
+  }
+  text::Document read(pipeline::ReadContext& ctx) const override {
+    return read_flatgraph(ctx.files.map_model(), ctx.files.model_path());
+  }
+  int detect_write(std::string_view path, std::string_view graph_ns) const override {
+    return path.ends_with(".fb") ? (is_nd4j(graph_ns) ? 100 : 10) : 0;
+  }
+  void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {
+    std::string bytes = write_flatgraph(doc);
+    ctx.files.main().write(bytes);
+  }
+  std::vector<std::string> default_targets(std::string_view, std::string_view) const override { return {std::string(kNamespace)}; }
+  void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
+  void register_conventions(ir::Conventions& c) const override { nd4j::register_conventions(c); }
+
+  void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
+    if (is_nd4j(info.target_ns) && !is_nd4j(info.source_ns)) {
+      passes.add({"nd4j.constants", pipeline::Stage::Boundary,
+                  "constant ops become CONSTANT variables (graph inputs with an initializer): SameDiff has no constant op",
+                  [](pipeline::PassContext& ctx) { constants_to_initializers(ctx.doc.graph); }});
+      // The types the source framework inferred, given back to the nd4j ports that keep their value's name.
+      auto memo = std::make_shared<TypeMemo>();
+      passes.add({"nd4j.remember-types", pipeline::Stage::Convert, "the value types before the tables run",
+                  [memo](pipeline::PassContext& ctx) { *memo = remember_types(ctx.doc.graph); }});
+      passes.add({"nd4j.restore-types", pipeline::Stage::Finish, "the value types given back to the nd4j values of the same name",
+                  [memo](pipeline::PassContext& ctx) { restore_types(ctx.doc.graph, *memo); }});
+    }
+    if (is_nd4j(info.source_ns) && !is_nd4j(info.target_ns))
+      passes.add({"nd4j.drop-noops", pipeline::Stage::Boundary, "noops nothing reads are dropped (they only order execution)",
+                  [](pipeline::PassContext& ctx) { drop_unused_noops(ctx.doc.graph); }});
+    if (is_nd4j(info.source_ns) && info.target_ns.starts_with("amanda/onnx/"))
+      passes.add({"nd4j.onnx-types", pipeline::Stage::Finish, "the converted graph's values typed by ONNX's inference",
+                  [](pipeline::PassContext& ctx) { finish_onnx(ctx.doc.graph); }});
+    if (is_nd4j(info.target_ns) || is_nd4j(info.source_ns))
+      passes.add({"nd4j.ordered-arguments", pipeline::Stage::Validate,
+                  "every nd4j op's ordered arguments are complete (no argument missing before a given one)",
+                  [](pipeline::PassContext& ctx) {
+                    if (check_ordered_args(ctx.doc.graph, ctx.diags)) ctx.failed = true;
+                  }});
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<pipeline::Framework> make_framework() { return std::make_unique<Nd4jFramework>(); }
+
+}  // namespace amanda::nd4j
+
+namespace amanda::frameworks {
+std::unique_ptr<amanda::pipeline::Framework> make_nd4j() { return nd4j::make_framework(); }
+}  // namespace amanda::frameworks
