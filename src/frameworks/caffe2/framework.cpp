@@ -85,7 +85,7 @@ class Caffe2 final : public pipeline::Framework {
  public:
   std::string_view name() const override { return "caffe2"; }
   std::string_view description() const override {
-    return "Caffe2 NetDef: predict_net.pb / .pbtxt, with the init_net.pb beside it or named by --init-net";
+    return "Caffe2 NetDef: predict_net.pb / .pbtxt, with the init_net.pb beside it or named by --option init_net=NAME";
   }
   std::vector<std::string> namespace_prefixes() const override { return {"amanda/caffe2/"}; }
 
