@@ -8,6 +8,7 @@ std::unique_ptr<pipeline::Framework> make_onnx();
 std::unique_ptr<pipeline::Framework> make_pytorch();
 std::unique_ptr<pipeline::Framework> make_tensorflow();
 std::unique_ptr<pipeline::Framework> make_text();
+std::unique_ptr<pipeline::Framework> make_caffe2();
 std::unique_ptr<pipeline::Framework> make_nd4j();
 }  // namespace amanda::frameworks
 namespace amanda::conversions {
@@ -22,6 +23,7 @@ void register_builtin_frameworks(FrameworkRegistry& r) {
   r.add(frameworks::make_onnx());
   r.add(frameworks::make_pytorch());
   r.add(frameworks::make_tensorflow());
+  r.add(frameworks::make_caffe2());
   r.add(frameworks::make_nd4j());
   r.add(frameworks::make_text());
   r.add(conversions::make_tensorflow_to_onnx());

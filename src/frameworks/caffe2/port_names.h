@@ -1,0 +1,38 @@
+// Port names of Caffe2 ops from the amanda/caffe2/1.13 schemas (X, filter, bias for Conv): a
+// NetDef names no ports, its ops take blobs by position, and the mapping tables match ports by
+// name. A variadic port's ports are NAME.0, NAME.1, ...; an op without a schema, or a position the
+// schema does not reach, gets input.K / output.K.
+#pragma once
+
+#include <absl/container/flat_hash_map.h>
+
+#include "amanda/ir/graph.h"
+#include "amanda/schema/schema.h"
+
+namespace amanda::caffe2_frontend::detail {
+
+class PortNamer {
+ public:
+  // `ns` null: the shipped amanda/caffe2/1.13, loaded once per process (none if it cannot be).
+  explicit PortNamer(const schema::NamespaceSchema* ns);
+  const schema::OpSchema* find(std::string_view type) const;
+  Symbol input(const schema::OpSchema* s, int i, int n, ir::Graph& g) const { return name(s ? &s->inputs : nullptr, i, n, "input", g); }
+  Symbol output(const schema::OpSchema* s, int i, int n, ir::Graph& g) const { return name(s ? &s->outputs : nullptr, i, n, "output", g); }
+
+ private:
+  const schema::NamespaceSchema* ns_;
+  // The ports' names per schema, made once (expected_name() makes a string each time).
+  struct Names {
+    std::vector<std::string> names;  // up to the first port without a fixed name
+    std::vector<Symbol> syms;        // the same, interned in the graph of the first call
+    const ir::Graph* graph = nullptr;
+    int variadic = -1;               // index of the variadic port, if any
+  };
+  mutable absl::flat_hash_map<const std::vector<schema::PortSchema>*, Names> cache_;
+  Symbol name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const;
+};
+
+// The shipped namespace (null when it cannot be loaded).
+const schema::NamespaceSchema* shipped_namespace();
+
+}  // namespace amanda::caffe2_frontend::detail
