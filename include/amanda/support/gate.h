@@ -54,6 +54,9 @@ class ReadGate {
   // The entries of the folder `name` (under the policy), sorted; at most `limit` (an error beyond).
   std::vector<std::string> list(const std::string& name, size_t limit = 100000) const;
 
+  // At most this many distinct files per model (300,000 TF.js shards are refused, not read).
+  static constexpr size_t kMaxFiles = 10000;
+
  private:
   struct Impl;
   std::string model_;
