@@ -304,6 +304,7 @@ struct WriteGate::Impl {
   std::string staging;               // the temporary folder of a folder output
   std::vector<std::string> subdirs;  // folders made inside staging (relative), in creation order
   std::vector<std::string> committed;
+  std::vector<std::string> stale;  // removed from an existing output folder on commit
   bool done = false;
 
   // `failed`: also the files already renamed inside the staging folder (a commit that failed
@@ -387,6 +388,15 @@ AtomicFile& WriteGate::create(const std::string& name) {
   return *impl_->files.back().file;
 }
 
+void WriteGate::remove_on_commit(const std::string& name) {
+  std::vector<std::string> parts;
+  std::string bad = split_name(name, parts);
+  if (!bad.empty() || parts.empty()) throw Error(output_ + ": error: output file '" + shown(name) + "' is refused: " + bad);
+  std::string rel;
+  for (const auto& p : parts) rel += (rel.empty() ? "" : "/") + p;
+  impl_->stale.push_back(rel);
+}
+
 void WriteGate::commit() {
   if (impl_->done) return;
   if (!impl_->folder) {
@@ -433,6 +443,16 @@ void WriteGate::commit() {
     for (const auto& s : impl_->files)
       if (::renameat(stage.get(), s.name.c_str(), out.get(), s.name.c_str()) != 0)
         throw Error(output_ + "/" + s.name + ": error: cannot rename into place: " + errno_text(errno));
+    for (const auto& name : impl_->stale) {
+      // Only a regular file (or a link, which unlinkat removes, not its target) in a real folder.
+      size_t sl = name.rfind('/');
+      Fd parent(sl == std::string::npos ? ::fcntl(out.get(), F_DUPFD_CLOEXEC, 0)
+                                        : ::openat(out.get(), name.substr(0, sl).c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (parent.get() < 0) continue;
+      std::string leaf = sl == std::string::npos ? name : name.substr(sl + 1);
+      struct stat t {};
+      if (::fstatat(parent.get(), leaf.c_str(), &t, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(t.st_mode)) ::unlinkat(parent.get(), leaf.c_str(), 0);
+    }
   }
   for (auto& s : impl_->files) impl_->committed.push_back(s.name);
   impl_->remove_staging(false);  // (empty now, or already renamed into place: rmdir fails harmlessly)

@@ -86,6 +86,11 @@ class WriteGate {
   // The output is a folder (a SavedModel): staged as a temporary folder renamed into place.
   void make_folder_output();
 
+  // A file of the format that this output does not have (a SavedModel without variables written
+  // over one with): removed from an existing output folder on commit, if it is there. Same name
+  // rules as create().
+  void remove_on_commit(const std::string& name);
+
   // Moves every staged file into place (all prepared first: a problem with any leaves none moved).
   void commit();
   // The files commit() wrote, relative names (for messages and tests).
