@@ -9,14 +9,20 @@
 #include <stdexcept>
 
 #include "amanda/interp/memory.h"
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::interp {
 
 int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  // Checked: a [2^32, 2^32] shape wrapped to 0 elements, and a Slice then read wild memory.
+  uint64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) throw Error("negative dimension in shape " + shape_str(s));
+    if (d != 0 && n > uint64_t(INT64_MAX) / uint64_t(d)) throw Error("the element count of shape " + shape_str(s) + " overflows int64");
+    n *= uint64_t(d);
+  }
+  return int64_t(n);
 }
 
 std::string shape_str(const Shape& s) {
@@ -33,6 +39,9 @@ Tensor Tensor::uninit(DType t, Shape shape) {
   r.shape_ = std::move(shape);
   r.numel_ = interp::numel(r.shape_);
   if (t == DType::String) {
+    // (Empty strings: their size is charged where a kernel fills them.)
+    Budget::run().check(BudgetKind::Memory, checked_mul(uint64_t(r.numel_), uint64_t(sizeof(std::string)), "a string tensor"),
+                        "a string tensor of shape " + shape_str(r.shape_));
     r.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(r.numel_));
     return r;
   }

@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <map>
+#include <set>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -305,6 +306,8 @@ struct WriteGate::Impl {
   std::vector<std::string> subdirs;  // folders made inside staging (relative), in creation order
   std::vector<std::string> committed;
   std::vector<std::string> stale;  // removed from an existing output folder on commit
+  size_t max_files = WriteGate::kMaxFiles;
+  std::set<std::string> names;  // of the staged files
   bool done = false;
 
   // `failed`: also the files already renamed inside the staging folder (a commit that failed
@@ -362,10 +365,9 @@ AtomicFile& WriteGate::create(const std::string& name) {
     if (p.size() > 255) throw refuse("a component is longer than 255 bytes");
   std::string rel;
   for (const auto& p : parts) rel += (rel.empty() ? "" : "/") + p;
-  if (impl_->files.size() >= kMaxFiles)
-    throw refuse("an output has at most " + std::to_string(kMaxFiles) + " files");
-  for (const auto& s : impl_->files)
-    if (s.name == rel) throw refuse("it was already created");
+  if (impl_->files.size() >= impl_->max_files)
+    throw refuse("an output has at most " + std::to_string(impl_->max_files) + " files");
+  if (impl_->names.count(rel)) throw refuse("it was already created");
   std::string target;
   if (impl_->folder) {
     // Subfolders are made inside the staging folder (we own it: no link can be there).
@@ -385,8 +387,11 @@ AtomicFile& WriteGate::create(const std::string& name) {
     if (target == output_) throw refuse("it is the main output");
   }
   impl_->files.push_back({rel, std::make_unique<AtomicFile>(target)});
+  impl_->names.insert(rel);
   return *impl_->files.back().file;
 }
+
+void WriteGate::set_max_files(size_t n) { impl_->max_files = n; }
 
 void WriteGate::remove_on_commit(const std::string& name) {
   std::vector<std::string> parts;

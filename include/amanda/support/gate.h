@@ -97,6 +97,8 @@ class WriteGate {
   std::vector<std::string> files() const;
 
   static constexpr size_t kMaxFiles = 10000;
+  // A higher cap for outputs whose count the user asked for (`run --dump-intermediates`).
+  void set_max_files(size_t n);
 
  private:
   struct Impl;
