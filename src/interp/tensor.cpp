@@ -47,6 +47,9 @@ Tensor Tensor::uninit(DType t, Shape shape) {
   }
   size_t es = ir::dtype_size(t);
   if (es == 0) throw Error("no runtime tensors of element type " + std::string(ir::dtype_name(t)));
+  // The budget first (its message names --max-memory), then the interpreter's own cap.
+  Budget::run().check(BudgetKind::Memory, checked_mul(uint64_t(r.numel_), uint64_t(es), "a tensor"),
+                      "a tensor of shape " + shape_str(r.shape_));
   if (r.numel_ > (int64_t(1) << 40) / int64_t(es)) throw Error("tensor of shape " + shape_str(r.shape_) + " is too big");
   r.nbytes_ = static_cast<size_t>(r.numel_) * es;
   r.keep_ = allocate_block(r.nbytes_, &r.data_);

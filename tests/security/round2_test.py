@@ -263,7 +263,7 @@ def c_pb_nested_2200(d, amanda, outside):
 
 def c_tf1_loop_60k_identities(d, amanda, outside):
     """A TF1 while loop whose Switch output passes 60,000 Identities before NextIteration."""
-    nodes = [node("x", "Placeholder", attrs=attr("dtype", fld(6, DT_FLOAT))),
+    nodes = [node("x", "Placeholder", attrs=attr("dtype", fld(6, DT_FLOAT)) + attr("shape", fld(7, shape_proto([1])))),
              node("enter", "Enter", ["x"], attr("T", fld(6, DT_FLOAT)) + attr("frame_name", fld(2, "f"))),
              node("merge", "Merge", ["enter", "next"], attr("T", fld(6, DT_FLOAT)) + attr("N", fld(3, 2))),
              node("c", "Const", attrs=attr("dtype", fld(6, 10)) + attr("value", fld(8, fld(1, 10) + fld(2, b"") + fld(11, 1)))),
@@ -282,7 +282,7 @@ def c_tf1_loop_60k_identities(d, amanda, outside):
 
 def c_nested_frames_5k(d, amanda, outside):
     """5,000 frames, each Enter reading the one before (the quadratic nested-frame check)."""
-    nodes = [node("x", "Placeholder", attrs=attr("dtype", fld(6, DT_FLOAT)))]
+    nodes = [node("x", "Placeholder", attrs=attr("dtype", fld(6, DT_FLOAT)) + attr("shape", fld(7, shape_proto([1]))))]
     prev = "x"
     for i in range(5000):
         nodes.append(node("e%d" % i, "Enter", [prev], attr("T", fld(6, DT_FLOAT)) + attr("frame_name", fld(2, "f%d" % i))))
@@ -305,6 +305,11 @@ def c_fifo_onnx_convert(d, amanda, outside):
 
 def c_pb_const_6e8_zeros(d, amanda, outside):
     write(os.path.join(d, "m.pb"), graphdef([const_node("c", tensor_proto(DT_FLOAT, [600000000], float_val=0.0)), identity("y", "c")]))
+    return ["convert", "m.pb", "--to", "onnx/13", "-o", "out.onnx", "--max-memory", "1G"], {1}, ["--max-memory"], set()
+
+
+def c_pb_const_6e9_zeros(d, amanda, outside):
+    write(os.path.join(d, "m.pb"), graphdef([const_node("c", tensor_proto(DT_FLOAT, [1500000000], float_val=0.0)), identity("y", "c")]))
     return ["convert", "m.pb", "--to", "onnx/13", "-o", "out.onnx"], {1}, ["--max-memory"], set()
 
 
@@ -317,10 +322,10 @@ def c_pb_string_const(d, amanda, outside):
 def c_pb_split_20k(d, amanda, outside):
     split = node("s", "Split", ["axis", "c"], attr("T", fld(6, DT_FLOAT)) + attr("num_split", fld(3, 20000)))
     nodes = [const_node("axis", tensor_proto(DT_INT32, [], content=struct.pack("<i", 0)), DT_INT32),
-             const_node("c", tensor_proto(DT_FLOAT, [20000, 16384], float_val=0.0)), split]
+             const_node("c", tensor_proto(DT_FLOAT, [20000, 256], float_val=0.0)), split]
     nodes += [identity("y%d" % i, "s:%d" % i) for i in range(20000)]
     write(os.path.join(d, "m.pb"), graphdef(nodes))
-    return ["convert", "m.pb", "--to", "onnx/13", "-o", "out.onnx"], {1}, ["--max-memory"], set()
+    return ["convert", "m.pb", "--to", "onnx/13", "-o", "out.onnx"], {0, 1}, [], {"out.onnx"}
 
 
 def run_case(make_model, words, code={1}, extra=()):
@@ -421,7 +426,7 @@ def c_table_repeat_long_string(d, amanda, outside):
     relu_onnx(os.path.join(d, "m.onnx"))
     write(os.path.join(d, "t.yaml"), "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n"
           "  - rule_name: evil\n    priority: 100\n    src: {type: Relu}\n"
-          "    when: \"len(repeat('" + "x" * 1000 + "', 900000)) > 0\"\n    dst: {type: Relu}\n")
+          "    when: \"len(repeat('" + "x" * 10000 + "', 900000)) > 0\"\n    dst: {type: Relu}\n")
     return ["convert", "m.onnx", "--to", "onnx/12", "--tables", "t.yaml", "-o", "out.onnx"], {1}, ["budget"], set()
 
 
@@ -475,7 +480,8 @@ CASES = [
     ("hang.fifo_named_x_onnx_convert", c_fifo_onnx_convert),
     ("hang.npy_input_fifo", c_npy_fifo),
     ("hang.torchscript_tuple_40_deep", c_ts_tuple_40_deep),
-    ("memory.pb_const_6e8_zeros", c_pb_const_6e8_zeros),
+    ("memory.pb_const_6e8_zeros_max_memory_1G", c_pb_const_6e8_zeros),
+    ("memory.pb_const_1_5e9_zeros_default_budget", c_pb_const_6e9_zeros),
     ("memory.pb_string_const", c_pb_string_const),
     ("memory.pb_split_20000", c_pb_split_20k),
     ("memory.npy_unicode", c_npy_unicode),

@@ -10,6 +10,7 @@
 #include <google/protobuf/arena.h>
 #include <onnx/defs/schema.h>
 
+#include "amanda/support/gate.h"
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/support/progress.h"
@@ -727,7 +728,8 @@ text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const Im
 }
 
 text::Document read_model(const std::string& path) {
-  auto buf = map_file(path);
+  ReadGate files(path);  // a regular file, opened without blocking
+  auto buf = files.map_model();
   ImportOptions o;
   o.file_name = path;
   std::filesystem::path p(path);

@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "amanda/support/gate.h"
 #include "amanda/support/budget.h"
 #include "amanda/support/file.h"
 #include "frameworks/torchscript/ast.h"
@@ -2217,7 +2218,7 @@ class Importer {
 
 text::Document import_archive(const std::string& path, const torch_frontend::ImportOptions& o,
                               const schema::NamespaceSchema& ns, std::vector<std::string>* shape_gaps) {
-  return import_archive(map_file(path), path, o, ns, shape_gaps);
+  return import_archive(ReadGate(path).map_model(), path, o, ns, shape_gaps);
 }
 
 text::Document import_archive(std::shared_ptr<const Buffer> bytes, const std::string& name,
