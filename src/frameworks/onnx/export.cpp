@@ -122,9 +122,29 @@ class Exporter {
 
   // With `deferred`, the root graph's raw_data tensors are not copied into the proto: deferred[i]
   // holds initializer i's bytes (see wire.h).
+  // An ONNX graph is acyclic: a graph with a data-edge cycle (read by amanda.load, which does not
+  // verify) is refused, in the root and in every nested graph, never written (issue 32).
+  void refuse_cycles(OpId root) const {
+    std::vector<OpId> scopes{root};
+    while (!scopes.empty()) {
+      OpId scope = scopes.back();
+      scopes.pop_back();
+      ir::TopoResult t = g_.topo_order(scope);
+      if (!t.ok()) {
+        std::string ops;
+        for (size_t i = 0; i < t.cycle.size() && i < 5; ++i) ops += (i ? " -> " : "") + g_.path(t.cycle[i]);
+        throw Error("the graph has a cycle (" + ops + (t.cycle.size() > 5 ? " -> ..." : "") + "); an ONNX model cannot have one");
+      }
+      for (OpId op : t.order)
+        for (const auto& [k, v] : g_.attrs(op))
+          if (v.is_graph()) scopes.push_back(v.as_graph());
+    }
+  }
+
   void run(onnx::ModelProto& m, std::vector<const ir::Tensor*>* deferred = nullptr) {
     OpId root = g_.root();
     if (g_.root_kind() != ir::Graph::RootKind::Graph) throw Error("only a graph document can be written as an ONNX model");
+    refuse_cycles(root);
     if (const Value* v = get(root, "ir_version"); v && v->is_int()) m.set_ir_version(v->as_int());
     if (const Value* v = get(root, "opset_import"); v && v->is_list()) {
       for (const auto& e : v->as_list()) {
