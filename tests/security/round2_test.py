@@ -456,6 +456,35 @@ def c_ts_tuple_40_deep(d, amanda, outside):
     return ["convert", "m.pt", "--input-shape", "1,3", "--reader", "script", "-o", "out.onnx"], {0, 1}, [], {"out.onnx"}
 
 
+def c_model_is_device(d, amanda, outside):
+    os.symlink("/dev/zero", os.path.join(d, "zero.onnx"))  # (the user named it: followed, then refused as a device)
+    return ["inspect", "zero.onnx"], {1}, ["character device"], set()
+
+
+def c_model_is_folder(d, amanda, outside):
+    os.makedirs(os.path.join(d, "m.onnx"))
+    return ["convert", "m.onnx", "-o", "y.onnx"], {1}, ["folder"], set()
+
+
+def c_external_data_is_folder(d, amanda, outside):
+    from security_test import external_model
+    os.makedirs(os.path.join(d, "w.bin"))
+    external_model(os.path.join(d, "m.onnx"), "w.bin")
+    return ["inspect", "m.onnx"], {1}, ["folder"], set()
+
+
+def c_external_data_is_device_link(d, amanda, outside):
+    from security_test import external_model
+    os.symlink("/dev/zero", os.path.join(d, "w.bin"))
+    external_model(os.path.join(d, "m.onnx"), "w.bin")
+    return ["inspect", "m.onnx"], {1}, ["symbolic link"], set()
+
+
+def c_pbtxt_is_fifo_in_savedmodel(d, amanda, outside):
+    os.mkfifo(os.path.join(d, "saved_model.pb"))
+    return ["inspect", "."], {1}, ["FIFO"], set()
+
+
 CASES = [
     ("files.tfjs_shard_named_ssh_authorized_keys_fmt", c_tfjs_ssh_shard),
     ("files.tfjs_shard_named_ssh_authorized_keys_convert", c_tfjs_ssh_shard_convert),
@@ -495,6 +524,11 @@ CASES = [
     ("partial.run_failed_leaves_no_output_dir", c_run_failed_leaves_no_dir),
     ("partial.onnx_external_data_failed", c_onnx_external_failed_leaves_nothing),
     ("wrong.outputs_json_names_escaped", c_outputs_json_escaped),
+    ("refuse.model_is_a_device", c_model_is_device),
+    ("refuse.model_is_a_folder", c_model_is_folder),
+    ("refuse.external_data_is_a_folder", c_external_data_is_folder),
+    ("refuse.external_data_is_a_link_to_a_device", c_external_data_is_device_link),
+    ("refuse.saved_model_pb_is_a_fifo", c_pbtxt_is_fifo_in_savedmodel),
 ]
 
 
@@ -525,6 +559,36 @@ def python_survives(pydir, path):
         return "amanda.load hung (> %d s)" % LIMIT_WALL_S
     if r.returncode < 0:
         return "amanda.load killed the process (signal %d)" % -r.returncode
+    return None
+
+
+PY_CYCLE = """
+import os, sys
+sys.path.insert(0, sys.argv[1])
+import amanda
+g = amanda.load(sys.argv[2])
+try:
+    amanda.save(g, sys.argv[3])
+    print("saved")
+except Exception as e:
+    print("refused:", e)
+"""
+
+
+def check_python_cycle(pydir, root):
+    """A cyclic ONNX read by amanda.load is refused by amanda.save, which writes nothing."""
+    d = os.path.join(root, "python_cycle")
+    os.makedirs(d)
+    x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [1])
+    y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [1])
+    nodes = [helper.make_node("Add", ["x", "b"], ["a"], name="n1"), helper.make_node("Relu", ["a"], ["b"], name="n2"),
+             helper.make_node("Identity", ["a"], ["y"], name="n3")]
+    save_raw(onnx_model(nodes, [x], [y]), os.path.join(d, "cyclic.onnx"))
+    r = subprocess.run([sys.executable, "-c", PY_CYCLE, pydir, os.path.join(d, "cyclic.onnx"), os.path.join(d, "out.onnx")],
+                       capture_output=True, text=True, timeout=60)
+    if r.returncode != 0 or "refused" not in r.stdout or "cycle" not in r.stdout or os.path.exists(os.path.join(d, "out.onnx")):
+        return "amanda.load + amanda.save of a cyclic ONNX: exit %d, %s %s" % (r.returncode, r.stdout.strip()[-300:], r.stderr.strip()[-300:])
+    print("  ok   wrong.python_load_save_cyclic_onnx refused: %s" % r.stdout.strip()[:120])
     return None
 
 
@@ -600,6 +664,11 @@ def main():
                 print("  FAIL %s: %s\n       stderr: %s" % (name, "; ".join(problems), err.strip()[-1200:]))
             else:
                 print("  ok   %-52s exit %d %6.2f s (CPU %5.2f s) %5d MB  %s" % (name, code, secs, cpu, rss // 1024, first[:140]))
+        if a.python and (not a.only or "cycl" in a.only):
+            p = check_python_cycle(os.path.abspath(a.python), root)
+            if p:
+                failures.append("wrong.python_load_save_cyclic_onnx")
+                print("  FAIL wrong.python_load_save_cyclic_onnx: " + p)
     finally:
         if not a.keep:
             shutil.rmtree(root, ignore_errors=True)

@@ -246,7 +246,7 @@ text::Document read_saved_model(ReadGate& files, const SavedModelOptions& option
   // saved_model.pb); every file is reached through it: no symbolic link in variables/, its index
   // or its data files, regular files only.
   std::string dir = files.root();
-  auto pb = files.model_is_folder() ? files.map("saved_model.pb", dir + ": error: saved_model.pb") : files.map_model();
+  auto pb = files.model_is_folder() ? files.map("saved_model.pb", dir + ": error: SavedModel file") : files.map_model();
   return import(pb->view(), dir, options, [&]() -> std::optional<std::vector<BundleTensor>> {
     // TensorFlow's loader: no variables/variables.index, no variables. Anything by those names
     // that the policy refuses (a link, a FIFO) is an error, not "no variables".
