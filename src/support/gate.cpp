@@ -391,6 +391,15 @@ AtomicFile& WriteGate::create(const std::string& name) {
   return *impl_->files.back().file;
 }
 
+void WriteGate::discard(const std::string& name) {
+  for (auto it = impl_->files.begin(); it != impl_->files.end(); ++it)
+    if (it->name == name) {
+      impl_->names.erase(it->name);
+      impl_->files.erase(it);  // (its temporary file is removed)
+      return;
+    }
+}
+
 void WriteGate::set_max_files(size_t n) { impl_->max_files = n; }
 
 void WriteGate::remove_on_commit(const std::string& name) {

@@ -178,6 +178,31 @@ TEST_F(GateTest, AGateDestroyedWithoutCommitLeavesNothing) {
   EXPECT_TRUE(tree(dir_ / "out").empty());
 }
 
+TEST_F(GateTest, DiscardedAndStaleFilesAreNotLeft) {
+  fs::path out = dir_ / "out" / "m.onnx";
+  fs::create_directories(out.parent_path());
+  {
+    WriteGate w(out.string());
+    w.create("m.onnx.data").write("D");
+    w.discard("m.onnx.data");
+    w.main().write("M");
+    w.commit();
+    EXPECT_EQ(w.files(), (std::vector<std::string>{"m.onnx"}));
+  }
+  EXPECT_EQ(tree(dir_ / "out"), (std::vector<std::string>{"m.onnx"}));
+  fs::path sm = dir_ / "out" / "sm";
+  fs::create_directories(sm / "variables");
+  put(sm / "variables" / "variables.index", "OLD");
+  {
+    WriteGate w(sm.string());
+    w.make_folder_output();
+    w.create("saved_model.pb").write("PB");
+    w.remove_on_commit("variables/variables.index");
+    w.commit();
+  }
+  EXPECT_EQ(tree(sm), (std::vector<std::string>{"saved_model.pb", "variables/"}));
+}
+
 TEST_F(GateTest, WriterNamesAreChecked) {
   fs::path out = dir_ / "out" / "model.json";
   fs::create_directories(out.parent_path());

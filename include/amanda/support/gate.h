@@ -86,6 +86,8 @@ class WriteGate {
   // The output is a folder (a SavedModel): staged as a temporary folder renamed into place.
   void make_folder_output();
 
+  // Drops a file created with create() (a side file that turned out empty): it is not written.
+  void discard(const std::string& name);
   // A file of the format that this output does not have (a SavedModel without variables written
   // over one with): removed from an existing output folder on commit, if it is there. Same name
   // rules as create().
