@@ -1,7 +1,7 @@
 // ONNX opset conversion in process, bytes -> bytes, with the library calls `amanda convert` makes
 // (tools/amanda/convert_commands.cpp): import_model_buffer (the model's bytes already in memory),
-// mapping::convert (planner chain, compile each table, apply, validate against the target), and
-// export_model_bytes. The registry (shipped namespaces + libonnx's) and the TableSet (the shipped
+// pipeline::convert (the same passes as the tool: typing, the planner's chain, compile each table,
+// apply, validate against the target), and export_model_bytes. The registry (shipped namespaces + libonnx's) and the TableSet (the shipped
 // tables/ folder, read from YAML) are made once per process, as the tool makes them once per
 // command; their cost is printed separately ("setup"). scripts/convert_speed.sh runs this next to
 // Python's onnx.version_converter.convert_version.
@@ -28,6 +28,7 @@
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/file.h"
@@ -115,10 +116,11 @@ int main(int argc, char** argv) {
         auto t0 = Clock::now();
         text::Document doc = onnx_frontend::import_model_buffer(buf);
         auto t1 = Clock::now();
-        mapping::ConvertOptions co;
-        mapping::Report rep;
+        pipeline::PassContext ctx(std::move(doc), *reg, tables);
+        ctx.request.to = to;
+        mapping::Report& rep = ctx.report;
         try {
-          rep = mapping::convert(doc.graph, to, tables, *reg, co);
+          pipeline::convert(ctx);
         } catch (const std::exception& e) {
           status = "fails";
           detail = e.what();
@@ -130,7 +132,7 @@ int main(int argc, char** argv) {
           detail = first_problem(rep);
           break;
         }
-        std::string out = onnx_frontend::export_model_bytes(doc);
+        std::string out = onnx_frontend::export_model_bytes(ctx.doc);
         auto t3 = Clock::now();
         out_bytes = out.size();
         if (r == 0) {

@@ -1,17 +1,26 @@
 #!/usr/bin/env bash
 # Installs what Amanda needs from Debian's packages, skipping what is already there.
+#   install-deps.sh               everything: building, tests, benchmarks, fuzzing (scripts/test.sh)
+#   install-deps.sh --build-only  what building the tool, the PyTorch plugin and the Python module
+#                                 needs (scripts/build.sh, README command 1)
 set -euo pipefail
+build_only=false
+if [ "${1:-}" = "--build-only" ]; then build_only=true; fi
 packages=(
   cmake g++ ninja-build pkg-config
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
-  libgtest-dev libgmock-dev libbenchmark-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler libonnx-testdata libtorch-dev zlib1g-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev zlib1g-dev
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-headers
-  python3 python3-dev python3-numpy python3-onnx python3-yaml python3-torch python3-torchvision
-  python3-pybind11 python3-pytest
-  clang libclang-rt-14-dev
-  graphviz chromium
+  python3 python3-dev python3-numpy python3-pybind11
 )
+if ! $build_only; then
+  packages+=(
+    libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata
+    python3-onnx python3-yaml python3-torch python3-torchvision python3-pytest
+    clang libclang-rt-14-dev
+    graphviz chromium
+  )
+fi
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -23,6 +32,7 @@ if ((${#missing[@]})); then
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
 fi
+if $build_only; then exit 0; fi
 # onnxruntime for Node.js (CPU), for the numeric comparisons of converted models. --ignore-scripts
 # skips its post-install download; the CPU library ships in the package.
 # Node.js and npm come with the machine (Debian's own nodejs/npm packages conflict with that one);

@@ -52,7 +52,9 @@ from ._amanda import (  # noqa: E402
     ValidationResult,
     convert,
     default_registry,
+    formats,
     load,
+    load_plugin,
     loads,
     save,
     torch_available,
@@ -64,5 +66,5 @@ __version__ = "0.1.0"
 __all__ = [
     "ConversionError", "Diagnostic", "Edge", "Error", "Graph", "GraphError", "Namespace", "Op", "OpCount",
     "OpSchema", "ParseError", "Port", "Registry", "Report", "Tensor", "ValidationError", "ValidationResult",
-    "convert", "default_registry", "load", "loads", "save", "torch_available",
+    "convert", "default_registry", "formats", "load", "load_plugin", "loads", "save", "torch_available",
 ]

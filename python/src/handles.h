@@ -65,7 +65,7 @@ py::object tensor_to_numpy(const DocPtr& d, const std::shared_ptr<const ir::Tens
 
 // A whole-document copy (copy.cpp): same ops, ports, edges, attributes, bodies and attribute
 // graphs; tensors are shared (they are immutable).
-text::Document copy_document(const text::Document& src);
+using text::copy_document;
 
 // ---- registration of each part of the module
 void register_values(py::module_& m);

@@ -5,8 +5,8 @@
 
 #include <pybind11/stl.h>
 
-#include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/io/io.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/ir/verify.h"
 #include "amanda/schema/validate.h"
 #include "handles.h"
@@ -31,21 +31,26 @@ std::optional<text::Format> format_arg(const std::optional<std::string>& f) {
 }
 
 py::object load(const std::string& path, std::optional<std::string> format, std::vector<std::vector<int64_t>> input_shapes,
-                const std::string& input_type, const std::string& reader) {
+                const std::string& input_type, const std::string& reader, std::map<std::string, std::string> options) {
   Diagnostics diags;
   std::shared_ptr<DocHolder> d;
-  auto fmt = format_arg(format);
+  io::Options o;
+  if (format) {
+    format_arg(format);
+    o.set("format", {*format});
+  }
+  // The reader options the tool's flags give (--input-shape 1,3,224,224, ...), by key.
+  for (const auto& shape : input_shapes) {
+    std::string s;
+    for (size_t i = 0; i < shape.size(); ++i) s += (i ? "," : "") + std::to_string(shape[i]);
+    o.add("input_shape", s);
+  }
+  o.set("input_type", {input_type});
+  o.set("reader", {reader});
+  for (const auto& [k, v] : options) o.add(k, v);
   {
     py::gil_scoped_release nogil;
-    if (!fmt && torch_frontend::is_torchscript_path(path)) {
-      torch_frontend::ImportOptions o;
-      o.input_shapes = std::move(input_shapes);
-      o.input_dtype = input_type;
-      o.reader = reader;
-      d = std::make_shared<DocHolder>(io::read_any(path, diags, o, default_registry().get()));
-    } else {
-      d = std::make_shared<DocHolder>(io::read_any(path, diags, fmt));
-    }
+    d = std::make_shared<DocHolder>(io::read_any(path, diags, o, default_registry().get()));
   }
   d->source = path;
   warn(diags);
@@ -58,20 +63,25 @@ DocHolder& root_doc(const PyGraph& g) {
 }
 
 std::optional<std::string> save(const PyGraph& g, const std::string& path, std::optional<std::string> format,
-                                bool external_data, size_t threshold, size_t inline_limit) {
+                                bool external_data, size_t threshold, size_t inline_limit, std::map<std::string, std::string> options) {
   DocHolder& d = root_doc(g);
-  io::WriteOptions o;
-  o.external_data = external_data;
-  o.threshold = threshold;
-  o.text.inline_limit = inline_limit;
-  auto fmt = format_arg(format);
-  std::string side;
+  io::WriteOptions w;
+  w.external_data = external_data;
+  w.threshold = threshold;
+  w.text.inline_limit = inline_limit;
+  io::Options o = io::to_options(w);
+  if (format) {
+    format_arg(format);
+    o.set("format", {*format});
+  }
+  for (const auto& [k, v] : options) o.set(k, {v});
+  std::vector<std::string> side;
   {
     py::gil_scoped_release nogil;
-    side = io::write_any(d.doc, path, fmt ? *fmt : text::format_for_path(path), o);
+    side = io::write_document(d.doc, path, o);
   }
   if (side.empty()) return std::nullopt;
-  return side;
+  return side.front();
 }
 
 // The default tables are read once per process (as the tool reads them once per command).
@@ -89,43 +99,50 @@ py::handle conversion_error;  // amanda.ConversionError (a handle: nothing to re
 
 py::object convert(const PyGraph& g, const std::string& to, const std::vector<std::string>& tables,
                    const std::vector<std::string>& tags, bool keep_unmapped, const std::string& explain, bool in_place,
-                   py::object registry) {
+                   py::object registry, const std::vector<std::string>& optimize, std::map<std::string, std::string> options) {
   DocHolder& src = root_doc(g);
   auto reg = registry_arg(registry);
-  {
-    // As the tool does: a structurally broken graph (a data-edge cycle, duplicate value names) is
-    // refused before any rule runs, never converted into a model onnx.checker rejects.
-    Diagnostics problems;
-    if (!ir::verify(src.g(), problems)) {
-      const Diagnostic& first = problems.items().front();
-      throw GraphError(first.where, "not converted: the graph has " + std::to_string(problems.error_count()) +
-                                        " structural problem" + (problems.error_count() == 1 ? "" : "s") + ":\n" +
-                                        problems.str());
-    }
-  }
   std::shared_ptr<DocHolder> out;
-  mapping::Report rep;
+  std::optional<pipeline::PassContext> ctx;
   {
     py::gil_scoped_release nogil;
-    out = in_place ? g.d : std::make_shared<DocHolder>(copy_document(src.doc));
-    out->source = src.source;
-    const std::string from(out->g().type_str(out->g().root()));
-    io::prepare_for_conversion(out->g(), to);
-    mapping::ConvertOptions co = io::default_convert_options();
-    co.tags = tags;
-    co.keep_unmapped = keep_unmapped;
-    co.explain = explain;
     std::lock_guard lock(tables_mutex);
     std::unique_ptr<mapping::TableSet> own;
     if (!tables.empty()) {
       own = std::make_unique<mapping::TableSet>();
       io::add_default_tables(*own, tables);
     }
-    rep = mapping::convert(out->g(), io::full_namespace(to), own ? *own : shared_tables(), *reg, co);
-    if (rep.ok()) io::finish_conversion(out->g(), from);  // (a TensorFlow graph: its outputs' names and types)
+    // The tool's pipeline, on a copy (or the graph itself): the same passes, so the same bytes.
+    ctx.emplace(in_place ? std::move(src.doc) : copy_document(src.doc), *reg, own ? *own : shared_tables());
+    ctx->request.to = to;
+    ctx->request.tags = tags;
+    ctx->request.keep_unmapped = keep_unmapped;
+    ctx->request.explain = explain;
+    ctx->request.optimize = optimize;
+    for (const auto& [k, v] : options) ctx->request.options.add(k, v);
+    try {
+      pipeline::convert(*ctx);
+    } catch (...) {
+      if (in_place) src.doc = std::move(ctx->doc);
+      throw;
+    }
+    if (in_place) {
+      src.doc = std::move(ctx->doc);
+      out = g.d;
+    } else {
+      out = std::make_shared<DocHolder>(std::move(ctx->doc));
+      out->source = src.source;
+    }
+  }
+  const mapping::Report& rep = ctx->report;
+  if (ctx->failed && rep.ops == 0 && rep.tables.empty() && rep.errors.empty()) {
+    // As the tool does: a structurally broken graph (a data-edge cycle, duplicate value names) is
+    // refused before any rule runs, never converted into a model onnx.checker rejects.
+    std::string where = ctx->diags.items().empty() ? std::string() : ctx->diags.items().front().where;
+    throw GraphError(where, ctx->failure + ":\n" + ctx->diags.str());
   }
   out->report = rep;
-  if (!rep.ok() && !keep_unmapped) {
+  if (ctx->failed && !(keep_unmapped && rep.errors.empty())) {
     py::object e = conversion_error(rep.text());
     e.attr("report") = py::cast(rep);
     PyErr_SetObject(conversion_error.ptr(), e.ptr());
@@ -141,8 +158,9 @@ py::object convert(const PyGraph& g, const std::string& to, const std::vector<st
 PYBIND11_MODULE(_amanda, m) {
   using namespace amanda;
   using namespace amanda::python;
-  // Leaving Python does not spend milliseconds freeing libonnx's operator registry.
-  amanda::onnx_frontend::keep_schema_registry_at_exit();
+  // Every framework's conventions, once (and the registry's at-exit choices, such as not freeing
+  // libonnx's operator registry).
+  io::install_conventions();
   m.doc() = "Amanda: one graph abstraction for every framework, namespaces, and conversion by mapping tables";
 
   // ---- exceptions: amanda.Error and its kinds, each carrying where the problem is
@@ -239,7 +257,7 @@ PYBIND11_MODULE(_amanda, m) {
       py::name("to_text"), py::is_method(graph_cls), py::arg("format") = "yaml", "The document in the seed's YAML (or JSON)");
 
   m.def("load", &load, py::arg("path"), py::arg("format") = py::none(), py::arg("input_shapes") = std::vector<std::vector<int64_t>>{},
-        py::arg("input_type") = "float32", py::arg("reader") = "auto",
+        py::arg("input_type") = "float32", py::arg("reader") = "auto", py::arg("options") = std::map<std::string, std::string>{},
         "Reads any supported file: ONNX (.onnx, external data mapped), TorchScript (.pt; input_shapes, input_type and "
         "reader as `amanda convert` takes them), YAML or JSON (format forces the text reader). Tensors borrow the "
         "mapped file's bytes. Raises ParseError or Error naming the file");
@@ -250,17 +268,27 @@ PYBIND11_MODULE(_amanda, m) {
     return make_graph(d);
   }, py::arg("text"), py::arg("format") = "yaml", "Parses the seed's YAML (or JSON) text");
   m.def("save", &save, py::arg("graph"), py::arg("path"), py::arg("format") = py::none(), py::arg("external_data") = false,
-        py::arg("threshold") = 1024, py::arg("inline_limit") = 4096,
+        py::arg("threshold") = 1024, py::arg("inline_limit") = 4096, py::arg("options") = std::map<std::string, std::string>{},
         "Writes the graph's document atomically: ONNX by the .onnx extension (external_data: tensors of at least "
         "threshold bytes in PATH.data), else YAML or JSON (tensors over inline_limit bytes in a side file). Returns "
         "the side file written, or None");
   m.def("convert", &convert, py::arg("graph"), py::arg("to"), py::arg("tables") = std::vector<std::string>{},
         py::arg("tags") = std::vector<std::string>{}, py::arg("keep_unmapped") = false, py::arg("explain") = "",
-        py::arg("in_place") = false, py::arg("registry") = py::none(),
+        py::arg("in_place") = false, py::arg("registry") = py::none(), py::arg("optimize") = std::vector<std::string>{},
+        py::arg("options") = std::map<std::string, std::string>{},
         "Converts a graph to namespace `to` (e.g. 'onnx/11') with the mapping tables the planner chains, as `amanda "
         "convert` does (tables: more table files or folders; tags: optional rules; keep_unmapped; explain: an op name). "
         "Returns the converted graph (a copy unless in_place) with .report; raises ConversionError (with .report) "
         "when an op cannot be mapped and keep_unmapped is False");
-  m.def("torch_available", [] { return torch_frontend::torch_available(); },
-        "Whether the libtorch plugin can be loaded (the libtorch-free TorchScript reader needs no plugin)");
+  m.def("torch_available", [] {
+    const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().find("pytorch");
+    return f && f->can_run(nullptr);
+  }, "Whether the libtorch plugin can be loaded (the libtorch-free TorchScript reader needs no plugin)");
+  m.def("formats", [] {
+    std::vector<std::pair<std::string, std::string>> v;
+    for (const auto& f : pipeline::FrameworkRegistry::instance().frameworks()) v.emplace_back(std::string(f->name()), std::string(f->description()));
+    return v;
+  }, "The registered frameworks: (name, description) each");
+  m.def("load_plugin", [](const std::string& path) { pipeline::FrameworkRegistry::instance().load_plugin(path); },
+        py::arg("path"), "Loads a framework plug-in (a shared object exporting amanda_register_frameworks), as $AMANDA_PLUGINS does");
 }

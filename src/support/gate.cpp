@@ -295,6 +295,7 @@ std::vector<std::string> ReadGate::list(const std::string& name, size_t limit) c
 // WriteGate
 
 struct WriteGate::Impl {
+  std::string path;  // the output as named, without trailing slashes
   std::unique_ptr<AtomicFile> main;
   struct Staged {
     std::string name;
@@ -323,8 +324,10 @@ struct WriteGate::Impl {
   }
 };
 
-WriteGate::WriteGate(std::string output) : output_(trim_slashes(std::move(output))), impl_(std::make_unique<Impl>()) {
-  if (output_.empty()) throw Error("error: the output path is empty");
+WriteGate::WriteGate(std::string output) : output_(std::move(output)), impl_(std::make_unique<Impl>()) {
+  // output_path() is the path as named ("out/" says a folder); the files go to it without slashes.
+  impl_->path = trim_slashes(output_);
+  if (impl_->path.empty()) throw Error("error: the output path is empty");
 }
 
 WriteGate::~WriteGate() {
@@ -336,27 +339,27 @@ WriteGate::~WriteGate() {
 }
 
 AtomicFile& WriteGate::main() {
-  if (impl_->folder) throw Error(output_ + ": error: the output is a folder; its files are created by name");
-  if (impl_->done) throw Error(output_ + ": error: the output was already committed");
-  if (!impl_->main) impl_->main = std::make_unique<AtomicFile>(output_);
+  if (impl_->folder) throw Error(impl_->path + ": error: the output is a folder; its files are created by name");
+  if (impl_->done) throw Error(impl_->path + ": error: the output was already committed");
+  if (!impl_->main) impl_->main = std::make_unique<AtomicFile>(impl_->path);
   return *impl_->main;
 }
 
 void WriteGate::make_folder_output() {
   if (impl_->folder) return;
-  if (impl_->main || !impl_->files.empty()) throw Error(output_ + ": error: the output became a folder after files were created");
+  if (impl_->main || !impl_->files.empty()) throw Error(impl_->path + ": error: the output became a folder after files were created");
   struct stat st {};
-  if (::stat(output_.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
-    throw Error(output_ + ": error: exists and is not a folder; not replaced by the output");
-  std::string tmpl = output_ + ".tmp-XXXXXX";
-  if (!::mkdtemp(tmpl.data())) throw Error(output_ + ": error: cannot create a temporary folder next to it: " + errno_text(errno));
+  if (::stat(impl_->path.c_str(), &st) == 0 && !S_ISDIR(st.st_mode))
+    throw Error(impl_->path + ": error: exists and is not a folder; not replaced by the output");
+  std::string tmpl = impl_->path + ".tmp-XXXXXX";
+  if (!::mkdtemp(tmpl.data())) throw Error(impl_->path + ": error: cannot create a temporary folder next to it: " + errno_text(errno));
   impl_->staging = tmpl;
   impl_->folder = true;
 }
 
 AtomicFile& WriteGate::create(const std::string& name) {
-  if (impl_->done) throw Error(output_ + ": error: the output was already committed");
-  auto refuse = [&](const std::string& why) { return Error(output_ + ": error: output file '" + shown(name) + "' is refused: " + why); };
+  if (impl_->done) throw Error(impl_->path + ": error: the output was already committed");
+  auto refuse = [&](const std::string& why) { return Error(impl_->path + ": error: output file '" + shown(name) + "' is refused: " + why); };
   std::vector<std::string> parts;
   std::string bad = split_name(name, parts);
   if (!bad.empty()) throw refuse(bad);
@@ -382,9 +385,9 @@ AtomicFile& WriteGate::create(const std::string& name) {
     target = impl_->staging + "/" + rel;
   } else {
     if (parts.size() != 1) throw refuse("a file beside the output cannot be in a subfolder");
-    std::string dir = parent_of(output_);
-    target = (dir == "." && output_.find('/') == std::string::npos) ? rel : dir + "/" + rel;
-    if (target == output_) throw refuse("it is the main output");
+    std::string dir = parent_of(impl_->path);
+    target = (dir == "." && impl_->path.find('/') == std::string::npos) ? rel : dir + "/" + rel;
+    if (target == impl_->path) throw refuse("it is the main output");
   }
   impl_->files.push_back({rel, std::make_unique<AtomicFile>(target)});
   impl_->names.insert(rel);
@@ -405,7 +408,7 @@ void WriteGate::set_max_files(size_t n) { impl_->max_files = n; }
 void WriteGate::remove_on_commit(const std::string& name) {
   std::vector<std::string> parts;
   std::string bad = split_name(name, parts);
-  if (!bad.empty() || parts.empty()) throw Error(output_ + ": error: output file '" + shown(name) + "' is refused: " + bad);
+  if (!bad.empty() || parts.empty()) throw Error(impl_->path + ": error: output file '" + shown(name) + "' is refused: " + bad);
   std::string rel;
   for (const auto& p : parts) rel += (rel.empty() ? "" : "/") + p;
   impl_->stale.push_back(rel);
@@ -421,8 +424,8 @@ void WriteGate::commit() {
     if (impl_->main) impl_->main->publish();
     for (auto& s : impl_->files) impl_->committed.push_back(s.name);
     if (impl_->main) {
-      size_t sl = output_.rfind('/');
-      impl_->committed.push_back(sl == std::string::npos ? output_ : output_.substr(sl + 1));
+      size_t sl = impl_->path.rfind('/');
+      impl_->committed.push_back(sl == std::string::npos ? impl_->path : impl_->path.substr(sl + 1));
     }
     impl_->done = true;
     return;
@@ -430,33 +433,33 @@ void WriteGate::commit() {
   for (auto& s : impl_->files) s.file->prepare();
   for (auto& s : impl_->files) s.file->publish();
   struct stat st {};
-  if (::lstat(output_.c_str(), &st) != 0) {
+  if (::lstat(impl_->path.c_str(), &st) != 0) {
     // A new folder: one rename puts the whole output in place.
-    if (::rename(impl_->staging.c_str(), output_.c_str()) != 0)
-      throw Error(output_ + ": error: cannot rename the output folder into place: " + errno_text(errno));
+    if (::rename(impl_->staging.c_str(), impl_->path.c_str()) != 0)
+      throw Error(impl_->path + ": error: cannot rename the output folder into place: " + errno_text(errno));
   } else {
-    if (!S_ISDIR(st.st_mode)) throw Error(output_ + ": error: exists and is not a folder; not replaced by the output");
+    if (!S_ISDIR(st.st_mode)) throw Error(impl_->path + ": error: exists and is not a folder; not replaced by the output");
     // An existing folder: its files are replaced one by one (each rename is atomic); every
     // target is checked first so that a folder in the way leaves nothing moved.
-    Fd out(::open(output_.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
-    if (out.get() < 0) throw Error(output_ + ": error: cannot open the output folder: " + errno_text(errno));
+    Fd out(::open(impl_->path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (out.get() < 0) throw Error(impl_->path + ": error: cannot open the output folder: " + errno_text(errno));
     for (const auto& s : impl_->files) {
       struct stat t {};
       if (::fstatat(out.get(), s.name.c_str(), &t, AT_SYMLINK_NOFOLLOW) == 0 && S_ISDIR(t.st_mode))
-        throw Error(output_ + "/" + s.name + ": error: is a folder; not replaced by the output");
+        throw Error(impl_->path + "/" + s.name + ": error: is a folder; not replaced by the output");
     }
     for (const auto& sub : impl_->subdirs) {
       if (::mkdirat(out.get(), sub.c_str(), 0777) != 0 && errno != EEXIST)
-        throw Error(output_ + "/" + sub + ": error: cannot create: " + errno_text(errno));
+        throw Error(impl_->path + "/" + sub + ": error: cannot create: " + errno_text(errno));
       struct stat t {};
       if (::fstatat(out.get(), sub.c_str(), &t, AT_SYMLINK_NOFOLLOW) != 0 || !S_ISDIR(t.st_mode))
-        throw Error(output_ + "/" + sub + ": error: is not a folder (a symbolic link?); not written through");
+        throw Error(impl_->path + "/" + sub + ": error: is not a folder (a symbolic link?); not written through");
     }
     Fd stage(::open(impl_->staging.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
     if (stage.get() < 0) throw Error(impl_->staging + ": error: " + errno_text(errno));
     for (const auto& s : impl_->files)
       if (::renameat(stage.get(), s.name.c_str(), out.get(), s.name.c_str()) != 0)
-        throw Error(output_ + "/" + s.name + ": error: cannot rename into place: " + errno_text(errno));
+        throw Error(impl_->path + "/" + s.name + ": error: cannot rename into place: " + errno_text(errno));
     for (const auto& name : impl_->stale) {
       // Only a regular file (or a link, which unlinkat removes, not its target) in a real folder.
       size_t sl = name.rfind('/');

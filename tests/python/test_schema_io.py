@@ -139,3 +139,16 @@ def test_pytorch_and_torch_plugin(tmp_path):
     assert "error" not in meta, meta
     got = np.fromfile(str(tmp_path / "r.0.bin"), dtype=np.float32).reshape(meta["outputs"][0]["shape"])
     assert np.allclose(got, expected, atol=1e-5)
+
+
+def test_formats_and_plugins(tmp_path):
+    # The registered frameworks, each with a description; the built-ins are all there.
+    names = [n for n, _ in amanda.formats()]
+    assert {"onnx", "pytorch", "tensorflow", "text"} <= set(names)
+    assert all(d for _, d in amanda.formats())
+    # A plug-in that cannot be loaded is an error that names it, never a crash.
+    not_a_plugin = tmp_path / "not_a_plugin.so"
+    not_a_plugin.write_bytes(b"\x7fELF junk")
+    with pytest.raises(amanda.Error) as e:
+        amanda.load_plugin(str(not_a_plugin))
+    assert "not_a_plugin.so" in str(e.value)

@@ -5,7 +5,6 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/interp/executor.h"
 #include "amanda/support/diagnostics.h"
 #include "run_support.h"
@@ -126,11 +125,12 @@ int check_conversion(const text::Document& source, const text::Document& convert
   return 0;
 }
 
-int check_torch_conversion(const std::string& source_path, const text::Document& converted, const CheckOptions& o) {
+int check_with_runtime(const pipeline::Framework& source, const std::string& source_path, const text::Document& converted,
+                       const CheckOptions& o) {
   std::string why;
-  if (torch_frontend::torch_namespace_name().empty() || !torch_frontend::torch_available(&why)) {
-    std::cerr << "amanda: error: --check of a TorchScript source runs the module in libtorch, which is not available: " << why
-              << "\n";
+  if (!source.can_run(&why)) {
+    std::cerr << "amanda: error: --check of a " << source.name() << " source runs it in its own runtime, which is not available: "
+              << why << "\n";
     return 2;
   }
   const ir::Graph& gc = converted.graph;
@@ -151,7 +151,7 @@ int check_torch_conversion(const std::string& source_path, const text::Document&
     args.push_back(ir::Tensor::from_bytes(t.dtype(), std::vector<int64_t>(t.shape().begin(), t.shape().end()),
                                           std::string(reinterpret_cast<const char*>(t.raw()), t.nbytes())));
   }
-  std::vector<ir::Tensor> torch_out = torch_frontend::run_torchscript_isolated(source_path, args);
+  std::vector<ir::Tensor> torch_out = source.run(source_path, args);
   auto out_c = ec.run(feeds, {});
   auto names_c = ec.output_names();
   if (torch_out.size() != out_c.size()) {
@@ -172,14 +172,14 @@ int check_torch_conversion(const std::string& source_path, const text::Document&
   }
   std::string inputs_note = random_names.empty() ? "" : fmt::format(" (random inputs, seed {})", o.seed);
   if (failures) {
-    std::cout << "check: the source ran in libtorch, which gives its outputs only: no op-by-op comparison\n";
+    std::cout << "check: the source ran in its own runtime (" << source.name() << "), which gives its outputs only: no op-by-op comparison\n";
     std::cout << fmt::format("check: FAILED: {} of {} outputs differ beyond rtol {} atol {}{}\n", failures, out_c.size(), o.rtol,
                              o.atol, inputs_note);
     return 1;
   }
-  std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; the source ran in libtorch "
-                           "(a child process), the converted graph in the reference interpreter\n",
-                           out_c.size(), worst, o.rtol, o.atol, inputs_note);
+  std::cout << fmt::format("check: ok: {} outputs match (max abs diff {:.3g}, rtol {} atol {}){}; the source ran in its own "
+                           "runtime ({}, a child process), the converted graph in the reference interpreter\n",
+                           out_c.size(), worst, o.rtol, o.atol, inputs_note, source.name());
   return 0;
 }
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "amanda/pipeline/framework.h"
 #include "amanda/text/document.h"
 
 namespace amanda::tool {
@@ -23,10 +24,12 @@ struct CheckOptions {
 int check_conversion(const text::Document& source, const text::Document& converted,
                      const std::map<uint32_t, std::string>& provenance, const CheckOptions& o);
 
-// A TorchScript source: the converted graph runs in the reference interpreter, the module's
-// forward() in libtorch (a child process, through the PyTorch plugin), on the same inputs (the
-// converted graph's inputs, without initializers, in order = forward's tensor arguments); every
-// output is compared in order. Without the plugin it says so and returns 2.
-int check_torch_conversion(const std::string& source_path, const text::Document& converted, const CheckOptions& o);
+// A source whose framework has its own runtime (TorchScript: forward() in libtorch, a child
+// process through the PyTorch plugin): the converted graph runs in the reference interpreter, the
+// source in its runtime, on the same inputs (the converted graph's inputs, without initializers,
+// in order = forward's tensor arguments); every output is compared in order. Without the runtime
+// it says so and returns 2.
+int check_with_runtime(const pipeline::Framework& source, const std::string& source_path, const text::Document& converted,
+                       const CheckOptions& o);
 
 }  // namespace amanda::tool

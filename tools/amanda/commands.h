@@ -19,6 +19,7 @@ void register_schema_commands(CLI::App& app, int& exit_code);
 void register_onnx_commands(CLI::App& app, int& exit_code);
 void register_convert_commands(CLI::App& app, int& exit_code);
 void register_view_commands(CLI::App& app, int& exit_code);
+void register_formats_command(CLI::App& app, int& exit_code);
 // Global --max-* flags that set the run's budgets (amanda/support/budget.h).
 void register_budget_options(CLI::App& app);
 void register_run_commands(CLI::App& app, int& exit_code);
@@ -29,18 +30,15 @@ using io::read_any;
 using io::write_any;
 using WriteAnyOptions = io::WriteOptions;
 inline std::unique_ptr<schema::Registry> tool_registry() { return io::default_registry(); }
-// Reads the tool's input. A TorchScript archive is read with `torch_reader`: "script" (never
-// libtorch) or "auto" (every command's default: libtorch, in a child process with its own limits,
-// for what the libtorch-free reader does not handle, e.g. a module read without --input-shape;
-// see SECURITY.md).
+// Reads the tool's input. A TorchScript archive is read with `reader`: "script" (never libtorch)
+// or "auto" (libtorch, in a child process with its own limits, for what the libtorch-free reader
+// does not handle, e.g. a module read without --input-shape; see SECURITY.md).
 inline text::Document read_input(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt,
-                                 const std::string& torch_reader = "script") {
-  if (!format && torch_frontend::is_torchscript_path(path)) {
-    torch_frontend::ImportOptions o;
-    o.reader = torch_reader;
-    return io::read_any(path, diags, o);
-  }
-  return io::read_any(path, diags, format);
+                                 const std::string& reader = "script") {
+  io::Options o;
+  if (format) o.set("format", {*format == text::Format::Json ? "json" : "yaml"});
+  o.set("reader", {reader});
+  return io::read_any(path, diags, o);
 }
 
 }  // namespace amanda::tool

@@ -9,11 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/onnx/functions.h"
-#include "amanda/frameworks/tensorflow/graphdef.h"
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
-#include "amanda/frameworks/tensorflow/tfjs.h"
-#include "amanda/frameworks/torch/torchscript.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/ir/verify.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/schema/registry.h"
@@ -37,6 +33,9 @@ struct ConvertOpts {
   std::vector<std::string> input_shapes;
   std::vector<std::string> input_types;
   std::string reader = "auto";
+  std::vector<std::string> options;   // --option KEY=VALUE: framework options
+  std::vector<std::string> optimize;  // --optimize passes after the conversion
+  bool print_pipeline = false;
   bool check = false;  // --check: run both sides with the interpreter and compare (check.cpp)
   CheckOptions check_opts;
 };
@@ -55,167 +54,55 @@ T& kept_until_exit(std::unique_ptr<T> p) {
 
 int run_convert(const ConvertOpts& o) {
   if (o.quiet) set_progress_sink(nullptr);
-  schema::Registry& reg_ref = kept_until_exit(tool_registry());
-  schema::Registry* reg = &reg_ref;
+  schema::Registry& reg = kept_until_exit(tool_registry());
   mapping::TableSet& tables = kept_until_exit(std::make_unique<mapping::TableSet>());
   load_tables(tables, o.tables);
   Diagnostics diags;
   auto t0 = std::chrono::steady_clock::now();
-  std::optional<text::Document>& read = kept_until_exit(std::make_unique<std::optional<text::Document>>());
-  if (torch_frontend::is_torchscript_path(o.in)) {
-    torch_frontend::ImportOptions io;
-    if (o.input_types.size() == 1) io.input_dtype = o.input_types[0];
-    else io.input_dtypes = o.input_types;
-    io.reader = o.reader;
-    for (const auto& s : o.input_shapes) {
-      std::vector<int64_t> dims;
-      if (s.empty() || s == "[]") {  // a 0-d tensor
-        io.input_shapes.push_back(std::move(dims));
-        continue;
-      }
-      size_t start = 0;
-      while (start <= s.size()) {
-        size_t e = s.find(',', start);
-        if (e == std::string::npos) e = s.size();
-        std::string part = s.substr(start, e - start);
-        char* end = nullptr;
-        long long v = std::strtoll(part.c_str(), &end, 10);
-        if (!part.empty() && (std::isalpha(static_cast<unsigned char>(part[0])) || part[0] == '_') &&
-            std::all_of(part.begin(), part.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_'; })) {
-          // a name: a symbolic dimension (an ONNX dim_param)
-          auto at = std::find(io.dim_names.begin(), io.dim_names.end(), part);
-          if (at == io.dim_names.end()) at = io.dim_names.insert(io.dim_names.end(), part);
-          dims.push_back(-1 - (at - io.dim_names.begin()));
-          start = e + 1;
-          continue;
-        }
-        if (part.empty() || *end || v < 0) {
-          std::cerr << "amanda: error: --input-shape '" << s << "': dimensions are non-negative integers or names (a symbolic dimension) separated by commas\n";
-          return kUsage;
-        }
-        dims.push_back(v);
-        start = e + 1;
-      }
-      io.input_shapes.push_back(std::move(dims));
-    }
-    read.emplace(torch_frontend::read_torchscript(o.in, io, reg));
-  } else {
-    read.emplace(read_any(o.in, diags));
-  }
-  text::Document& doc = *read;
-  {
-    // A structurally broken input (a data-edge cycle, duplicate names) is refused, never converted
-    // into a model that onnx.checker rejects.
-    Diagnostics problems;
-    if (!ir::verify(doc.graph, problems)) {
-      for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
-      std::cerr << "amanda: " << o.in << ": not converted: " << problems.error_count() << " structural problem"
-                << (problems.error_count() == 1 ? "" : "s") << "; no output written\n";
-      return kInvalid;
-    }
-  }
-  std::string to = o.to;
-  if (to.empty() && !o.out.empty() && (tf_frontend::is_tfjs_output_path(o.out) || tf_frontend::is_graphdef_path(o.out)))
-    to = "amanda/tensorflow/2.2";  // a TF.js graph model or a GraphDef
-  const std::string source_ns(doc.graph.type_str(doc.graph.root()));
-  if (to.empty() || full_namespace(to).starts_with("amanda/onnx/"))
-    tf_frontend::make_onnx_boundary(doc.graph, o.outputs);  // (a TensorFlow graph: its placeholders and outputs)
-  io::prepare_for_conversion(doc.graph, to);
-  // Into TensorFlow, values no graph input changes (shapes computed with Shape -> Gather -> Concat,
-  // masks built from Range, ...) are folded into constants first: TF.js runs fewer ops, and rules
-  // read shapes and bounds as constants.
-  for (int round = 0; round < 8 && full_namespace(to).starts_with("amanda/tensorflow/") &&
-                      doc.graph.type_str(doc.graph.root()).starts_with("amanda/onnx/");
-       ++round) {
-    io::prepare_for_conversion(doc.graph, to, true);
-    if (!interp::fold_constants(doc.graph).folded) break;
-  }
-  io::prepare_for_conversion(doc.graph, to);
-  // Into the core, computed shapes and bounds must be constants: fold what no input changes, infer
-  // again (more shapes are known now, so more Shape ops fold), until nothing more folds.
-  for (int round = 0; round < 8 && full_namespace(o.to) == core::kNamespace; ++round) {
-    if (!interp::fold_constants(doc.graph).folded) break;
-    io::prepare_for_conversion(doc.graph, o.to);
-  }
-  auto t1 = std::chrono::steady_clock::now();
-  mapping::ConvertOptions co = io::default_convert_options();
-  co.tags = o.tags;
-  co.keep_unmapped = o.keep_unmapped;
-  co.explain = o.explain;
-  if (to.empty()) {
-    // Without --to: the output's format says the family; the nearest namespace of it the tables reach.
-    if (!o.out.empty() && !o.out.ends_with(".onnx")) {
-      std::cerr << "amanda: error: --to is needed unless the output is a .onnx file (or there is no output)\n";
+  pipeline::ConvertRequest request;
+  request.to = o.to;
+  request.output = o.out;
+  request.tags = o.tags;
+  request.keep_unmapped = o.keep_unmapped;
+  request.explain = o.explain;
+  request.optimize = o.optimize;
+  if (!o.input_shapes.empty()) request.options.set("input_shape", o.input_shapes);
+  if (!o.input_types.empty()) request.options.set("input_type", o.input_types);
+  request.options.set("reader", {o.reader});
+  if (!o.outputs.empty()) request.options.set("outputs", o.outputs);
+  for (const auto& kv : o.options) {
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      std::cerr << "amanda: error: --option '" << kv << "': KEY=VALUE\n";
       return kUsage;
     }
-    std::string src(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
-    to = src.starts_with("amanda/onnx/") ? src : "amanda/onnx/13";
-    for (int v = 13; v <= 17 && !src.starts_with("amanda/onnx/"); ++v) {
-      try {
-        tables.plan(src, "amanda/onnx/" + std::to_string(v), doc.graph);
-        to = "amanda/onnx/" + std::to_string(v);
-        break;
-      } catch (const Error&) {
-      }
-    }
+    request.options.add(kv.substr(0, eq), kv.substr(eq + 1));
   }
-  std::optional<text::Document> source;  // --check: the graph before conversion
-  std::map<uint32_t, std::string> provenance;
-  if (o.check) {
-    // A TorchScript source runs in libtorch after the conversion (check_torch_conversion).
-    if (!torch_frontend::is_torchscript_path(o.in)) source.emplace(read_any(o.in, diags));
-    co.on_rewrite = [&provenance](ir::OpId op, const std::string& rule) {
-      std::string& s = provenance[op.value];
-      s += (s.empty() ? "" : ", then ") + rule;
-    };
+  const pipeline::Framework* source_fw = pipeline::FrameworkRegistry::instance().for_reading(io::probe(o.in));
+  // --check: a source whose framework has a runtime of its own (TorchScript: libtorch) runs there;
+  // any other runs in the reference interpreter from a copy kept before conversion.
+  const bool own_runtime = source_fw && source_fw->has_runtime();
+  request.record_provenance = o.check;
+  request.keep_source = o.check && !own_runtime;
+  pipeline::PassContext& ctx = kept_until_exit(std::make_unique<pipeline::PassContext>(
+      io::read_any(o.in, diags, request.options, &reg), reg, tables));
+  ctx.request = request;
+  auto t1 = std::chrono::steady_clock::now();
+  pipeline::PassList passes = pipeline::conversion_passes(ctx);
+  if (o.print_pipeline) {
+    std::cout << pipeline::describe(passes);
+    return kOk;
   }
-  mapping::Report rep = mapping::convert(doc.graph, full_namespace(to), tables, *reg, co);
-  // An ONNX model refused because a value its rules need is computed at run time (Pad's pads,
-  // Slice's bounds, ScatterND's shapes from Shape -> Gather -> Concat): values that no graph input
-  // changes are constants in fact. Fold them (the interpreter runs those ops once) and try again;
-  // the report says so. The source stays the same for --check.
-  if (!rep.ok() && !o.keep_unmapped && !torch_frontend::is_torchscript_path(o.in) &&
-      full_namespace(to).starts_with("amanda/onnx/") && full_namespace(to) != core::kNamespace) {
-    text::Document again = read_any(o.in, diags);
-    tf_frontend::make_onnx_boundary(again.graph, o.outputs);
-    io::prepare_for_conversion(again.graph, o.to, true);
-    size_t folded = 0;
-    for (int round = 0; round < 8; ++round) {
-      interp::FoldResult f = interp::fold_constants(again.graph);
-      if (!f.folded) break;
-      folded += f.folded;
-      io::prepare_for_conversion(again.graph, o.to, true);
-    }
-    if (folded) {
-      std::map<uint32_t, std::string> provenance2;
-      mapping::ConvertOptions co2 = co;
-      if (o.check)
-        co2.on_rewrite = [&provenance2](ir::OpId op, const std::string& rule) {
-          std::string& s = provenance2[op.value];
-          s += (s.empty() ? "" : ", then ") + rule;
-        };
-      mapping::Report rep2 = mapping::convert(again.graph, full_namespace(to), tables, *reg, co2);
-      if (rep2.ok()) {
-        rep2.explain.insert(rep2.explain.begin(),
-                            fmt::format("note: converted after folding {} values that no graph input changes into constants "
-                                        "(the first attempt refused ops whose inputs are computed at run time)",
-                                        folded));
-        rep = std::move(rep2);
-        doc = std::move(again);
-        provenance = std::move(provenance2);
-      }
-    }
+  pipeline::run(passes, ctx);
+  for (const auto& d : ctx.diags.items()) std::cerr << d.str() << '\n';
+  if (ctx.failed && ctx.report.ops == 0 && ctx.report.tables.empty() && ctx.report.errors.empty()) {
+    // A structurally broken input: refused before any rule ran.
+    std::cerr << "amanda: " << o.in << ": " << ctx.failure << "; no output written\n";
+    return kInvalid;
   }
-  if (rep.ok()) io::finish_conversion(doc.graph, source_ns);
-  if (rep.ok() && full_namespace(to) == core::kNamespace) {
-    // The typed core: every op typed by its registry rule, which also refuses what a table got
-    // wrong (an implicit broadcast left in, a wrong element type).
-    Diagnostics typing;
-    if (!core::infer_types(doc.graph, typing))
-      for (const auto& d : typing.items()) rep.errors.push_back("result does not type-check: " + d.where + ": " + d.message);
-  }
+  mapping::Report& rep = ctx.report;
   auto t2 = std::chrono::steady_clock::now();
-  bool ok = rep.ok() || o.keep_unmapped;
+  bool ok = !ctx.failed || (o.keep_unmapped && rep.errors.empty());
   if (o.report == "json") std::cout << rep.json();
   else if (!o.quiet || !rep.ok()) std::cout << rep.text();
   if (!ok) {
@@ -224,8 +111,12 @@ int run_convert(const ConvertOpts& o) {
   }
   if (!o.explain.empty() && rep.explain.empty()) std::cerr << "amanda: note: no op is named '" << o.explain << "'\n";
   if (o.check) {
-    int rc = source ? check_conversion(*source, doc, provenance, o.check_opts)
-                    : check_torch_conversion(o.in, doc, o.check_opts);
+    int rc;
+    if (ctx.source) {
+      rc = check_conversion(*ctx.source, ctx.doc, ctx.provenance, o.check_opts);
+    } else {
+      rc = check_with_runtime(*source_fw, o.in, ctx.doc, o.check_opts);
+    }
     if (rc != kOk) {
       if (!o.out.empty()) std::cerr << "amanda: the check " << (rc == 2 ? "could not run" : "failed") << "; no output written\n";
       return rc == 2 ? kUsage : kInvalid;
@@ -233,11 +124,10 @@ int run_convert(const ConvertOpts& o) {
   }
   if (o.out.empty()) return kOk;
   auto t_write = std::chrono::steady_clock::now();  // (after --check, which has its own lines)
-  WriteAnyOptions wo;
-  wo.external_data = o.external_data;
-  text::Format f = o.format == "json" ? text::Format::Json : text::Format::Yaml;
-  if (o.format.empty() && (o.out.ends_with(".json"))) f = text::Format::Json;
-  write_any(doc, o.out, f, wo);
+  io::Options wo = request.options;
+  if (o.external_data) wo.set("external_data", {"1"});
+  if (!o.format.empty()) wo.set("format", {o.format});
+  io::write_document(ctx.doc, o.out, wo);
   auto t3 = std::chrono::steady_clock::now();
   if (o.report != "json" && !o.quiet)
     std::cout << fmt::format("wrote {} (read {:.3f} s, convert {:.3f} s, write {:.3f} s)\n", o.out,
@@ -305,6 +195,10 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
   c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
+  c->add_option("--option", o->options,
+                "A framework option KEY=VALUE, repeatable (`amanda formats` lists each framework's keys), e.g. --option threshold=4096");
+  c->add_option("--optimize", o->optimize, "Rewrite passes to run after the conversion (`amanda optimize --list`)")->delimiter(',');
+  c->add_flag("--print-pipeline", o->print_pipeline, "Print the passes this conversion would run, in order, and stop");
   c->add_flag("--keep-unmapped", o->keep_unmapped, "Keep ops no rule maps as they are and write the output anyway");
   c->add_option("--report", o->report, "Report format: text or json")->check(CLI::IsMember({"text", "json"}));
   c->add_option("--explain", o->explain, "Tell why each candidate rule did or did not match the op of this name");
@@ -322,6 +216,9 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->callback([o, &exit_code] {
     try {
       exit_code = run_convert(*o);
+    } catch (const UsageError& e) {
+      std::cerr << "amanda: error: " << e.what() << '\n';
+      exit_code = kUsage;
     } catch (const ParseError& e) {
       std::cerr << e.what() << '\n';
       exit_code = kInvalid;

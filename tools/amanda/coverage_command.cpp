@@ -7,7 +7,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/onnx/functions.h"
+#include "amanda/pipeline/framework.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/schema_step.h"
 #include "commands.h"
@@ -83,7 +83,9 @@ Verdict step(const mapping::Table& t, const std::string& type, schema::Registry&
     case mapping::SchemaStep::Kind::Same: return {Cover::Unchanged, {}};
     case mapping::SchemaStep::Kind::Changed: return {Cover::Hole, st.why};
     case mapping::SchemaStep::Kind::Missing:
-      if (onnx_frontend::has_function_body(type, t.src)) return {Cover::Function, "expanded into its ONNX function body"};
+      if (const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(t.src);
+          f && f->can_expand(type, t.src))
+        return {Cover::Function, "expanded into its " + std::string(f->name()) + " function body"};
       return {Cover::Impossible, st.why};
     case mapping::SchemaStep::Kind::TypesOnly: break;
   }

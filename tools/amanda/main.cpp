@@ -43,6 +43,7 @@ int main(int argc, char** argv) {
   register_onnx_commands(app, exit_code);
   register_convert_commands(app, exit_code);
   register_view_commands(app, exit_code);
+  register_formats_command(app, exit_code);
   // A progress line for work over a second, on a terminal only. -q turns it off: the commands
   // that print a report have their own -q; for the others it falls through to this one.
   if (isatty(STDERR_FILENO)) amanda::set_progress_sink(amanda::terminal_progress());

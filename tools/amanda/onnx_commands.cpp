@@ -1,9 +1,7 @@
-// `amanda diff A B`, the semantic comparison of two documents of any format.
+// `amanda diff A B`, the semantic comparison of two documents of any format; `amanda infer`.
 #include <iostream>
 
-#include "amanda/frameworks/onnx/infer.h"
-#include "amanda/frameworks/onnx/model.h"
-#include "amanda/frameworks/torch/torchscript.h"
+#include "amanda/pipeline/framework.h"
 #include "amanda/ir/equal.h"
 #include "commands.h"
 
@@ -37,36 +35,28 @@ int run_diff(const std::string& a, const std::string& b) {
   return kInvalid;
 }
 
-// `amanda infer FILE [-o OUT]`: every op output typed by libonnx's inference functions.
+// `amanda infer FILE [-o OUT]`: every op output typed by the inference of the graph's framework
+// (ONNX: libonnx's inference functions; PyTorch: the libtorch-free reader's shape rules).
 int run_infer(const std::string& in, const std::string& out, bool strict, bool data_prop) {
   Diagnostics diags;
   text::Document doc = read_any(in, diags);
   std::string ns(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
-  if (ns.starts_with("amanda/pytorch/")) {
-    // The PyTorch namespace: the libtorch-free reader's shape rules over the graph.
-    auto reg = tool_registry();
-    const schema::NamespaceSchema* schema = reg->find(ns);
-    if (!schema) throw Error(in + ": namespace " + ns + " is not known");
-    auto r = torch_frontend::infer_types(doc.graph, *schema);
-    for (const auto& e : r.errors) std::cerr << in << ": " << (strict ? "error: " : "warning: ") << e << '\n';
-    std::cerr << in << ": " << r.ops << " ops, " << r.inferred << " inferred, " << r.no_schema << " without a schema, "
-              << r.no_rule << " without a shape rule, " << r.untyped_inputs << " with inputs of unknown type, "
-              << r.errors.size() << " errors\n";
-    if (strict && (!r.errors.empty() || r.no_rule || r.untyped_inputs || r.no_schema)) return kInvalid;
-    if (out.empty()) {
-      std::cout << text::to_text(doc, text::Format::Yaml);
-      return kOk;
-    }
-    write_any(doc, out, text::format_for_path(out), {});
-    return kOk;
+  const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(ns);
+  auto reg = tool_registry();
+  pipeline::InferRequest request;
+  request.propagate_values = data_prop;
+  request.write_attrs = true;
+  request.registry = reg.get();
+  pipeline::InferReport r;
+  if (f) r = f->infer_types(doc.graph, request);
+  if (!r.ran) {
+    std::cerr << in << ": error: no framework infers the types of namespace '" << ns << "'"
+              << (r.summary.empty() ? "" : ": " + r.summary) << '\n';
+    return kInvalid;
   }
-  onnx_frontend::InferOptions options;
-  options.data_propagation = data_prop;
-  auto r = onnx_frontend::infer_types(doc.graph, options);
   for (const auto& e : r.errors) std::cerr << in << ": " << (strict ? "error: " : "warning: ") << e << '\n';
-  std::cerr << in << ": " << r.ops << " ops, " << r.inferred << " inferred, " << r.no_schema << " without a schema, "
-            << r.typed_ports << " typed outputs, " << r.errors.size() << " errors\n";
-  if (strict && !r.ok()) return kInvalid;
+  std::cerr << in << ": " << r.summary << '\n';
+  if (strict && !r.complete) return kInvalid;
   if (out.empty()) {
     std::cout << text::to_text(doc, text::Format::Yaml);
     return kOk;

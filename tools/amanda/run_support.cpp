@@ -10,7 +10,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/onnx/value_file.h"
+#include "amanda/io/io.h"
 #include "amanda/interp/npy.h"
 #include "amanda/support/diagnostics.h"
 
@@ -19,17 +19,15 @@ namespace amanda::tool {
 namespace {
 
 interp::RValue read_input_file(const interp::InputSpec& spec, const std::string& path) {
-  if (path.ends_with(".pb")) {
-    auto vf = onnx_frontend::read_value_file(path, spec.type);
-    switch (vf.kind) {
-      case onnx_frontend::ValueFile::Kind::Tensor: return interp::RValue(interp::Tensor::borrow(vf.tensor));
-      case onnx_frontend::ValueFile::Kind::None: return interp::RValue::none();
-      case onnx_frontend::ValueFile::Kind::Sequence: {
-        std::vector<interp::Tensor> s;
-        for (auto& t : vf.seq) s.push_back(interp::Tensor::borrow(t));
-        return interp::RValue::sequence(std::move(s));
-      }
-    }
+  // A value file of a framework's own format (ONNX's TensorProto .pb), else a NumPy .npy.
+  if (const pipeline::Framework* f = io::value_reader(path)) {
+    ReadGate gate(path);
+    ir::Value v = f->read_values(gate, spec.type);
+    if (v.kind() == ir::Value::Kind::Null) return interp::RValue::none();
+    if (v.is_tensor()) return interp::RValue(interp::Tensor::borrow(v.tensor_ptr()));
+    std::vector<interp::Tensor> s;
+    for (const auto& t : v.as_list()) s.push_back(interp::Tensor::borrow(t.tensor_ptr()));
+    return interp::RValue::sequence(std::move(s));
   }
   return interp::RValue(interp::read_npy(path));
 }

@@ -5,13 +5,11 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/onnx/namespaces.h"
-#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/schema/validate.h"
 #include "amanda/ir/verify.h"
 #include "amanda/support/file.h"
 #include "amanda/text/value_text.h"
-#include "frameworks/torchscript/namespace_file.h"
+#include "amanda/pipeline/framework.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -135,24 +133,35 @@ int run_export(const std::string& ns, const std::string& out, const std::string&
                bool from_libtorch) {
   auto reg = tool_registry();
   if (!add_schema_files(*reg, schemas)) return kInvalid;
-  std::unique_ptr<schema::NamespaceSchema> plugin_ns;
+  // The namespace from its framework's runtime registry (PyTorch's: libtorch's operator registry).
+  const pipeline::Framework* fw = pipeline::FrameworkRegistry::instance().for_namespace(ns);
+  std::unique_ptr<schema::NamespaceSchema> runtime_ns;
   if (from_libtorch) {
-    if (ns != torch_frontend::torch_namespace_name()) {
-      std::cerr << "amanda: error: --from-libtorch: the PyTorch plugin gives namespace '"
-                << torch_frontend::torch_namespace_name() << "', not '" << ns << "'\n";
+    std::string why = "no framework provides it";
+    if (fw) runtime_ns = fw->runtime_namespace(reg->type_systems(), &why);
+    if (!runtime_ns) {
+      std::cerr << "amanda: error: --from-runtime: no runtime registry gives namespace '" << ns << "': " << why << "\n";
       return kInvalid;
     }
-    plugin_ns = torch_frontend::plugin_namespace(reg->type_systems());
+    if (runtime_ns->name != ns) {
+      std::cerr << "amanda: error: --from-runtime: the runtime gives namespace '" << runtime_ns->name << "', not '" << ns << "'\n";
+      return kInvalid;
+    }
   }
-  const schema::NamespaceSchema* n = plugin_ns ? plugin_ns.get() : reg->find(ns);
+  const schema::NamespaceSchema* n = runtime_ns ? runtime_ns.get() : reg->find(ns);
   if (!n) {
     std::cerr << "amanda: error: unknown namespace '" << ns << "' (see `amanda schema list`)\n";
     return kInvalid;
   }
   std::string t;
-  if (to == "ops" || (to.empty() && std::filesystem::path(out).extension() == ".ops")) {
-    t = torchscript::write_namespace_file(*n);  // the compact form of a PyTorch namespace
-  } else {
+  std::string ext = std::filesystem::path(out).extension().string();
+  if (!to.empty() && to != "yaml" && to != "json") ext = "." + to;
+  if (fw && (to.empty() || ext == "." + to)) t = fw->compact_namespace(*n, ext);  // a compact form (PyTorch's .ops)
+  if (t.empty()) {
+    if (!to.empty() && to != "yaml" && to != "json") {
+      std::cerr << "amanda: error: namespace '" << ns << "' has no '" << to << "' form\n";
+      return kUsage;
+    }
     text::Format f = to.empty() ? (out.empty() || out == "-" ? text::Format::Yaml : text::format_for_path(out))
                                 : (to == "json" ? text::Format::Json : text::Format::Yaml);
     t = schema::namespace_to_text(*n, f);
@@ -261,8 +270,8 @@ void register_schema_commands(CLI::App& app, int& exit_code) {
   exp->add_option("--to", o->to, "yaml, json or ops (the compact form of a PyTorch namespace, docs/pytorch.md; default: from the extension)")
       ->check(CLI::IsMember({"yaml", "json", "ops"}));
   exp->add_option("--schema", o->schemas, "A namespace schema file to add for this run (repeatable)");
-  exp->add_flag("--from-libtorch", o->from_libtorch,
-                "Build the PyTorch namespace from libtorch's operator registry (the plugin), not from the shipped "
+  exp->add_flag("--from-runtime,--from-libtorch", o->from_libtorch,
+                "Build the namespace from its framework runtime's registry (PyTorch: libtorch's operator registry, the plugin), not from the shipped "
                 "namespaces/pytorch/<version>.ops; regenerates that file with --to ops");
   exp->callback(guard([o] { return run_export(o->ns, o->out, o->to, o->schemas, o->from_libtorch); }));
 

@@ -1,6 +1,7 @@
 // The library's one entry point for files and defaults, shared by the tool, the Python module,
-// the tests and the benchmarks: read and write any supported file by its extension (or content),
-// the default registry of namespaces, and the default set of mapping tables.
+// the tests and the benchmarks: read and write any file a registered framework claims (content
+// beats extension), through the gate; the default registry of namespaces and set of tables.
+// It names no framework: the framework registry (amanda/pipeline/framework.h) decides.
 #pragma once
 
 #include <memory>
@@ -8,64 +9,52 @@
 #include <string>
 #include <vector>
 
-#include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/mapping/engine.h"
+#include "amanda/pipeline/framework.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/text/document.h"
 
 namespace amanda::io {
 
-// Reads a document: ONNX (.onnx) or TorchScript (.pt, a zip archive) by extension or content,
-// else YAML or JSON (an explicit `format` forces the text reader). Throws ParseError or Error
-// naming the file; warnings (accepted misspellings) go to diags.
-text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format = std::nullopt);
+using pipeline::Options;
 
-// The same with the TorchScript reader's options; `registry` supplies the PyTorch namespace to it
-// (a default registry when null).
-text::Document read_any(const std::string& path, Diagnostics& diags, const torch_frontend::ImportOptions& torch,
+// What format detection sees of `path` (through a ReadGate: never blocks on a FIFO).
+pipeline::Probe probe(const std::string& path);
+
+// Reads a document with the framework that claims it; `options` are the framework options
+// (input_shape, reader, format=yaml|json forces the text reader, ...); `registry` supplies the
+// namespaces a reader needs (it makes its own when null). Throws ParseError or Error naming the file.
+text::Document read_any(const std::string& path, Diagnostics& diags, const Options& options = {},
                         schema::Registry* registry = nullptr);
+// The same with the text reader forced to a format (or detection when nullopt).
+text::Document read_any(const std::string& path, Diagnostics& diags, std::optional<text::Format> format);
 
 struct WriteOptions {
   text::WriteOptions text;     // YAML/JSON: the side-file limit
   bool external_data = false;  // ONNX: big tensors in <path>.data
   size_t threshold = 1024;     // ONNX: what "big" means, in bytes
 };
+Options to_options(const WriteOptions& o);
 
-// Writes a document atomically: ONNX (.onnx) by extension, else text in `format`. Returns the side
-// file written, or "". Throws Error when the document cannot be written in that format.
-std::string write_any(const text::Document& doc, const std::string& path, text::Format format,
-                      const WriteOptions& options = {});
-// The same with the text format from the extension (.json, else YAML).
+// Writes a document with the framework that claims the path for its namespace; all or nothing.
+// Returns the side files written beside it (ONNX's .data, YAML's tensor file).
+std::vector<std::string> write_document(const text::Document& doc, const std::string& path, const Options& options = {});
+// The same with a text format for outputs the text forms write. Returns the side file, or "".
+std::string write_any(const text::Document& doc, const std::string& path, text::Format format, const WriteOptions& options = {});
 std::string write_any(const text::Document& doc, const std::string& path, const WriteOptions& options = {});
 
-// The namespaces everything uses by default: those shipped in namespaces/, the folders of
-// $AMANDA_SCHEMA_PATH, ONNX's from libonnx's registry and PyTorch's (loaded on first use).
+// The framework that reads value files like `path` (`amanda run --input x=FILE.pb`), or null.
+const pipeline::Framework* value_reader(const std::string& path);
+
+// The namespaces everything uses by default (every framework's, namespaces/, $AMANDA_SCHEMA_PATH)
+// and the default tables (tables/, $AMANDA_TABLE_PATH, then `extra`): pipeline's, re-exported.
 std::unique_ptr<schema::Registry> default_registry();
-
-// Adds the default tables to `set`: the shipped tables/ folder, the folders of $AMANDA_TABLE_PATH,
-// then `extra` (table files or folders).
 void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& extra = {});
-
-// Registers every built-in frontend's conventions (element type numberings, constant ops:
-// amanda/ir/conventions.h) in ir::conventions(), once. The functions here that read files, make
-// registries or prepare conversions call it; code that evaluates mapping expressions without them
-// calls it first.
+// Registers every framework's conventions (element type numberings, constant ops) in
+// ir::conventions(), once: code that evaluates mapping expressions without reading a file calls it.
 void install_conventions();
-
 // "onnx/11" -> "amanda/onnx/11"; a name that already starts with "amanda/" is kept.
 std::string full_namespace(const std::string& ns);
-
-// What every front end (the tool, the Python module) does before mapping::convert: ONNX graphs get
-// their values' inferred types on the ports (libonnx's inference; the attributes the exporter writes
-// are left as they were), so that rules which need an element type see it; and the options carry
-// the expansion of ONNX ops an older opset lacks into their function bodies.
-// With `to` amanda/core, inference also propagates the values of small integer tensors (shapes
-// computed in the graph), since the core table needs every shape.
-void prepare_for_conversion(ir::Graph& g, const std::string& to = {}, bool data_propagation = false);
-mapping::ConvertOptions default_convert_options();
-// After a conversion from namespace `from`: a TensorFlow graph now in ONNX gets its outputs' value
-// names and every value's inferred type and shape (value_info), which ONNX needs on graph outputs.
-void finish_conversion(ir::Graph& g, const std::string& from);
 
 }  // namespace amanda::io

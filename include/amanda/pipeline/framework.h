@@ -18,6 +18,9 @@
 #include <string_view>
 #include <vector>
 
+#include "amanda/ir/tensor.h"
+#include "amanda/ir/value.h"
+#include "amanda/schema/schema.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/gate.h"
 #include "amanda/text/document.h"
@@ -27,6 +30,7 @@ struct Conventions;
 }
 namespace amanda::schema {
 class Registry;
+class TypeSystems;
 }
 namespace amanda::mapping {
 class TableSet;
@@ -78,10 +82,23 @@ struct WriteContext {
   WriteGate& files;  // the output: the only way a writer creates files; committed by the caller
   const Options& options;
   Diagnostics& diags;
+  std::vector<std::string> side_files;  // files written beside the output (ONNX's .data), for messages
 };
 
 class PassList;
 struct ConversionInfo;
+
+struct InferRequest {
+  bool propagate_values = false;  // also carry small integer values (shapes computed in the graph)
+  bool write_attrs = false;       // also spell the results as @type/@shape (what exporters read)
+  schema::Registry* registry = nullptr;
+};
+struct InferReport {
+  bool ran = false;                 // the framework has an inference for this graph
+  bool complete = true;             // every op typed (strict mode's test)
+  std::vector<std::string> errors;  // "path: message", one per failing op
+  std::string summary;              // "N ops, M inferred, ..." for `amanda infer`
+};
 
 class Framework {
  public:
@@ -103,8 +120,11 @@ class Framework {
   // How sure it is that it should write a graph of namespace `graph_ns` to `path` (0: no). An
   // extension two formats share (.pb) is settled by the graph's namespace.
   virtual int detect_write(std::string_view path, std::string_view graph_ns) const { return 0; }
-  // Writes through ctx.files (throws amanda::Error when the graph cannot be written so).
-  virtual void write(const text::Document& doc, WriteContext& ctx) const;
+  // Writes through ctx.files (throws amanda::Error when the graph cannot be written so). (Inline, as
+  // every member here: a plug-in built outside the tool needs no symbol of the tool's own.)
+  virtual void write(const text::Document& doc, WriteContext& ctx) const {
+    throw Error(ctx.files.output_path() + ": the " + std::string(name()) + " framework cannot write files");
+  }
   // The namespaces a conversion with no --to should aim at for an output this framework writes,
   // best first (the pipeline takes the first the planner reaches from `source_ns`).
   virtual std::vector<std::string> default_targets(std::string_view path, std::string_view source_ns) const { return {}; }
@@ -113,18 +133,50 @@ class Framework {
   virtual void register_conventions(ir::Conventions& conventions) const {}
   virtual std::vector<OptionInfo> options() const { return {}; }
 
-  // Types the ports of a graph in one of its namespaces (between table steps, and in the pipeline's
-  // fold/infer fixed point). `propagate_values`: also carry small integer values (shapes).
-  // Returns false when it could not (the graph keeps the types it had).
-  virtual bool infer_types(ir::Graph& g, bool propagate_values) const { return false; }
+  // Types the ports of a graph in one of its namespaces (between table steps, in the pipeline's
+  // fold/infer fixed point, `amanda infer`). Never throws for a graph it cannot type: the report
+  // says so and the graph keeps the types it had.
+  virtual InferReport infer_types(ir::Graph& g, const InferRequest& request) const { return {}; }
+  // What a conversion does to a graph of its namespaces before the tables (and between two tables
+  // of a chain): by default infer_types.
+  virtual void prepare(ir::Graph& g, const InferRequest& request) const { infer_types(g, request); }
+  // Whether a conversion between two of its namespaces that a rule refused is tried again after
+  // folding the values no graph input changes into constants (what the interpreter can run).
+  virtual bool retry_after_folding() const { return false; }
+  // Whether `expand` can replace ops of this type in namespace ns (`amanda table coverage`).
+  virtual bool can_expand(const std::string& type, const std::string& ns) const { return false; }
   // Replaces an op a target namespace of this framework lacks by ops of the same namespace (ONNX
   // function bodies): "" when done, else why not. `refused_rule`: the only rule that applies is an
   // `unsupported:` one, and the framework may lower the op anyway (lowers_refused).
   virtual std::string expand(ir::Graph& g, ir::OpId op, const std::string& ns) const { return "no expansion"; }
   virtual bool lowers_refused(const std::string& type, const std::string& ns) const { return false; }
 
+  // Called when the tables have brought a graph into one of its namespaces, before it is validated
+  // (what the boundary needs that no table can say: graph inputs that become placeholder ops).
+  virtual void arrive(ir::Graph& g) const {}
   // Passes this framework adds to a conversion (its boundary before the tables, its finish after).
   virtual void contribute_passes(PassList& passes, const ConversionInfo& info) const {}
+
+  // The framework's own runtime, for `convert --check` of a source in its format (libtorch for
+  // TorchScript, in a child process): whether it has one, whether it can run here (else *why), and a run.
+  virtual bool has_runtime() const { return false; }
+  virtual bool can_run(std::string* why) const {
+    if (why) *why = "no runtime";
+    return false;
+  }
+  virtual std::vector<ir::Tensor> run(const std::string& path, const std::vector<ir::Tensor>& inputs) const { return {}; }
+  // Reads one value file (`amanda run --input x=FILE`, `--check-input`) of a format this framework
+  // defines (ONNX's TensorProto .pb): false when the file is not of its formats.
+  virtual bool reads_values(const Probe& probe) const { return false; }
+  virtual ir::Value read_values(ReadGate& files, const std::string& type) const { return {}; }
+  // The framework's namespace from its runtime's registry (libtorch's operator registry), for
+  // `amanda schema export --from-runtime`; null when it has none.
+  virtual std::unique_ptr<schema::NamespaceSchema> runtime_namespace(const schema::TypeSystems& types, std::string* why) const {
+    if (why) *why = "no runtime registry";
+    return nullptr;
+  }
+  // A compact spelling of a namespace of this framework (`.ops` for PyTorch); "" when it has none.
+  virtual std::string compact_namespace(const schema::NamespaceSchema& ns, std::string_view extension) const { return {}; }
 };
 
 // Code that belongs to a pair of frameworks and is not a table (TF1 loops -> ONNX Loop, the
@@ -142,24 +194,37 @@ class FrameworkRegistry {
   // The process's registry, with the built-in frameworks and those of $AMANDA_PLUGINS.
   static FrameworkRegistry& instance();
 
-  void add(std::unique_ptr<Framework> f);
-  void add(std::unique_ptr<ConversionExtension> e);
+  // (add and find are inline: a plug-in built outside the tool calls them without the tool's symbols.)
+  void add(std::unique_ptr<Framework> f) {
+    if (find(f->name())) throw Error("framework '" + std::string(f->name()) + "' is registered twice");
+    frameworks_.push_back(std::move(f));
+  }
+  void add(std::unique_ptr<ConversionExtension> e) { extensions_.push_back(std::move(e)); }
   // Loads a shared object that exports `extern "C" void amanda_register_frameworks(FrameworkRegistry&)`.
   void load_plugin(const std::string& path);
 
   const std::vector<std::unique_ptr<Framework>>& frameworks() const { return frameworks_; }
   const std::vector<std::unique_ptr<ConversionExtension>>& extensions() const { return extensions_; }
-  const Framework* find(std::string_view name) const;
+  const Framework* find(std::string_view name) const {
+    for (const auto& f : frameworks_)
+      if (f->name() == name) return f.get();
+    return nullptr;
+  }
   // The framework whose namespace family holds `ns` (null: none, e.g. amanda/core).
   const Framework* for_namespace(std::string_view ns) const;
   // The best reader of the probe (null: none claims it).
   const Framework* for_reading(const Probe& probe) const;
   // The best writer for the path and graph namespace (null: none claims it).
   const Framework* for_writing(std::string_view path, std::string_view graph_ns) const;
+  // The framework a conversion aims at when neither --to nor an output says (registration.cpp).
+  void set_default_target(std::string name) { default_target_ = std::move(name); }
+  const Framework* default_target() const { return find(default_target_); }
 
  private:
   std::vector<std::unique_ptr<Framework>> frameworks_;
   std::vector<std::unique_ptr<ConversionExtension>> extensions_;
+  std::vector<void*> plugins_;  // dlopen handles, never closed (their code stays registered)
+  std::string default_target_;
 };
 
 // The built-in frameworks (src/frameworks/registration.cpp: the one file that names them).

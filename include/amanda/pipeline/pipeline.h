@@ -58,7 +58,8 @@ struct PassContext {
   std::map<uint32_t, std::string> provenance;  // op id -> "rule 'x' of A -> B (file:line)"
   std::optional<text::Document> source;        // keep_source: the graph before conversion
   std::vector<std::pair<std::string, double>> timings;  // pass name -> seconds
-  bool failed = false;                         // a pass refused the conversion (report says why)
+  bool failed = false;                         // a pass refused the conversion (report and diags say why)
+  std::string failure;                         // one line: what failed
 };
 
 struct Pass {
@@ -78,6 +79,17 @@ class PassList {
  private:
   std::vector<Pass> passes_;
 };
+
+// Rewrite passes that a conversion can run by name after the tables (ConvertRequest::optimize,
+// `amanda optimize`): the passes layer registers them.
+struct OptimizePass {
+  std::string name;
+  std::string doc;
+  std::function<void(PassContext&)> run;
+};
+void register_optimize_pass(OptimizePass p);
+const OptimizePass* find_optimize_pass(std::string_view name);
+const std::vector<OptimizePass>& all_optimize_passes();
 
 // The passes of a conversion of `ctx.doc` under `ctx.request` (resolves ctx.info first).
 PassList conversion_passes(PassContext& ctx);

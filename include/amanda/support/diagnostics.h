@@ -63,4 +63,10 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// A wrong option value (the tool exits with 2, usage, rather than 1, invalid input).
+class UsageError : public Error {
+ public:
+  using Error::Error;
+};
+
 }  // namespace amanda

@@ -31,6 +31,8 @@ struct Document {
       : kind(k), graph(k == Kind::Op ? ir::Graph::RootKind::Op : ir::Graph::RootKind::Graph) {}
 };
 std::string_view kind_name(Document::Kind k);
+// A copy of a whole document (every scope, port, attribute and attribute graph; tensors shared).
+Document copy_document(const Document& src);
 
 struct ReadOptions {
   Limits limits;

@@ -276,9 +276,15 @@ class Exporter {
     if (g_.port_dir(p) == ir::PortDir::In && g_.port_name_str(p).starts_with(kCapturePrefix))
       if (PortId src = g_.producer(p)) return value_name(src);
     if (const Value* v = get(p, "@value"); v && v->is_string()) return v->as_string();
-    // An output port made by a rewrite (no ONNX value name yet): name it after its op.
+    // An output port made by a rewrite (no ONNX value name yet): the name of the graph output it
+    // feeds, if it feeds one (ONNX names a graph output by the value itself), else its op's.
     OpId op = g_.port_op(p);
-    if (!g_.is_graph(op) && g_.port_dir(p) == ir::PortDir::Out) return std::string(g_.name_str(op)) + ":" + std::string(g_.port_name_str(p));
+    if (!g_.is_graph(op) && g_.port_dir(p) == ir::PortDir::Out) {
+      for (PortId c : g_.consumers(p))
+        if (g_.is_graph(g_.port_op(c)) && g_.port_dir(c) == ir::PortDir::Out && g_.port_op(c) == g_.parent(op))
+          return std::string(g_.port_name_str(c));
+      return std::string(g_.name_str(op)) + ":" + std::string(g_.port_name_str(p));
+    }
     return std::string(g_.port_name_str(p));
   }
 

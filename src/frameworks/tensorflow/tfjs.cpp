@@ -800,24 +800,24 @@ void write_tfjs(const text::Document& doc, const std::string& path) {
   out.commit();
 }
 
-bool is_tfjs_file(const std::string& path) {
-  std::string ext = fs::path(path).extension().string();
-  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (ext != ".json") return false;
-  return is_tfjs_head(ReadGate(path).peek(4096));
-}
-
-bool is_tfjs_head(const std::string& head) {
+bool is_tfjs_head(std::string_view head) {
   // The first key: an Amanda document starts with graph, op or edge.
   size_t i = head.find_first_not_of(" \t\r\n");
   if (i == std::string::npos || head[i] != '{') return false;
   size_t k = head.find_first_not_of(" \t\r\n", i + 1);
   if (k == std::string::npos || head[k] != '"') return false;
   size_t e = head.find('"', k + 1);
-  std::string first = head.substr(k + 1, e == std::string::npos ? 0 : e - k - 1);
+  std::string_view first = head.substr(k + 1, e == std::string::npos ? 0 : e - k - 1);
   if (first == "graph" || first == "op" || first == "edge") return false;
   return first == "modelTopology" || first == "format" || first == "generatedBy" || first == "convertedBy" ||
          first == "signature" || first == "userDefinedMetadata" || first == "weightsManifest" || first == "modelInitializer";
+}
+
+bool is_tfjs_file(const std::string& path) {
+  std::string ext = fs::path(path).extension().string();
+  for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext != ".json") return false;
+  return is_tfjs_head(ReadGate(path).peek(4096));  // through the gate: a FIFO gives no bytes
 }
 
 bool is_tfjs_output_path(std::string_view path) { return fs::path(path).filename() == "model.json"; }

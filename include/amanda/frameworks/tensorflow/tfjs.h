@@ -37,7 +37,8 @@ void write_tfjs(const text::Document& doc, const std::string& path);
 // A .json file whose top-level object is a TF.js model (it has `modelTopology`), not an Amanda
 // document (whose first key is graph, op or edge).
 bool is_tfjs_file(const std::string& path);
-bool is_tfjs_head(const std::string& head);  // the first bytes of a .json file are a TF.js model.json
+// The same test on the first bytes of a .json file (format detection through the gate).
+bool is_tfjs_head(std::string_view head);
 // Where the tool writes a TF.js graph model: a file named model.json.
 bool is_tfjs_output_path(std::string_view path);
 

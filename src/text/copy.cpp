@@ -4,9 +4,10 @@
 // copied here, scope by scope.
 #include <absl/container/flat_hash_map.h>
 
-#include "handles.h"
+#include "amanda/text/document.h"
+#include "amanda/support/diagnostics.h"
 
-namespace amanda::python {
+namespace amanda::text {
 
 namespace {
 
@@ -51,6 +52,8 @@ struct ScopeCopier {
       for (PortId p : a.ports(from, dir)) {
         PortId q = b.add_port(to, dir, b.sym(a.port_name_str(p)));
         b.set_port_name_generated(q, a.port_name_generated(p));
+        b.set_port_role(q, a.port_role(p));  // (a graph input, an initializer, ...)
+        if (ir::TypeId t = a.port_type(p)) b.set_port_type(q, b.import_type(a, t));
         for (const auto& [k, v] : a.attrs(p)) b.set_attr(q, b.sym(a.str(k)), v);
         ports[p.value] = q;
       }
@@ -104,8 +107,8 @@ struct ScopeCopier {
 
 }  // namespace
 
-text::Document copy_document(const text::Document& src) {
-  text::Document out(src.kind);
+Document copy_document(const Document& src) {
+  Document out(src.kind);
   out.edge = src.edge;
   const ir::Graph& a = src.graph;
   out.graph.reserve(a.id_bound(), a.port_id_bound(), a.edge_id_bound());
@@ -114,4 +117,4 @@ text::Document copy_document(const text::Document& src) {
   return out;
 }
 
-}  // namespace amanda::python
+}  // namespace amanda::text
