@@ -26,6 +26,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         onnx_frontend::import_model_buffer(make_buffer(std::string(reinterpret_cast<const char*>(data), size))));
   } catch (const Error&) {
     return 0;
+  } catch (const ParseError&) {
+    return 0;
   }
   try {
     interp::Executor ex(doc->graph);
@@ -40,6 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
     ex.run(feeds);
   } catch (const Error&) {
+  } catch (const ParseError&) {
   }
   return 0;
 }

@@ -42,6 +42,8 @@ bool attempt(F f) {
     return true;
   } catch (const Error&) {
     return false;
+  } catch (const ParseError&) {
+    return false;
   }
 }
 
@@ -55,6 +57,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     doc = std::make_unique<text::Document>(
         text::parse(std::string_view(reinterpret_cast<const char*>(data), size), text::Format::Yaml, "in.yaml", diags));
   } catch (const Error&) {
+    return 0;
+  } catch (const ParseError&) {
     return 0;
   }
   fuzz::Sandbox box;

@@ -437,8 +437,8 @@ def c_onnx_external_failed_leaves_nothing(d, amanda, outside):
     y = helper.make_tensor_value_info("y", TensorProto.FLOAT, [n])
     w = helper.make_tensor("w", TensorProto.FLOAT, [n], np.arange(n, dtype=np.float32).tobytes(), raw=True)
     save_raw(onnx_model([helper.make_node("Add", ["x", "w"], ["y"], name="add")], [x], [y], [w]), os.path.join(d, "m.onnx"))
-    os.makedirs(os.path.join(d, "a.onnx"))  # the output is a folder: refused at commit
-    return ["convert", "m.onnx", "--external-data", "-o", "a.onnx"], {1}, ["folder"], {"a.onnx"}
+    os.makedirs(os.path.join(d, "a.onnx.data"))  # the side file's target is a folder: refused at commit, nothing moved
+    return ["convert", "m.onnx", "--external-data", "-o", "a.onnx"], {1}, ["folder"], {"a.onnx.data"}
 
 
 def c_ts_from_file(d, amanda, outside):
@@ -463,7 +463,7 @@ def c_model_is_device(d, amanda, outside):
 
 def c_model_is_folder(d, amanda, outside):
     os.makedirs(os.path.join(d, "m.onnx"))
-    return ["convert", "m.onnx", "-o", "y.onnx"], {1}, ["folder"], set()
+    return ["convert", "m.onnx", "-o", "y.onnx"], {1}, ["m.onnx"], set()
 
 
 def c_external_data_is_folder(d, amanda, outside):
