@@ -29,9 +29,10 @@ fuzz_seed=${AMANDA_FUZZ_SEED:-1}
 echo "== libFuzzer targets, ${fuzz_seconds} s each (a crash fails the run; its input is kept in build-fuzz/artifacts/)"
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++ -DCMAKE_BUILD_TYPE=RelWithDebInfo -DAMANDA_BUILD_FUZZ=ON \
   -DAMANDA_SANITIZE=ON -DAMANDA_BUILD_TESTS=OFF -DAMANDA_BUILD_BENCH=OFF -DAMANDA_WITH_TORCH=OFF >/dev/null
-cmake --build build-fuzz -j"$jobs" --target yaml_fuzz json_fuzz onnx_fuzz torchscript_fuzz tensorflow_fuzz torchscript_interp_fuzz table_fuzz nd4j_fuzz
+cmake --build build-fuzz -j"$jobs" --target yaml_fuzz json_fuzz onnx_fuzz torchscript_fuzz tensorflow_fuzz torchscript_interp_fuzz table_fuzz \
+  savedmodel_fuzz tfjs_fuzz npy_fuzz run_fuzz writers_fuzz nd4j_fuzz caffe2_fuzz
 mkdir -p build-fuzz/artifacts
-for target in yaml json onnx torchscript tensorflow torchscript_interp table nd4j; do
+for target in yaml json onnx torchscript tensorflow torchscript_interp table savedmodel tfjs npy run writers nd4j caffe2; do
   # New inputs go to a scratch folder, never into the committed seed corpus (fuzz/corpus/*).
   scratch=$(mktemp -d)
   dict=()

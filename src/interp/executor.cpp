@@ -1,3 +1,4 @@
+#include "amanda/support/budget.h"
 #include "amanda/interp/executor.h"
 
 #include <chrono>
@@ -290,6 +291,8 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
                                         const absl::flat_hash_map<uint32_t, const RValue*>* captures,
                                         const RunOptions* options) {
   const Plan& pl = plan(scope);
+  // A body run is a step too (a Loop whose body has no op would otherwise run free).
+  if (!Budget::run().try_charge(BudgetKind::Steps, 1)) Budget::run().exceeded(BudgetKind::Steps, 1, g_.path(scope));
   // node_hash_map: pointers to values stay valid while later values are added.
   absl::node_hash_map<uint32_t, RValue> frame;
   amanda::Symbol s_graph_input = g_.symbols().find("graph_input"), s_init = g_.symbols().find("initializer");
@@ -367,6 +370,9 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
       }
     }
     ctx.native_out_ = may_fuse && (fused ? fused->native_ok : st.native_ok);
+    // One step per op run (the interpreter's and folding's share of --max-steps): a Loop of 2^62
+    // trips stops here, not after the heat death of the machine.
+    if (!Budget::run().try_charge(BudgetKind::Steps, 1)) Budget::run().exceeded(BudgetKind::Steps, 1, ctx.where());
     try {
       if (profile_) {
         auto t0 = std::chrono::steady_clock::now();

@@ -6,11 +6,14 @@
 #include "amanda/interp/executor.h"
 #include "amanda/ir/conventions.h"
 #include "amanda/ir/value.h"
+#include "amanda/support/budget.h"
 #include "kernels/families.h"
 
 namespace amanda::interp {
 
 namespace {
+
+constexpr uint64_t kFoldSteps = 200'000;  // ops one folding run may execute
 
 bool nondeterministic(std::string_view type) {
   return type.starts_with("Random") || type == "Bernoulli" || type == "Multinomial" || type == "Dropout";
@@ -118,10 +121,37 @@ FoldResult fold_constants(ir::Graph& g) {
   for (ir::PortId p : boundary) wanted.insert(p.value);
   absl::flat_hash_map<uint32_t, Tensor> values;
   RunOptions ro;
+  // A folded value becomes a constant of the written model: one past this size is left computed
+  // (a ConstantOfShape of a hostile size is not written out as gigabytes of zeros).
+  constexpr size_t kMaxFoldedBytes = size_t(256) << 20;
   ro.on_value = [&](ir::OpId, ir::PortId p, const RValue& v) {
-    if (wanted.contains(p.value) && v.is_tensor() && v.tensor.dtype() != DType::String) values.emplace(p.value, v.tensor);
+    if (wanted.contains(p.value) && v.is_tensor() && v.tensor.dtype() != DType::String && v.tensor.nbytes() <= kMaxFoldedBytes)
+      values.emplace(p.value, v.tensor);
   };
-  ex.run(feeds, ro);
+  {
+    // Folding is an optimisation: a graph it cannot run within a share of the budgets (a Loop of
+    // 2^62 trips, a ConstantOfShape of terabytes) is left as it is, and the steps it spent are
+    // given back to the run.
+    struct Share {
+      Budget& b = Budget::run();
+      BudgetLimits saved = b.limits();
+      uint64_t steps0 = b.used(BudgetKind::Steps);
+      Share() {
+        BudgetLimits mine = saved;
+        mine.steps = std::min(saved.steps, steps0 + kFoldSteps);
+        b.set_limits(mine);
+      }
+      ~Share() {
+        b.set_limits(saved);
+        b.refund(BudgetKind::Steps, b.used(BudgetKind::Steps) - steps0);
+      }
+    } share;
+    try {
+      ex.run(feeds, ro);
+    } catch (const BudgetExceeded&) {
+      return res;
+    }
+  }
   res.ran = true;
   Symbol s_value = g.sym("@value"), s_val = g.sym("value");
   for (ir::PortId p : boundary) {

@@ -6,6 +6,8 @@
 #include <unordered_map>
 #include <vector>
 
+#include "amanda/support/budget.h"
+
 namespace amanda::interp {
 
 namespace {
@@ -31,6 +33,7 @@ void release(void* p, size_t size) {
   Pool& pl = pool();
   std::lock_guard lock(pl.mu);
   pl.live -= size;
+  Budget::run().refund(BudgetKind::Memory, size);
   if (pl.cached + size <= Pool::kMaxCached) {
     pl.free[size].push_back(p);
     pl.cached += size;
@@ -47,6 +50,11 @@ std::shared_ptr<void> allocate_block(size_t bytes, uint8_t** data) {
   void* p = nullptr;
   {
     std::lock_guard lock(pl.mu);
+    // Every tensor the interpreter or folding makes is charged to the run's memory budget before
+    // it is allocated (ConstantOfShape, Expand, Tile, Range of a hostile size stop here, with a
+    // message naming --max-memory, instead of taking the machine). Under the pool's lock: kernels
+    // may allocate from several threads.
+    if (!Budget::run().try_charge(BudgetKind::Memory, size)) Budget::run().exceeded(BudgetKind::Memory, size, "a tensor of the interpreter");
     if (auto it = pl.free.find(size); it != pl.free.end() && !it->second.empty()) {
       p = it->second.back();
       it->second.pop_back();
@@ -59,6 +67,7 @@ std::shared_ptr<void> allocate_block(size_t bytes, uint8_t** data) {
   if (!p) {
     std::lock_guard lock(pool().mu);
     pool().live -= size;
+    Budget::run().refund(BudgetKind::Memory, size);
     throw std::bad_alloc();
   }
   *data = static_cast<uint8_t*>(p);

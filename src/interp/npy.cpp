@@ -2,7 +2,9 @@
 
 #include <cstring>
 
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
+#include "amanda/support/gate.h"
 #include "amanda/support/file.h"
 
 namespace amanda::interp {
@@ -68,14 +70,19 @@ Tensor parse_npy(std::string_view b, const std::string& name) {
     size_t j = i;
     while (j < shape_s.size() && isdigit(static_cast<unsigned char>(shape_s[j]))) ++j;
     if (j == i) throw Error(name + ": bad shape in .npy header: " + shape_s);
+    if (j - i > 18) throw Error(name + ": a dimension of the .npy shape is too large: " + shape_s.substr(i, j - i));
     shape.push_back(std::stoll(shape_s.substr(i, j - i)));
     i = j;
   }
   std::string_view data = b.substr(off + hlen);
   if (descr.size() > 2 && descr[0] == '<' && descr[1] == 'U') {
+    if (descr.size() > 12 || descr.find_first_not_of("0123456789", 2) != std::string::npos) throw Error(name + ": bad '<U' width in .npy header");
     size_t width = std::stoul(descr.substr(2));
-    Tensor t = Tensor::uninit(DType::String, shape);
-    if (data.size() < static_cast<size_t>(t.numel()) * width * 4) throw Error(name + ": truncated .npy data");
+    if (width > (size_t(1) << 32)) throw Error(name + ": '<U' width " + std::to_string(width) + " is too large");
+    Tensor t = Tensor::uninit(DType::String, shape);  // (charged: its elements)
+    if (data.size() / 4 / std::max<size_t>(width, 1) < static_cast<size_t>(t.numel())) throw Error(name + ": truncated .npy data");
+    // The strings' bytes: at most 4 per code point of the file's, charged before they are made.
+    MemoryCharge strings(checked_mul(checked_mul(uint64_t(t.numel()), uint64_t(width), name), 4, name), name + ": the .npy strings");
     for (int64_t i = 0; i < t.numel(); ++i) {
       std::string s;
       for (size_t k = 0; k < width; ++k) {
@@ -110,7 +117,8 @@ Tensor parse_npy(std::string_view b, const std::string& name) {
 }
 
 Tensor read_npy(const std::string& path) {
-  auto buf = map_file(path);
+  ReadGate file(path);  // a regular file, opened without blocking
+  auto buf = file.map_model();
   return parse_npy(buf->view(), path);
 }
 
@@ -165,6 +173,10 @@ std::string npy_bytes(const Tensor& t) {
   return out;
 }
 
-void write_npy(const std::string& path, const Tensor& t) { write_file_atomic(path, npy_bytes(t)); }
+void write_npy(const std::string& path, const Tensor& t) {
+  WriteGate out(path);
+  out.main().write(npy_bytes(t));
+  out.commit();
+}
 
 }  // namespace amanda::interp

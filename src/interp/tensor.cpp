@@ -9,15 +9,21 @@
 #include <stdexcept>
 
 #include "amanda/interp/memory.h"
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/float16.h"
 
 namespace amanda::interp {
 
 int64_t numel(const Shape& s) {
-  int64_t n = 1;
-  for (int64_t d : s) n *= d;
-  return n;
+  // Checked: a [2^32, 2^32] shape wrapped to 0 elements, and a Slice then read wild memory.
+  uint64_t n = 1;
+  for (int64_t d : s) {
+    if (d < 0) throw Error("negative dimension in shape " + shape_str(s));
+    if (d != 0 && n > uint64_t(INT64_MAX) / uint64_t(d)) throw Error("the element count of shape " + shape_str(s) + " overflows int64");
+    n *= uint64_t(d);
+  }
+  return int64_t(n);
 }
 
 std::string shape_str(const Shape& s) {
@@ -34,11 +40,17 @@ Tensor Tensor::uninit(DType t, Shape shape) {
   r.shape_ = std::move(shape);
   r.numel_ = interp::numel(r.shape_);
   if (t == DType::String) {
+    // (Empty strings: their size is charged where a kernel fills them.)
+    Budget::run().check(BudgetKind::Memory, checked_mul(uint64_t(r.numel_), uint64_t(sizeof(std::string)), "a string tensor"),
+                        "a string tensor of shape " + shape_str(r.shape_));
     r.strings_ = std::make_shared<std::vector<std::string>>(static_cast<size_t>(r.numel_));
     return r;
   }
   size_t es = ir::dtype_size(t);
   if (es == 0) throw Error("no runtime tensors of element type " + std::string(ir::dtype_name(t)));
+  // The budget first (its message names --max-memory), then the interpreter's own cap.
+  Budget::run().check(BudgetKind::Memory, checked_mul(uint64_t(r.numel_), uint64_t(es), "a tensor"),
+                      "a tensor of shape " + shape_str(r.shape_));
   if (r.numel_ > (int64_t(1) << 40) / int64_t(es)) throw Error("tensor of shape " + shape_str(r.shape_) + " is too big");
   r.nbytes_ = static_cast<size_t>(r.numel_) * es;
   r.keep_ = allocate_block(r.nbytes_, &r.data_);

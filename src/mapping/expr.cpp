@@ -478,6 +478,10 @@ const std::map<std::string, Fn, std::less<>>& registry() {
                      uint64_t per = weight(a[0], Budget::run().limits().expr_steps);
                      if (n > 0 && per > std::numeric_limits<uint64_t>::max() / uint64_t(n)) charge_steps(std::numeric_limits<uint64_t>::max(), "repeat()");
                      charge_steps(uint64_t(n) * per, "repeat()");
+                     // And its bytes: n copies of a long string fit the step budget but not memory
+                     // (then SIGSEGV at the allocator's cap); checked before the list is made.
+                     uint64_t each = sizeof(Value) + (a[0].is_string() ? a[0].as_string().size() : 0);
+                     Budget::run().check(BudgetKind::Memory, checked_mul(uint64_t(n), each, "repeat()"), "table expression: repeat()");
                      return Value(Value::List(size_t(n), a[0]));
                    }};
     m["reverse"] = {"reverse(list)", "the elements in reverse order", 1, 1, [](const Args& a) {

@@ -9,6 +9,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
 
+#include "amanda/support/gate.h"
 #include "amanda/support/base64.h"
 #include "amanda/support/file.h"
 #include "amanda/support/progress.h"
@@ -909,7 +910,7 @@ Document parse(std::string_view text, Format format, const std::string& file_nam
 }
 
 Document read_file(const std::string& path, Diagnostics& diags, std::optional<Format> format, ReadOptions options) {
-  auto buf = map_file(path);
+  auto buf = ReadGate(path).map_model();  // a regular file, opened without blocking
   if (options.base_dir.empty()) {
     auto parent = std::filesystem::path(path).parent_path();
     options.base_dir = parent.empty() ? "." : parent.string();

@@ -1,3 +1,4 @@
+#include "amanda/support/gate.h"
 #include "amanda/text/tree.h"
 
 #include <cmath>
@@ -139,7 +140,7 @@ Tree parse_tree(std::string_view text, Format format, const std::string& file_na
 }
 
 Tree read_tree(const std::string& path, std::optional<Format> format) {
-  auto buf = map_file(path);
+  auto buf = ReadGate(path).map_model();  // a regular file, opened without blocking
   if (buf->size() == 0) throw ParseError({path, 1, 1}, "empty file");
   return parse_tree(buf->view(), format.value_or(format_for_path(path)), path);
 }

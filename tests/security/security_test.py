@@ -70,7 +70,7 @@ def opened_outside(amanda, args, cwd, outside):
     bad = []
     for line in open(log, errors="replace"):
         m = re.search(r"= (\d+)<([^>]*)>", line)
-        if m and os.path.realpath(m.group(2)).startswith(os.path.realpath(outside) + os.sep):
+        if m and "O_PATH" not in line and os.path.realpath(m.group(2)).startswith(os.path.realpath(outside) + os.sep):
             bad.append(line.strip())
     os.remove(log)
     return bad

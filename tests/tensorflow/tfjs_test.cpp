@@ -8,7 +8,9 @@
 
 #include <sys/wait.h>
 
+#include <chrono>
 #include <filesystem>
+#include <sys/stat.h>
 
 #include <google/protobuf/util/json_util.h>
 #include <google/protobuf/util/message_differencer.h>
@@ -71,8 +73,35 @@ void expect_same_model(const std::string& a_json, const std::string& b_json) {
   for (const auto& m : a.GetObject()) {
     if (std::string_view(m.name.GetString()) == "modelTopology") continue;
     ASSERT_TRUE(b.HasMember(m.name));
+    if (std::string_view(m.name.GetString()) == "weightsManifest") {
+      // The same groups and weights; the shard paths are the writer's own (groupG-shardIofN.bin:
+      // a name read from an input never becomes a file name), as many as the input's.
+      ASSERT_TRUE(m.value.IsArray() && b[m.name].IsArray());
+      ASSERT_EQ(m.value.Size(), b[m.name].Size());
+      for (rapidjson::SizeType g = 0; g < m.value.Size(); ++g) {
+        EXPECT_TRUE(m.value[g]["weights"] == b[m.name][g]["weights"]) << g;
+        const auto& pa = m.value[g]["paths"];
+        const auto& pb = b[m.name][g]["paths"];
+        ASSERT_EQ(pa.Size(), pb.Size());
+        for (rapidjson::SizeType i = 0; i < pb.Size(); ++i)
+          EXPECT_EQ(std::string(pb[i].GetString()),
+                    "group" + std::to_string(g + 1) + "-shard" + std::to_string(i + 1) + "of" + std::to_string(pb.Size()) + ".bin");
+      }
+      continue;
+    }
     EXPECT_TRUE(m.value == b[m.name]) << m.name.GetString();
   }
+}
+
+// The input's shard paths in manifest order (what the i-th written shard corresponds to).
+std::vector<std::string> input_shards(const std::string& json) {
+  rapidjson::Document a;
+  a.Parse(json.c_str());
+  std::vector<std::string> out;
+  if (!a.HasMember("weightsManifest")) return out;
+  for (const auto& g : a["weightsManifest"].GetArray())
+    for (const auto& p : g["paths"].GetArray()) out.push_back(p.GetString());
+  return out;
 }
 
 TEST(Tfjs, HumanModelsRoundTrip) {
@@ -86,16 +115,25 @@ TEST(Tfjs, HumanModelsRoundTrip) {
     text::Document doc = read_tfjs(m.string());
     TfjsFiles out = export_tfjs(doc);
     expect_same_model(test_files::slurp(m), out.model_json);
-    for (const auto& [rel, bytes] : out.shards) {
+    std::vector<std::string> in_shards = input_shards(test_files::slurp(m));
+    ASSERT_EQ(in_shards.size(), out.shards.size());
+    for (size_t si = 0; si < out.shards.size(); ++si) {
+      const auto& [rel, bytes] = out.shards[si];
       ++shards;
-      bool same = test_files::slurp(m.parent_path() / rel) == bytes;
+      bool same = test_files::slurp(m.parent_path() / in_shards[si]) == bytes;
       EXPECT_TRUE(same) << rel;
       identical_bins += same;
     }
     // Read back from what was written: the same IR.
     std::map<std::string, std::string> files(out.shards.begin(), out.shards.end());
     text::Document again = import_tfjs(out.model_json, [&](const std::string& p) { return make_buffer(files.at(p)); });
-    EXPECT_EQ(ir::first_difference(doc.graph, again.graph), "");
+    // The same IR but for the manifest's shard paths (the writer's names), and writing it again
+    // gives the same files: the writer's output is a fixed point.
+    std::string diff = ir::first_difference(doc.graph, again.graph);
+    EXPECT_TRUE(diff.empty() || diff == "<graph>: attribute 'tfjs' differs") << diff;
+    TfjsFiles out2 = export_tfjs(again);
+    EXPECT_EQ(out2.model_json, out.model_json);
+    EXPECT_TRUE(out2.shards == out.shards);
     // Ports are named by the registry's arguments, attributes are the registry's: the only
     // problems are attributes newer than TF 2.2's registry (explicit_paddings, TF 2.5+).
     auto reg = schema::make_default_registry();
@@ -199,10 +237,55 @@ class BadTfjs : public ::testing::Test {
 TEST_F(BadTfjs, GoodCopyIsAccepted) {
   test_files::spit(dir_ / "m" / "model.json", json_);
   test_files::spit(dir_ / "m" / "emotion.bin", bin_);
+  fs::create_directories(dir_ / "out");  // (the output's folder is not made: only the files the format defines)
   EXPECT_EQ(run(std::string(AMANDA_BINARY) + " fmt " + (dir_ / "m" / "model.json").string() + " -o " +
                 (dir_ / "out" / "model.json").string()),
             0);
-  EXPECT_EQ(test_files::slurp(dir_ / "out" / "emotion.bin"), bin_);
+  EXPECT_EQ(test_files::slurp(dir_ / "out" / "group1-shard1of1.bin"), bin_);
+}
+
+// Every file under dir, relative, sorted.
+std::vector<std::string> files_under(const fs::path& dir) {
+  std::vector<std::string> out;
+  for (auto it = fs::recursive_directory_iterator(dir); it != fs::recursive_directory_iterator(); ++it)
+    out.push_back(it->path().lexically_relative(dir).string());
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+// Issue 32: a shard named .ssh/authorized_keys wrote OUT/.ssh/authorized_keys. The writer names
+// its shards itself now: only model.json and group1-shard1of1.bin appear.
+TEST_F(BadTfjs, ShardNamesOfTheInputNeverBecomeFileNames) {
+  test_files::spit(dir_ / "m" / "model.json", replace(json_, "\"emotion.bin\"", "\".ssh/authorized_keys\""));
+  fs::create_directories(dir_ / "m" / ".ssh");
+  test_files::spit(dir_ / "m" / ".ssh" / "authorized_keys", bin_);
+  fs::create_directories(dir_ / "out");
+  EXPECT_EQ(run(std::string(AMANDA_BINARY) + " fmt " + (dir_ / "m" / "model.json").string() + " -o " +
+                (dir_ / "out" / "model.json").string()),
+            0);
+  EXPECT_EQ(files_under(dir_ / "out"), (std::vector<std::string>{"group1-shard1of1.bin", "model.json"}));
+  EXPECT_EQ(test_files::slurp(dir_ / "out" / "group1-shard1of1.bin"), bin_);
+  EXPECT_EQ(test_files::slurp(dir_ / "out" / "model.json").find("authorized_keys"), std::string::npos);
+}
+
+TEST_F(BadTfjs, ShardThatIsASymbolicLinkOutOfTheFolder) {
+  test_files::spit(dir_ / "secret.bin", bin_);
+  fs::create_symlink(dir_ / "secret.bin", dir_ / "m" / "linked.bin");
+  expect_refused(replace(json_, "\"emotion.bin\"", "\"linked.bin\""), bin_, "it is a symbolic link");
+}
+
+TEST_F(BadTfjs, ShardThatIsAFifoDoesNotBlock) {
+  ASSERT_EQ(::mkfifo((dir_ / "m" / "fifo.bin").c_str(), 0600), 0);
+  expect_refused(replace(json_, "\"emotion.bin\"", "\"fifo.bin\""), bin_, "it is a FIFO");
+}
+
+// 300,000 shard paths (the same small file): refused at once, not read 300,000 times.
+TEST_F(BadTfjs, ThreeHundredThousandShards) {
+  std::string many;
+  for (int i = 0; i < 300000; ++i) many += std::string(i ? "," : "") + "\"emotion.bin\"";
+  auto t0 = std::chrono::steady_clock::now();
+  expect_refused(replace(json_, "\"emotion.bin\"", many), bin_, "more than 10000 shards");
+  EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(20));
 }
 
 TEST_F(BadTfjs, ShardTooShort) {

@@ -15,7 +15,7 @@ void register_budget_options(CLI::App& app) {
   static const Doc docs[] = {
       {BudgetKind::Memory, "Budget: bytes of values and tensors a reader computes or copies (K/M/G suffixes; default 4G)"},
       {BudgetKind::Decompressed, "Budget: bytes inflated from compressed archive entries, in total (default 2G)"},
-      {BudgetKind::Steps, "Budget: TorchScript interpreter steps (default 2000000)"},
+      {BudgetKind::Steps, "Budget: interpreter steps: TorchScript statements, and ops `run`, `--check` and folding execute (default 2000000)"},
       {BudgetKind::Ops, "Budget: graph ops the TorchScript interpreter creates (default 200000)"},
       {BudgetKind::ExprSteps, "Budget: steps of one table-expression evaluation (default 1000000)"},
       {BudgetKind::Depth, "Budget: nesting depth of parsers and recursive walks (default 500)"},

@@ -34,6 +34,7 @@ struct ConvertOpts {
   std::vector<std::string> input_types;
   std::string reader = "auto";
   std::vector<std::string> options;   // --option KEY=VALUE: framework options
+  std::string init_net;               // --init-net FILE: --option init_net=FILE
   std::vector<std::string> optimize;  // --optimize passes after the conversion
   bool print_pipeline = false;
   bool check = false;  // --check: run both sides with the interpreter and compare (check.cpp)
@@ -70,6 +71,7 @@ int run_convert(const ConvertOpts& o) {
   if (!o.input_types.empty()) request.options.set("input_type", o.input_types);
   request.options.set("reader", {o.reader});
   if (!o.outputs.empty()) request.options.set("outputs", o.outputs);
+  if (!o.init_net.empty()) request.options.set("init_net", {o.init_net});
   for (const auto& kv : o.options) {
     size_t eq = kv.find('=');
     if (eq == std::string::npos || eq == 0) {
@@ -195,6 +197,7 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
       ->delimiter(',');
   c->add_option("--tables", o->tables, "More table files or folders (besides the shipped tables/ and $AMANDA_TABLE_PATH)");
   c->add_option("--tags", o->tags, "Use the optional rules with these tags")->delimiter(',');
+  c->add_option("--init-net", o->init_net, "A Caffe2 predict net's init net (default: init_net.pb beside it); the same as --option init_net=FILE");
   c->add_option("--option", o->options,
                 "A framework option KEY=VALUE, repeatable (`amanda formats` lists each framework's keys), e.g. --option threshold=4096");
   c->add_option("--optimize", o->optimize, "Rewrite passes to run after the conversion (`amanda optimize --list`)")->delimiter(',');

@@ -2,14 +2,17 @@
 // model with the reference interpreter (src/interp) and prints a summary of its outputs.
 #include <algorithm>
 #include <chrono>
-#include <filesystem>
 #include <iostream>
+#include <optional>
+#include <set>
 
 #include <fmt/format.h>
 
 #include "amanda/interp/executor.h"
 #include "amanda/interp/memory.h"
 #include "amanda/interp/npy.h"
+#include "amanda/support/budget.h"
+#include "amanda/support/gate.h"
 #include "commands.h"
 #include "run_support.h"
 
@@ -25,28 +28,56 @@ struct RunOpts {
   int repeat = 1;
 };
 
-// A value name made safe as a file name.
+// A value name made safe as a file name: no separator, control byte or NUL, at most 200 bytes.
+// (The name comes from the model: it never chooses where a file goes, only part of its name.)
 std::string file_stem(std::string n) {
   for (char& ch : n)
-    if (ch == '/' || ch == '\\' || ch == ':' || ch == '\0') ch = '_';
-  if (n.empty() || n == "." || n == "..") n = "_" + n;
+    if (ch == '/' || ch == '\\' || ch == ':' || static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) ch = '_';
+  if (n.size() > 200) n.resize(200);
+  if (n.empty() || n[0] == '.') n = "_" + n;
   return n;
 }
 
-// Writes a value as NAME.npy (a sequence as NAME.0.npy, NAME.1.npy, ...); returns a JSON entry.
-std::string write_value(const std::string& dir, const std::string& name, const interp::RValue& v) {
-  std::string stem = file_stem(name);
-  if (v.kind == interp::RValue::Kind::Tensor) {
-    interp::write_npy(dir + "/" + stem + ".npy", v.tensor);
-    return fmt::format("{{\"name\": \"{}\", \"kind\": \"tensor\", \"files\": [\"{}.npy\"]}}", name, stem);
+// A JSON string literal (names from the model are escaped: a quote or a newline in an output's
+// name made outputs.json invalid).
+std::string json_string(std::string_view s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    switch (c) {
+      case '"': out += "\\\""; break;
+      case '\\': out += "\\\\"; break;
+      case '\n': out += "\\n"; break;
+      case '\r': out += "\\r"; break;
+      case '\t': out += "\\t"; break;
+      default:
+        if (c < 0x20 || c == 0x7f) out += fmt::format("\\u{:04x}", c);
+        else out += static_cast<char>(c);
+    }
   }
-  if (v.kind == interp::RValue::Kind::None) return fmt::format("{{\"name\": \"{}\", \"kind\": \"none\", \"files\": []}}", name);
+  return out + "\"";
+}
+
+// Writes a value as NAME.npy (a sequence as NAME.0.npy, NAME.1.npy, ...) into the output gate
+// (under `sub`, "" or "intermediates/"); returns a JSON entry. Names that collide after making
+// them safe get a number.
+std::string write_value(WriteGate& out, const std::string& sub, const std::string& name, const interp::RValue& v,
+                        std::set<std::string>& used) {
+  std::string stem = file_stem(name);
+  for (int k = 1; used.count(sub + stem); ++k) stem = file_stem(name) + "~" + std::to_string(k);
+  used.insert(sub + stem);
+  if (v.kind == interp::RValue::Kind::Tensor) {
+    out.create(sub + stem + ".npy").write(interp::npy_bytes(v.tensor));
+    return fmt::format("{{\"name\": {}, \"kind\": \"tensor\", \"files\": [{}]}}", json_string(name), json_string(stem + ".npy"));
+  }
+  if (v.kind == interp::RValue::Kind::None)
+    return fmt::format("{{\"name\": {}, \"kind\": \"none\", \"files\": []}}", json_string(name));
   std::string files;
   for (size_t i = 0; i < v.seq.size(); ++i) {
-    interp::write_npy(fmt::format("{}/{}.{}.npy", dir, stem, i), v.seq[i]);
-    files += fmt::format("{}\"{}.{}.npy\"", i ? ", " : "", stem, i);
+    std::string f = fmt::format("{}.{}.npy", stem, i);
+    out.create(sub + f).write(interp::npy_bytes(v.seq[i]));
+    files += (i ? ", " : "") + json_string(f);
   }
-  return fmt::format("{{\"name\": \"{}\", \"kind\": \"sequence\", \"files\": [{}]}}", name, files);
+  return fmt::format("{{\"name\": {}, \"kind\": \"sequence\", \"files\": [{}]}}", json_string(name), files);
 }
 
 int run_model(const RunOpts& o) {
@@ -61,11 +92,19 @@ int run_model(const RunOpts& o) {
     for (const auto& n : random_names) std::cout << ' ' << n << ' ' << describe(feeds.at(n));
     std::cout << '\n';
   }
-  if (!o.out_dir.empty()) std::filesystem::create_directories(o.out_dir + (o.dump ? "/intermediates" : ""));
+  // The output folder is staged and appears only when the run succeeded (a failed run left an
+  // empty folder, or some of the .npy files).
+  std::optional<WriteGate> out;
+  std::set<std::string> used;
+  if (!o.out_dir.empty()) {
+    out.emplace(o.out_dir);
+    out->make_folder_output();
+    if (o.dump) out->set_max_files(1000000);
+  }
   interp::RunOptions ro;
   if (o.dump) {
     ro.on_value = [&](ir::OpId, ir::PortId p, const interp::RValue& v) {
-      write_value(o.out_dir + "/intermediates", value_name(doc.graph, p), v);
+      write_value(*out, "intermediates/", value_name(doc.graph, p), v, used);
     };
   }
   std::map<std::string, std::pair<double, int64_t>> profile;
@@ -74,6 +113,7 @@ int run_model(const RunOpts& o) {
   std::vector<interp::RValue> outs;
   double best = 1e30;
   for (int r = 0; r < std::max(1, o.repeat); ++r) {
+    if (r) Budget::run().reset_counters();  // (each repetition gets the whole step budget)
     auto t0 = std::chrono::steady_clock::now();
     outs = ex.run(feeds, ro);
     best = std::min(best, std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
@@ -97,9 +137,10 @@ int run_model(const RunOpts& o) {
   }
   if (!o.out_dir.empty()) {
     std::string manifest = "{\"outputs\": [";
-    for (size_t i = 0; i < outs.size(); ++i) manifest += (i ? ", " : "") + write_value(o.out_dir, names[i], outs[i]);
+    for (size_t i = 0; i < outs.size(); ++i) manifest += (i ? ", " : "") + write_value(*out, "", names[i], outs[i], used);
     manifest += "]}\n";
-    write_file_atomic(o.out_dir + "/outputs.json", manifest);
+    out->create("outputs.json").write(manifest);
+    out->commit();
     if (!o.quiet) std::cout << "wrote " << outs.size() << " output(s) to " << o.out_dir << '\n';
   }
   return kOk;

@@ -21,7 +21,7 @@ namespace amanda {
 enum class BudgetKind {
   Memory,        // bytes of values and tensors a reader or the interpreter computes or copies
   Decompressed,  // bytes inflated from compressed archive entries, in total
-  Steps,         // TorchScript interpreter steps (statements and calls)
+  Steps,         // interpreter steps: TorchScript statements and calls; ops the reference interpreter runs
   Ops,           // graph ops the TorchScript interpreter creates
   ExprSteps,     // table-expression evaluation steps, per expression (nodes evaluated, list elements made)
   Depth,         // nesting of recursive parsers and walks

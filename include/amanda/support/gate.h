@@ -54,6 +54,9 @@ class ReadGate {
   // The entries of the folder `name` (under the policy), sorted; at most `limit` (an error beyond).
   std::vector<std::string> list(const std::string& name, size_t limit = 100000) const;
 
+  // At most this many distinct files per model (300,000 TF.js shards are refused, not read).
+  static constexpr size_t kMaxFiles = 10000;
+
  private:
   struct Impl;
   std::string model_;
@@ -83,12 +86,21 @@ class WriteGate {
   // The output is a folder (a SavedModel): staged as a temporary folder renamed into place.
   void make_folder_output();
 
+  // Drops a file created with create() (a side file that turned out empty): it is not written.
+  void discard(const std::string& name);
+  // A file of the format that this output does not have (a SavedModel without variables written
+  // over one with): removed from an existing output folder on commit, if it is there. Same name
+  // rules as create().
+  void remove_on_commit(const std::string& name);
+
   // Moves every staged file into place (all prepared first: a problem with any leaves none moved).
   void commit();
   // The files commit() wrote, relative names (for messages and tests).
   std::vector<std::string> files() const;
 
   static constexpr size_t kMaxFiles = 10000;
+  // A higher cap for outputs whose count the user asked for (`run --dump-intermediates`).
+  void set_max_files(size_t n);
 
  private:
   struct Impl;

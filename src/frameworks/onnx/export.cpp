@@ -7,6 +7,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <google/protobuf/arena.h>
 
+#include "amanda/support/gate.h"
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/support/file.h"
 #include "amanda/support/progress.h"
@@ -122,9 +123,29 @@ class Exporter {
 
   // With `deferred`, the root graph's raw_data tensors are not copied into the proto: deferred[i]
   // holds initializer i's bytes (see wire.h).
+  // An ONNX graph is acyclic: a graph with a data-edge cycle (read by amanda.load, which does not
+  // verify) is refused, in the root and in every nested graph, never written (issue 32).
+  void refuse_cycles(OpId root) const {
+    std::vector<OpId> scopes{root};
+    while (!scopes.empty()) {
+      OpId scope = scopes.back();
+      scopes.pop_back();
+      ir::TopoResult t = g_.topo_order(scope);
+      if (!t.ok()) {
+        std::string ops;
+        for (size_t i = 0; i < t.cycle.size() && i < 5; ++i) ops += (i ? " -> " : "") + g_.path(t.cycle[i]);
+        throw Error("the graph has a cycle (" + ops + (t.cycle.size() > 5 ? " -> ..." : "") + "); an ONNX model cannot have one");
+      }
+      for (OpId op : t.order)
+        for (const auto& [k, v] : g_.attrs(op))
+          if (v.is_graph()) scopes.push_back(v.as_graph());
+    }
+  }
+
   void run(onnx::ModelProto& m, std::vector<const ir::Tensor*>* deferred = nullptr) {
     OpId root = g_.root();
     if (g_.root_kind() != ir::Graph::RootKind::Graph) throw Error("only a graph document can be written as an ONNX model");
+    refuse_cycles(root);
     if (const Value* v = get(root, "ir_version"); v && v->is_int()) m.set_ir_version(v->as_int());
     if (const Value* v = get(root, "opset_import"); v && v->is_list()) {
       for (const auto& e : v->as_list()) {
@@ -558,9 +579,9 @@ class FileSink final : public Sink {
 };
 
 struct SideFile {
-  AtomicFile file;
+  AtomicFile& file;  // staged by the write gate
   std::string location;
-  explicit SideFile(const std::string& path, std::string loc) : file(path), location(std::move(loc)) {}
+  SideFile(AtomicFile& f, std::string loc) : file(f), location(std::move(loc)) {}
   uint64_t align() {
     uint64_t off = (file.size() + 4095) / 4096 * 4096;
     if (off > file.size()) file.write(std::string(off - file.size(), '\0'));
@@ -619,16 +640,18 @@ std::string export_model_bytes(const text::Document& doc) {
   return out;
 }
 
-std::string write_model(const text::Document& doc, const std::string& path, const ExportOptions& options) {
+std::string write_model(const text::Document& doc, WriteGate& out, const ExportOptions& options) {
+  const std::string& path = out.output_path();
   ExportArena arena;
   onnx::ModelProto& m = arena.model();
   std::vector<const ir::Tensor*> deferred;
   export_deferred(doc, m, deferred);
   std::unique_ptr<SideFile> side;
-  std::string side_path;
+  std::string side_name;
   if (options.external_data) {
-    side_path = path + ".data";
-    side = std::make_unique<SideFile>(side_path, std::filesystem::path(side_path).filename().string());
+    // The side file's name is the writer's: the output's file name + ".data", beside it.
+    side_name = std::filesystem::path(path).filename().string() + ".data";
+    side = std::make_unique<SideFile>(out.create(side_name), side_name);
     size_t moved = 0;
     if (m.has_graph()) {
       // Root initializers in file order (their bytes straight from the IR), then subgraphs.
@@ -651,15 +674,23 @@ std::string write_model(const text::Document& doc, const std::string& path, cons
     }
     if (!moved) {
       side.reset();  // nothing moved: no side file
-      side_path.clear();
+      out.discard(side_name);
+      side_name.clear();
     }
   }
-  AtomicFile f(path);
-  FileSink sink(f);
+  FileSink sink(out.main());
   serialize_model_spliced(m, deferred, sink, path + ": error: ");
   sink.flush();
-  commit_all({side ? &side->file : nullptr, &f});  // both or neither
-  return side_path;
+  return side_name;
+}
+
+std::string write_model(const text::Document& doc, const std::string& path, const ExportOptions& options) {
+  WriteGate out(path);
+  std::string side = write_model(doc, out, options);
+  out.commit();  // the model and its side file: both or neither
+  if (side.empty()) return "";
+  std::filesystem::path p(path);
+  return p.has_parent_path() ? (p.parent_path() / side).string() : side;
 }
 
 }  // namespace amanda::onnx_frontend

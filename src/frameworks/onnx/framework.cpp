@@ -1,6 +1,7 @@
 // ONNX as a framework plug-in: .onnx files (external data beside them), the ONNX namespaces from
 // libonnx's registry, libonnx's type inference, and the expansion of ops an older opset lacks into
 // their function bodies or C++ lowerings.
+#include <filesystem>
 #include "amanda/frameworks/onnx/functions.h"
 #include "amanda/frameworks/onnx/infer.h"
 #include "amanda/frameworks/onnx/model.h"
@@ -28,15 +29,18 @@ class OnnxFramework final : public pipeline::Framework {
   }
 
   int detect_read(const pipeline::Probe& p) const override { return !p.is_folder && p.extension == ".onnx" ? 50 : 0; }
-  text::Document read(pipeline::ReadContext& ctx) const override { return onnx_frontend::read_model(ctx.files.model_path()); }
+  text::Document read(pipeline::ReadContext& ctx) const override { return onnx_frontend::read_model(ctx.files); }
 
   int detect_write(std::string_view path, std::string_view) const override { return path.ends_with(".onnx") ? 50 : 0; }
   void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {
     onnx_frontend::ExportOptions o;
     o.external_data = ctx.options.flag("external_data");
     if (ctx.options.has("threshold")) o.threshold = std::stoull(ctx.options.get("threshold"));
-    std::string side = onnx_frontend::write_model(doc, ctx.files.output_path(), o);
-    if (!side.empty()) ctx.side_files.push_back(side);
+    std::string side = onnx_frontend::write_model(doc, ctx.files, o);  // staged; the caller commits
+    if (!side.empty()) {
+      std::filesystem::path p(ctx.files.output_path());
+      ctx.side_files.push_back(p.has_parent_path() ? (p.parent_path() / side).string() : side);
+    }
   }
   std::vector<std::string> default_targets(std::string_view, std::string_view source_ns) const override {
     if (source_ns.starts_with(kPrefix)) return {std::string(source_ns)};

@@ -10,6 +10,7 @@
 #include <google/protobuf/arena.h>
 #include <onnx/defs/schema.h>
 
+#include "amanda/support/gate.h"
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/frameworks/onnx/namespaces.h"
 #include "amanda/support/progress.h"
@@ -726,13 +727,17 @@ text::Document import_model_buffer(std::shared_ptr<const Buffer> bytes, const Im
   return import_buffer(bytes->view(), bytes, false, options);
 }
 
-text::Document read_model(const std::string& path) {
-  auto buf = map_file(path);
+text::Document read_model(ReadGate& files) {
+  auto buf = files.map_model();  // a regular file, opened without blocking
   ImportOptions o;
-  o.file_name = path;
-  std::filesystem::path p(path);
-  o.base_dir = p.has_parent_path() ? p.parent_path().string() : ".";
+  o.file_name = files.model_path();
+  o.base_dir = files.root();  // external data: under the gate's policy, from the model's folder
   return import_buffer(buf->view(), buf, true, o);
+}
+
+text::Document read_model(const std::string& path) {
+  ReadGate files(path);
+  return read_model(files);
 }
 
 bool is_onnx_path(std::string_view path) { return path.size() > 5 && path.substr(path.size() - 5) == ".onnx"; }

@@ -1,3 +1,4 @@
+#include "amanda/support/gate.h"
 #include "amanda/frameworks/onnx/value_file.h"
 
 #include <onnx/onnx_pb.h>  // defines ONNX_API, which onnx-data.pb.h needs
@@ -31,7 +32,7 @@ ValueFile from_sequence(const onnx::SequenceProto& s, const std::string& path) {
 }  // namespace
 
 ValueFile read_value_file(const std::string& path, std::string_view type) {
-  auto buf = map_file(path);
+  auto buf = ReadGate(path).map_model();  // a regular file, opened without blocking
   auto bytes = buf->view();
   ValueFile r;
   if (type.starts_with("optional(")) {

@@ -364,15 +364,6 @@ std::vector<BundleTensor> read_bundle(std::string_view index, const std::string&
   return out;
 }
 
-std::vector<BundleTensor> read_bundle_files(const std::string& prefix) {
-  std::string index_name = prefix + ".index";
-  auto index = map_file(index_name);
-  return read_bundle(index->view(), index_name, [&](int k, int n, std::string& name) {
-    name = data_file_name(prefix, k, n);
-    return map_file(name);
-  });
-}
-
 BundleFiles write_bundle(const std::vector<std::pair<std::string, const ir::Tensor*>>& tensors) {
   BundleFiles f;
   KeyValues kv;

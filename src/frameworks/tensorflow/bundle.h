@@ -40,11 +40,10 @@ struct BundleTensor {
 };
 
 // Reads a bundle: `index` the bytes of PREFIX.index; `shard(k, n)` the bytes of data file k of n
-// (map_file of PREFIX.data-0000k-of-0000n). Tensors are borrowed from the data files. Throws
+// (PREFIX.data-0000k-of-0000n, mapped through the gate). Tensors are borrowed from the data files. Throws
 // amanda::Error naming the file and the entry.
 std::vector<BundleTensor> read_bundle(std::string_view index, const std::string& index_name,
                                       const std::function<std::shared_ptr<const Buffer>(int k, int n, std::string& name)>& shard);
-std::vector<BundleTensor> read_bundle_files(const std::string& prefix);
 
 struct BundleFiles {
   std::string index, data;  // PREFIX.index, PREFIX.data-00000-of-00001

@@ -25,19 +25,33 @@ bool is_graphdef_path(std::string_view path) {
   return ext == ".pb" || ext == ".pbtxt";
 }
 
-text::Document read_graph(const std::string& path) {
-  if (is_saved_model_path(path)) return read_saved_model(path);
-  auto bytes = map_file(path);
+text::Document read_graph(ReadGate& files) {
+  const std::string& path = files.model_path();
+  if (files.model_is_folder() || is_saved_model_path(path)) return read_saved_model(files);
+  auto bytes = files.map_model();
   ImportOptions o;
   o.file_name = path;
   if (lower_ext(path) == ".pbtxt") return import_graph_text(bytes->view(), o);
   return import_graph_bytes(bytes->view(), o);
 }
 
+text::Document read_graph(const std::string& path) {
+  if (is_saved_model_path(path)) return read_saved_model(path);
+  ReadGate files(path);
+  return read_graph(files);
+}
+
+void write_graph(const text::Document& doc, WriteGate& out) {
+  const std::string& path = out.output_path();
+  std::string bytes = lower_ext(path) == ".pbtxt" ? export_graph_text(doc) : export_graph_bytes(doc);
+  out.main().write(bytes);
+}
+
 void write_graph(const text::Document& doc, const std::string& path) {
   if (is_saved_model_output_path(path)) return write_saved_model(doc, path);  // (a path named saved_model.pb)
-  std::string bytes = lower_ext(path) == ".pbtxt" ? export_graph_text(doc) : export_graph_bytes(doc);
-  write_file_atomic(path, bytes);
+  WriteGate out(path);
+  write_graph(doc, out);
+  out.commit();
 }
 
 }  // namespace amanda::tf_frontend

@@ -38,24 +38,34 @@ class TensorFlowFramework final : public pipeline::Framework {
     return 0;
   }
   text::Document read(pipeline::ReadContext& ctx) const override {
+    // Through the gate (SavedModel folders, TF.js shards: no link, FIFO or name leaving the folder).
     const std::string& path = ctx.files.model_path();
-    if (tf_frontend::is_saved_model_path(path)) return tf_frontend::read_saved_model(path);
-    if (!ctx.files.model_is_folder() && std::filesystem::path(path).extension() == ".json") return tf_frontend::read_tfjs(path);
-    return tf_frontend::read_graph(path);
+    if (!ctx.files.model_is_folder() && std::filesystem::path(path).extension() == ".json") return tf_frontend::read_tfjs(ctx.files);
+    if (ctx.files.model_is_folder() || std::filesystem::path(path).filename() == "saved_model.pb")
+      return tf_frontend::read_saved_model(ctx.files);
+    return tf_frontend::read_graph(ctx.files);
   }
 
   int detect_write(std::string_view path, std::string_view graph_ns) const override {
     bool tf = graph_ns.starts_with(kPrefix);
-    if (tf && (tf_frontend::is_tfjs_output_path(path) || tf_frontend::is_saved_model_output_path(path))) return 60;
+    if (tf && tf_frontend::is_tfjs_output_path(path)) return 60;
+    // A folder (a SavedModel) only when no format's extension says otherwise (-o a.onnx naming an
+    // existing folder is an ONNX output, refused as such).
+    if (tf && tf_frontend::is_saved_model_output_path(path)) return 40;
     if (tf_frontend::is_graphdef_path(path)) return tf ? 40 : 20;
     return 0;
   }
   void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {
     const std::string& path = ctx.files.output_path();
     bool tf = doc.kind == text::Document::Kind::Graph && doc.graph.type_str(doc.graph.root()).starts_with(kPrefix);
-    if (tf && tf_frontend::is_tfjs_output_path(path)) return tf_frontend::write_tfjs(doc, path);
-    if (tf && tf_frontend::is_saved_model_output_path(path)) return tf_frontend::write_saved_model(doc, path);
-    tf_frontend::write_graph(doc, path);
+    // Through the gate (staged, committed by the caller); shard names are the writer's.
+    if (tf && tf_frontend::is_tfjs_output_path(path)) return tf_frontend::write_tfjs(doc, ctx.files);
+    if (tf && tf_frontend::is_saved_model_output_path(path)) {
+      // A folder named: the gate is the folder. A path named .../saved_model.pb: its folder's own gate.
+      if (std::filesystem::path(ctx.files.output_path()).filename() == "saved_model.pb") return tf_frontend::write_saved_model(doc, path);
+      return tf_frontend::write_saved_model(doc, ctx.files);
+    }
+    tf_frontend::write_graph(doc, ctx.files);
   }
   std::vector<std::string> default_targets(std::string_view, std::string_view) const override { return {"amanda/tensorflow/2.2"}; }
 

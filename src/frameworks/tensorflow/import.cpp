@@ -657,6 +657,9 @@ text::Document import_graph_text(std::string_view text, const ImportOptions& opt
   } errors;
   google::protobuf::TextFormat::Parser p;
   p.RecordErrorsTo(&errors);
+  // As the binary parser's default: a message nested ~2,200 deep overflowed the stack (the text
+  // parser has no limit of its own); TensorFlow's messages nest a few levels.
+  p.SetRecursionLimit(100);
   if (text.size() > static_cast<size_t>(INT32_MAX) || !p.ParseFromString(std::string(text), &g))
     throw ParseError(SourceLoc{options.file_name, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
                      "not a TensorFlow GraphDef in text form: " + (errors.first.empty() ? std::string("too large") : errors.first));

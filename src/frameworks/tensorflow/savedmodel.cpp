@@ -3,6 +3,7 @@
 // root attribute `saved_model`, and the variables' bundle (bundle.h) becomes tensors there.
 #include "amanda/frameworks/tensorflow/savedmodel.h"
 
+#include <algorithm>
 #include <filesystem>
 
 #include "amanda/frameworks/tensorflow/graphdef.h"
@@ -240,15 +241,33 @@ text::Document import_saved_model(std::string_view saved_model_pb, std::string_v
   });
 }
 
-text::Document read_saved_model(const std::string& path, const SavedModelOptions& options) {
-  std::string dir = model_dir(path);
-  auto pb = map_file((fs::path(dir) / "saved_model.pb").string());
-  std::string prefix = (fs::path(dir) / "variables" / "variables").string();
+text::Document read_saved_model(ReadGate& files, const SavedModelOptions& options) {
+  // The gate's root is the SavedModel's folder (the folder named, or the folder of a path named
+  // saved_model.pb); every file is reached through it: no symbolic link in variables/, its index
+  // or its data files, regular files only.
+  std::string dir = files.root();
+  auto pb = files.model_is_folder() ? files.map("saved_model.pb", dir + ": error: SavedModel file") : files.map_model();
   return import(pb->view(), dir, options, [&]() -> std::optional<std::vector<BundleTensor>> {
-    std::error_code ec;
-    if (!fs::exists(prefix + ".index", ec)) return std::nullopt;  // TensorFlow's loader: no variables
-    return read_bundle_files(prefix);
+    // TensorFlow's loader: no variables/variables.index, no variables. Anything by those names
+    // that the policy refuses (a link, a FIFO) is an error, not "no variables".
+    auto top = files.list(".", 1000);
+    if (!std::binary_search(top.begin(), top.end(), std::string("variables"))) return std::nullopt;
+    auto vars = files.list("variables", 100000);
+    if (!std::binary_search(vars.begin(), vars.end(), std::string("variables.index"))) return std::nullopt;
+    std::string what = dir + ": error: SavedModel file";
+    auto index = files.map("variables/variables.index", what);
+    std::string prefix = (fs::path(dir) / "variables" / "variables").string();
+    return read_bundle(index->view(), prefix + ".index", [&](int k, int n, std::string& name) {
+      name = data_file_name(prefix, k, n);
+      return files.map(data_file_name("variables/variables", k, n), what);
+    });
   });
+}
+
+text::Document read_saved_model(const std::string& path, const SavedModelOptions& options) {
+  std::string dir = saved_model_dir(path);
+  ReadGate files(dir + "/");
+  return read_saved_model(files, options);
 }
 
 // ------------------------------------------------------------------ export
@@ -325,23 +344,28 @@ SavedModelFiles export_saved_model(const text::Document& doc) {
   return f;
 }
 
-void write_saved_model(const text::Document& doc, const std::string& path) {
-  SavedModelFiles f = export_saved_model(doc);
-  fs::path dir = model_dir(path);
-  fs::create_directories(dir);
-  fs::path prefix = dir / "variables" / "variables";
-  std::string index = prefix.string() + ".index", data = data_file_name(prefix.string(), 0, 1);
+void write_saved_model(const text::Document& doc, WriteGate& out) {
+  SavedModelFiles f = export_saved_model(doc);  // everything built before the first file is staged
+  out.make_folder_output();
+  std::string index = "variables/variables.index", data = data_file_name("variables/variables", 0, 1);
   if (f.has_variables) {
-    fs::create_directories(dir / "variables");
-    write_file_atomic(data, f.data);
-    write_file_atomic(index, f.index);
+    out.create(data).write(f.data);
+    out.create(index).write(f.index);
   } else {
-    std::error_code ec;  // a bundle left from an earlier write would be read back as this model's
-    fs::remove(index, ec);
-    fs::remove(data, ec);
+    // A bundle left from an earlier write would be read back as this model's.
+    out.remove_on_commit(index);
+    out.remove_on_commit(data);
   }
-  write_file_atomic((dir / "saved_model.pb").string(), f.saved_model_pb);
+  out.create("saved_model.pb").write(f.saved_model_pb);
 }
+
+void write_saved_model(const text::Document& doc, const std::string& path) {
+  WriteGate out(saved_model_dir(path));
+  write_saved_model(doc, out);
+  out.commit();
+}
+
+std::string saved_model_dir(std::string_view path) { return model_dir(path); }
 
 bool is_saved_model_path(std::string_view path) {
   fs::path p(trim_slash(path));

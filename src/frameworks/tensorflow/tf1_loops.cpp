@@ -61,9 +61,12 @@ class Lowering {
     // (A TF1 cond, Switch/Merge outside any frame, is left to the table, which refuses it by name.)
     // Inner frames first: an inner loop's Enters read values of the outer frame.
     if (frames.size() > 1) {
+      // The ops inside some frame, found once (one walk for all frames: 5,000 nested Enters took
+      // 26 s when each Enter walked every frame again).
+      std::set<uint32_t> inside = in_frames(frames);
       for (auto& [name, enters] : frames)
         for (OpId e : enters)
-          if (OpId src = producer_op(g_.input(e, 0)); src && type(src) != "Enter" && in_some_frame(src, frames))
+          if (OpId src = producer_op(g_.input(e, 0)); src && type(src) != "Enter" && inside.contains(src.value))
             throw Error(fmt::format("frame '{}': nested TF1 while loops are not converted to ONNX yet", name));
     }
     for (auto& [name, enters] : frames) lower(name, enters);
@@ -99,39 +102,51 @@ class Lowering {
       if (!g_.is_control(p)) r.push_back(p);
     return r;
   }
-  bool in_some_frame(OpId op, const std::map<std::string, std::vector<OpId>>& frames) const {
-    // Forward from every Enter of every frame (cheap enough: loops are small).
-    for (auto& [n, enters] : frames) {
-      std::set<uint32_t> seen;
-      std::vector<OpId> work(enters.begin(), enters.end());
-      while (!work.empty()) {
-        OpId o = work.back();
-        work.pop_back();
-        if (!seen.insert(o.value).second) continue;
-        if (o == op) return true;
-        if (type(o) == "Exit") continue;
-        for (PortId p : data_outputs(o))
-          for (PortId c : g_.consumers(p)) work.push_back(g_.port_op(c));
-      }
+  // Every op forward from some frame's Enters, up to the Exits (one walk, linear in the graph).
+  std::set<uint32_t> in_frames(const std::map<std::string, std::vector<OpId>>& frames) const {
+    std::set<uint32_t> seen;
+    std::vector<OpId> work;
+    for (auto& [n, enters] : frames) work.insert(work.end(), enters.begin(), enters.end());
+    while (!work.empty()) {
+      OpId o = work.back();
+      work.pop_back();
+      if (!seen.insert(o.value).second) continue;
+      if (type(o) == "Exit") continue;
+      for (PortId p : data_outputs(o))
+        for (PortId c : g_.consumers(p)) work.push_back(g_.port_op(c));
     }
-    return false;
+    return seen;
   }
-  // The inputs that read `out`, through Identity ops.
+  // The inputs that read `out`, through Identity ops (iterative: a chain of 60,000 Identities
+  // recursed once per op and overflowed the stack).
   std::vector<PortId> uses(PortId out) const {
-    std::vector<PortId> r;
-    for (PortId c : g_.consumers(out)) {
+    std::vector<PortId> r, work;  // work: consumer inputs still to look at, next on top
+    std::set<uint32_t> seen;      // Identity ops expanded (a cycle of them ends)
+    auto push = [&](PortId o) {
+      auto cs = g_.consumers(o);
+      work.insert(work.end(), cs.rbegin(), cs.rend());
+    };
+    push(out);
+    while (!work.empty()) {
+      PortId c = work.back();
+      work.pop_back();
       OpId x = g_.port_op(c);
-      if (type(x) == "Identity") {
-        for (PortId u : uses(data_outputs(x)[0])) r.push_back(u);
-      } else {
+      if (type(x) != "Identity") {
         r.push_back(c);
+      } else if (seen.insert(x.value).second) {
+        auto outs = data_outputs(x);
+        if (!outs.empty()) push(outs[0]);
       }
     }
     return r;
   }
   // Through Identity ops, to the value they pass on.
   PortId through_identity(PortId out) const {
-    while (out && type(g_.port_op(out)) == "Identity") out = g_.producer(g_.input(g_.port_op(out), 0));
+    // (At most one step per op: a cycle of Identities ends.)
+    for (size_t n = 0; out && type(g_.port_op(out)) == "Identity"; ++n) {
+      if (n > g_.op_count() || g_.inputs(g_.port_op(out)).empty()) return PortId();
+      out = g_.producer(g_.input(g_.port_op(out), 0));
+    }
     return out;
   }
   [[noreturn]] void refuse(const std::string& frame, const std::string& why) const {

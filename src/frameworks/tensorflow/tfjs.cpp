@@ -10,7 +10,6 @@
 #include <limits>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 
 #include <absl/container/flat_hash_map.h>
 #include <absl/container/flat_hash_set.h>
@@ -242,6 +241,7 @@ class TfjsImporter {
  private:
   std::string_view json_;
   const ShardLoader& shards_;
+  size_t shard_count_ = 0;
   std::string file_;
   std::optional<text::Document> doc_;
   // Const nodes whose empty `value` was taken out of the topology: the dtype and shape it declared.
@@ -331,6 +331,9 @@ class TfjsImporter {
       std::vector<std::shared_ptr<const Buffer>> bufs;
       Value::List sizes;
       uint64_t total = 0;
+      shard_count_ += paths->value.Size();
+      if (shard_count_ > ReadGate::kMaxFiles)
+        fail(gwhere + ": the manifest names more than " + std::to_string(ReadGate::kMaxFiles) + " shards");
       for (const auto& p : paths->value.GetArray()) {
         if (!p.IsString()) fail(gwhere + ": a path that is not a string");
         std::string path = p.GetString();
@@ -523,34 +526,57 @@ class TfjsExporter {
     for (auto& n : *gd.mutable_node()) nodes[n.name()] = &n;
     const Value* sizes = attr(g_.root(), "@tfjs_shard_bytes");
     TfjsFiles files;
+    // The manifest written is a copy whose shard paths the writer generates (groupG-shardIofN.bin,
+    // as TF.js's converter names them): a name read from an input never becomes a file name
+    // (".ssh/authorized_keys" as a shard path wrote that file beside the output).
+    Value written = *manifest;
+    size_t total_shards = 0;
     for (size_t gi = 0; gi < manifest->as_list().size(); ++gi) {
       const Value& group = manifest->as_list()[gi];
       const Value* paths = group.find("paths");
       const Value* ws = group.find("weights");
-      if (!paths || !paths->is_list() || !ws || !ws->is_list()) throw Error("tfjs.weightsManifest[" + std::to_string(gi) + "]: no paths or weights");
+      if (!group.is_map() || !paths || !paths->is_list() || !ws || !ws->is_list())
+        throw Error("tfjs.weightsManifest[" + std::to_string(gi) + "]: no paths or weights");
       std::string bytes;
       for (const auto& w : ws->as_list()) append_weight(w, bytes, nodes);
-      // Shards: the sizes the model was read with when they still add up, else even 4 MB pieces.
+      // Shards: the sizes the model was read with when they still add up (a few, none empty),
+      // else 4 MB pieces as TF.js's converter makes.
+      constexpr uint64_t kPiece = uint64_t(4) << 20;
+      constexpr size_t kMaxShardsKept = 1000;
       std::vector<uint64_t> cut;
-      if (sizes && sizes->is_list() && gi < sizes->as_list().size() && sizes->as_list()[gi].is_list()) {
+      if (sizes && sizes->is_list() && gi < sizes->as_list().size() && sizes->as_list()[gi].is_list() &&
+          sizes->as_list()[gi].as_list().size() <= kMaxShardsKept) {
         uint64_t sum = 0;
-        for (const auto& s : sizes->as_list()[gi].as_list()) cut.push_back(s.is_int() ? static_cast<uint64_t>(s.as_int()) : 0), sum += cut.back();
-        if (sum != bytes.size() || cut.size() != paths->as_list().size()) cut.clear();
+        bool ok = true;
+        for (const auto& s : sizes->as_list()[gi].as_list()) {
+          uint64_t c = s.is_int() && s.as_int() > 0 ? static_cast<uint64_t>(s.as_int()) : 0;
+          if (c == 0 || c > bytes.size()) ok = false;
+          cut.push_back(c), sum += c;
+        }
+        if (!ok || sum != bytes.size() || cut.size() != paths->as_list().size()) cut.clear();
       }
       if (cut.empty()) {
-        size_t n = paths->as_list().size();
-        if (n == 0) throw Error("tfjs.weightsManifest[" + std::to_string(gi) + "]: no shard paths");
-        uint64_t piece = (bytes.size() + n - 1) / n;
-        for (size_t i = 0; i < n; ++i) cut.push_back(std::min<uint64_t>(piece, bytes.size() - std::min<uint64_t>(bytes.size(), piece * i)));
+        uint64_t left = bytes.size();
+        do {
+          cut.push_back(std::min(left, kPiece));
+          left -= cut.back();
+        } while (left);
       }
+      total_shards += cut.size();
+      if (total_shards > WriteGate::kMaxFiles)
+        throw Error("tfjs.weightsManifest: more than " + std::to_string(WriteGate::kMaxFiles) + " shards");
+      Value::List names;
       uint64_t off = 0;
       for (size_t i = 0; i < cut.size(); ++i) {
-        const Value& p = paths->as_list()[i];
-        if (!p.is_string() || !safe_path(p.as_string())) throw Error("tfjs.weightsManifest: shard path is not a relative path inside the folder");
-        files.shards.emplace_back(p.as_string(), bytes.substr(off, cut[i]));
+        std::string name = "group" + std::to_string(gi + 1) + "-shard" + std::to_string(i + 1) + "of" + std::to_string(cut.size()) + ".bin";
+        files.shards.emplace_back(name, bytes.substr(off, cut[i]));
+        names.push_back(Value(std::move(name)));
         off += cut[i];
       }
+      for (auto& e : written.as_list()[gi].as_map())
+        if (e.key == "paths") e.value = Value(std::move(names));
     }
+    manifest = &written;
     // The topology without the weights' bytes (they are in the shards).
     // Through the deterministic bytes (map keys sorted), so that equal graphs give equal JSON.
     static std::unique_ptr<google::protobuf::util::TypeResolver> resolver(google::protobuf::util::NewTypeResolverForDescriptorPool(
@@ -699,35 +725,34 @@ text::Document import_tfjs(std::string_view model_json, const ShardLoader& shard
   return TfjsImporter(model_json, shards, file_name).run();
 }
 
-text::Document read_tfjs(const std::string& path) {
-  fs::path dir = fs::path(path).parent_path();
-  auto json = map_file(path);
-  std::error_code ec;
-  fs::path root = fs::weakly_canonical(dir.empty() ? fs::path(".") : dir, ec);
+text::Document read_tfjs(ReadGate& files) {
+  auto json = files.map_model();
+  // Shards only through the gate: relative, inside the model's folder, no symbolic link, regular
+  // files, at most ReadGate::kMaxFiles of them.
   ShardLoader loader = [&](const std::string& rel) -> std::shared_ptr<const Buffer> {
-    fs::path p = (dir.empty() ? fs::path(".") : dir) / rel;
-    std::error_code e2;
-    fs::path real = fs::weakly_canonical(p, e2);
-    // A symbolic link out of the folder is refused like '..'.
-    auto [a, b] = std::mismatch(root.begin(), root.end(), real.begin(), real.end());
-    if (e2 || a != root.end()) throw Error(path + ": error: shard '" + rel + "' is outside the model's folder");
-    return map_file(p.string());
+    return files.map(rel, files.model_path() + ": error: weights shard");
   };
-  return import_tfjs(json->view(), loader, path);
+  return import_tfjs(json->view(), loader, files.model_path());
+}
+
+text::Document read_tfjs(const std::string& path) {
+  ReadGate files(path);
+  return read_tfjs(files);
 }
 
 TfjsFiles export_tfjs(const text::Document& doc) { return TfjsExporter(doc).run(); }
 
-void write_tfjs(const text::Document& doc, const std::string& path) {
+void write_tfjs(const text::Document& doc, WriteGate& out) {
+  // Everything is built before the first file is staged; the caller commits.
   TfjsFiles f = export_tfjs(doc);
-  fs::path dir = fs::path(path).parent_path();
-  // Everything is built before the first file is written: a failure writes nothing.
-  for (const auto& [rel, bytes] : f.shards) {
-    fs::path p = (dir.empty() ? fs::path(".") : dir) / rel;
-    if (p.has_parent_path()) fs::create_directories(p.parent_path());
-    write_file_atomic(p.string(), bytes);
-  }
-  write_file_atomic(path, f.model_json);
+  for (const auto& [name, bytes] : f.shards) out.create(name).write(bytes);
+  out.main().write(f.model_json);
+}
+
+void write_tfjs(const text::Document& doc, const std::string& path) {
+  WriteGate out(path);
+  write_tfjs(doc, out);
+  out.commit();
 }
 
 bool is_tfjs_head(std::string_view head) {
@@ -747,12 +772,7 @@ bool is_tfjs_file(const std::string& path) {
   std::string ext = fs::path(path).extension().string();
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext != ".json") return false;
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return false;
-  std::string head(4096, '\0');
-  in.read(head.data(), static_cast<std::streamsize>(head.size()));
-  head.resize(static_cast<size_t>(in.gcount()));
-  return is_tfjs_head(head);
+  return is_tfjs_head(ReadGate(path).peek(4096));  // through the gate: a FIFO gives no bytes
 }
 
 bool is_tfjs_output_path(std::string_view path) { return fs::path(path).filename() == "model.json"; }

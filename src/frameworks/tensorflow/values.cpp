@@ -7,6 +7,7 @@
 #include <google/protobuf/io/coded_stream.h>
 #include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 
+#include "amanda/support/budget.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::tf_frontend::detail {
@@ -310,6 +311,17 @@ TensorMeta TensorMeta::from_value(const ir::Value* v) {
   return m;
 }
 
+namespace {
+// Bytes a reader computed, charged to the memory budget while they live.
+struct ChargedBuffer final : Buffer {
+  ChargedBuffer(uint64_t n, const std::string& what) : charge(n, what) {}
+  const uint8_t* data() const override { return reinterpret_cast<const uint8_t*>(bytes.data()); }
+  size_t size() const override { return bytes.size(); }
+  MemoryCharge charge;
+  std::string bytes;
+};
+}  // namespace
+
 std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta& meta, const std::string& where,
                                             std::string* content) {
   ir::DType d = ir_dtype(t.dtype());
@@ -339,6 +351,14 @@ std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta
     if (n == 0 && *count > 0) return std::nullopt;  // (zero strings: not a form TensorFlow writes)
     meta.storage = "typed";
     if (n != *count) meta.values = static_cast<int64_t>(n);
+    // Charged before the strings are made: a Const of shape [10^9] with one string_val is a few
+    // bytes in the file and tens of gigabytes expanded. (Charged for the run: the IR's string
+    // tensors carry no owner to refund it.)
+    uint64_t longest = 0;
+    for (uint64_t i = 0; i < n; ++i) longest = std::max<uint64_t>(longest, t.string_val(static_cast<int>(i)).size());
+    Budget::run().charge(BudgetKind::Memory,
+                         checked_mul(*count, checked_add(sizeof(std::string), longest, where), where),
+                         where + ": a string tensor of shape " + shape_text(shape));
     ir::Tensor out;
     out.dtype = d;
     out.shape = std::move(shape);
@@ -368,9 +388,13 @@ std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta
   if (n > *count)
     throw Error(where + ": tensor holds " + std::to_string(n) + " values, but its shape " + shape_text(shape) + " has " +
                 std::to_string(*count));
-  std::string bytes;
   if (*count > (uint64_t(1) << 34) / std::max<uint64_t>(esize, 1))
     throw Error(where + ": tensor of shape " + shape_text(shape) + " is too large to expand from " + std::to_string(n) + " values");
+  // The expanded bytes are charged to the memory budget before they are made (a 50-byte .pb
+  // whose Const fills 6e8 zeros took 2.3 GB unseen), and refunded when the tensor is freed.
+  auto buf = std::make_shared<ChargedBuffer>(*count * esize, where + ": tensor of shape " + shape_text(shape) + " expanded from " +
+                                                                 std::to_string(n) + " values");
+  std::string& bytes = buf->bytes;
   bytes.reserve(*count * esize);
   if (n == 0) {
     if (*count) meta.storage = "none";
@@ -383,7 +407,11 @@ std::optional<ir::Tensor> tensor_from_proto(const tf::TensorProto& t, TensorMeta
     std::string tail(last);
     for (uint64_t i = n; i < *count; ++i) bytes += tail;
   }
-  return ir::Tensor::from_bytes(d, std::move(shape), std::move(bytes));
+  const uint8_t* data = reinterpret_cast<const uint8_t*>(bytes.data());
+  size_t size = bytes.size();
+  ir::Tensor out = ir::Tensor::borrow(d, std::move(shape), std::move(buf), data, size);
+  out.borrowed_from_file = false;  // (computed, not in a mapped file)
+  return out;
 }
 
 void tensor_to_proto(const ir::Tensor& t, const TensorMeta& meta, tf::TensorProto& out, bool without_content) {

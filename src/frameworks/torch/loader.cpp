@@ -11,10 +11,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <mutex>
 
+#include "amanda/support/gate.h"
+#include "amanda/support/sandbox.h"
 #include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/schema/registry.h"
 #include "amanda/text/document.h"
@@ -214,6 +215,12 @@ int timeout_seconds() {
 // limit too. `work` writes its result into the folder and throws on failure; the child's error
 // message reaches the parent through error.txt. Throws amanda::Error naming `path` and `what` when
 // the child fails, crashes or times out.
+// What confined the last child ("Landlock ABI 6 (files, TCP), seccomp (no network, no exec)").
+std::string& last_sandbox() {
+  static std::string s;
+  return s;
+}
+
 template <class Work>
 void run_isolated(const std::string& path, const std::string& what, const TempDir& dir, Work work) {
   std::string err_file = dir.path() + "/error.txt";
@@ -237,6 +244,18 @@ void run_isolated(const std::string& path, const std::string& what, const TempDi
       setrlimit(RLIMIT_CPU, &t);
       const Loaded& l = load();
       if (!l.api) throw Error(path + ": error: PyTorch support is not available: " + l.why);
+      // Model code may run from here on (libtorch's constant propagation; `--check` runs
+      // forward()): the child reads only the archive and the system's libraries, writes only its
+      // private folder, and has no network (Landlock where the kernel has it; seccomp always).
+      SandboxPolicy policy;
+      policy.read = {path, "/usr", "/lib", "/lib64", "/proc/self", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"};
+      if (std::string d = exe_dir(); !d.empty()) policy.read.push_back(d);
+      if (*AMANDA_TORCH_PLUGIN_DIR) policy.read.push_back(AMANDA_TORCH_PLUGIN_DIR);
+      if (const char* e = std::getenv("AMANDA_TORCH_PLUGIN")) policy.read.push_back(e);
+      if (std::string d = schema::shipped_namespace_dir(); !d.empty()) policy.read.push_back(d);
+      policy.read_write = {dir.path()};
+      std::string confined = enter_sandbox(policy);
+      write_file_atomic(dir.path() + "/sandbox.txt", confined);
       work(*l.api);
       code = 0;
     } catch (const std::bad_alloc&) {
@@ -273,6 +292,11 @@ void run_isolated(const std::string& path, const std::string& what, const TempDi
     int sig = WTERMSIG(status);
     throw Error(path + ": error: refused: libtorch's " + what.substr(9) + " crashed on this archive (signal " + std::to_string(sig) + ", " +
                 strsignal(sig) + ")" + (sig == SIGXCPU ? " after its CPU-time limit ($AMANDA_TORCH_TIMEOUT)" : ""));
+  }
+  try {
+    last_sandbox() = std::string(map_file(dir.path() + "/sandbox.txt")->view());
+  } catch (const Error&) {
+    last_sandbox().clear();
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
     std::string msg;
@@ -335,6 +359,9 @@ std::vector<ir::Tensor> run_torchscript_isolated(const std::string& path, const 
     }
     write_file_atomic(out, s);
   });
+  // Say how the module's code was confined (SECURITY.md: --check runs model code).
+  std::cerr << path << ": note: forward() ran in a child process confined by " << last_sandbox()
+            << ", with CPU-time and memory limits\n";
   auto file = map_file(out);
   std::string_view s = file->view();
   if (!s.starts_with("AMT1")) throw Error("the libtorch runner's results are not in its format");
@@ -364,9 +391,9 @@ bool is_torchscript_path(const std::string& path) {
   for (auto& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".pt" || ext == ".pth" || ext == ".ptl" || ext == ".torchscript") return true;
   if (ext == ".onnx" || ext == ".yaml" || ext == ".yml" || ext == ".json") return false;
-  std::ifstream f(path, std::ios::binary);
-  char magic[4] = {};
-  return f.read(magic, 4) && magic[0] == 'P' && magic[1] == 'K' && magic[2] == 3 && magic[3] == 4;
+  // Through the gate: a FIFO named x.pb gives no bytes instead of blocking the open.
+  std::string magic = ReadGate(path).peek(4);
+  return magic == std::string("PK\x03\x04", 4);
 }
 
 text::Document read_torchscript(const std::string& path, const ImportOptions& o, schema::Registry* registry,

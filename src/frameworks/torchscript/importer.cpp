@@ -2,6 +2,7 @@
 // listed in importer_state.h.
 #include "frameworks/torchscript/importer.h"
 #include "frameworks/torchscript/importer_state.h"
+#include "amanda/support/gate.h"
 
 namespace amanda::torchscript {
 
@@ -246,7 +247,7 @@ std::optional<VRef> Importer::symbolic_call(const std::string& base, const std::
 
 text::Document import_archive(const std::string& path, const torch_frontend::ImportOptions& o,
                               const schema::NamespaceSchema& ns, std::vector<std::string>* shape_gaps) {
-  return import_archive(map_file(path), path, o, ns, shape_gaps);
+  return import_archive(ReadGate(path).map_model(), path, o, ns, shape_gaps);
 }
 
 text::Document import_archive(std::shared_ptr<const Buffer> bytes, const std::string& name,

@@ -268,6 +268,9 @@ void k_div(KernelContext& c) {
     using T = decltype(x);
     if constexpr (!is_fp<T>) {
       if (y == 0) c.fail("integer division by zero");
+      // INT_MIN / -1 traps (SIGFPE); numpy and ONNX Runtime give INT_MIN (wrapped negation).
+      if constexpr (std::is_signed_v<T> && !std::is_same_v<T, bool>)
+        if (y == -1) return static_cast<T>(static_cast<std::make_unsigned_t<T>>(0) - static_cast<std::make_unsigned_t<T>>(x));
     }
     return static_cast<T>(x / y);
   });
@@ -308,6 +311,8 @@ void k_mod(KernelContext& c) {
       return x;
     } else {
       if (y == 0) c.fail("integer modulo by zero");
+      if constexpr (std::is_signed_v<T>)
+        if (y == -1) return T(0);  // (INT_MIN % -1 traps; every x % -1 is 0)
       T r = static_cast<T>(x % y);
       if constexpr (std::is_signed_v<T>)
         if (!fmod && r != 0 && ((r < 0) != (y < 0))) r = static_cast<T>(r + y);

@@ -357,7 +357,12 @@ void k_range(KernelContext& c) {
   const Tensor& st = c.input(0);
   double s = st.get_f64(0), l = c.input(1).get_f64(0), d = c.input(2).get_f64(0);
   if (d == 0) c.fail("delta is 0");
-  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(std::ceil((l - s) / d)));
+  // In double, then range-checked: a count past int64 (start INT64_MIN, limit INT64_MAX) was
+  // converted to INT64_MIN (undefined) and gave an empty tensor.
+  double count = std::ceil((l - s) / d);
+  if (std::isnan(count)) c.fail("the element count is not a number");
+  if (count >= 9.2e18) c.fail("the element count " + std::to_string(count) + " is past int64");
+  int64_t n = std::max<int64_t>(0, static_cast<int64_t>(count));
   Tensor y = Tensor::uninit(st.dtype(), {n});
   dispatch(st.dtype(), [&](auto tag) {
     using T = decltype(tag);

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "amanda/support/gate.h"
 #include "amanda/support/file.h"
 #include "amanda/text/document.h"
 
@@ -43,6 +44,11 @@ void export_model(const text::Document& doc, onnx::ModelProto& model);
 std::string export_model_bytes(const text::Document& doc);
 // Writes atomically (and the side file, with external_data); returns the side file's path, or "".
 std::string write_model(const text::Document& doc, const std::string& path, const ExportOptions& options = {});
+// Stages the model as out.main() and, with external_data, OUTPUT.data beside it; the caller
+// commits. Returns the side file's name ("model.onnx.data"), or "".
+std::string write_model(const text::Document& doc, WriteGate& out, const ExportOptions& options = {});
+// Reads a model through the gate (external data under its policy).
+text::Document read_model(ReadGate& files);
 
 bool is_onnx_path(std::string_view path);
 

@@ -11,6 +11,7 @@
 #include <string_view>
 
 #include "amanda/support/file.h"
+#include "amanda/support/gate.h"
 #include "amanda/text/document.h"
 
 namespace amanda::tf_frontend {
@@ -25,6 +26,8 @@ struct SavedModelOptions {
 text::Document import_saved_model(std::string_view saved_model_pb, std::string_view index, std::shared_ptr<const Buffer> data,
                                   const std::string& dir, const SavedModelOptions& options = {});
 // Reads a SavedModel directory, or the directory of a file named saved_model.pb.
+// Through the gate: its root is the SavedModel's folder (ReadGate(saved_model_dir(path) + "/")).
+text::Document read_saved_model(ReadGate& files, const SavedModelOptions& options = {});
 text::Document read_saved_model(const std::string& path, const SavedModelOptions& options = {});
 
 struct SavedModelFiles {
@@ -35,7 +38,12 @@ struct SavedModelFiles {
 SavedModelFiles export_saved_model(const text::Document& doc);
 // Writes into the directory `path` names (see is_saved_model_output_path); every file is built
 // before the first is written, each atomically.
+// Stages the folder's files; `out` is the SavedModel's folder (WriteGate(saved_model_dir(path))),
+// made a folder output here; the caller commits.
+void write_saved_model(const text::Document& doc, WriteGate& out);
 void write_saved_model(const text::Document& doc, const std::string& path);
+// The SavedModel's folder for a path as named: the folder, or the folder of .../saved_model.pb.
+std::string saved_model_dir(std::string_view path);
 
 // Reading: an existing directory holding saved_model.pb, or a file named saved_model.pb.
 bool is_saved_model_path(std::string_view path);

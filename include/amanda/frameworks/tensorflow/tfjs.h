@@ -10,6 +10,7 @@
 #include <string_view>
 
 #include "amanda/support/file.h"
+#include "amanda/support/gate.h"
 #include "amanda/text/document.h"
 
 namespace amanda::tf_frontend {
@@ -20,6 +21,7 @@ using ShardLoader = std::function<std::shared_ptr<const Buffer>(const std::strin
 // Throws amanda::ParseError / amanda::Error naming the file, the manifest entry or the node.
 text::Document import_tfjs(std::string_view model_json, const ShardLoader& shards, const std::string& file_name = "model.json");
 // Reads model.json and the shards next to it (memory-mapped; unquantised weights are borrowed).
+text::Document read_tfjs(ReadGate& files);  // model.json and its shards, through the gate
 text::Document read_tfjs(const std::string& path);
 
 struct TfjsFiles {
@@ -28,6 +30,8 @@ struct TfjsFiles {
 };
 TfjsFiles export_tfjs(const text::Document& doc);
 // Writes model.json and its shards (each atomically) into path's folder.
+// Stages model.json (out.main()) and the shards, named by the writer; the caller commits.
+void write_tfjs(const text::Document& doc, WriteGate& out);
 void write_tfjs(const text::Document& doc, const std::string& path);
 
 // A .json file whose top-level object is a TF.js model (it has `modelTopology`), not an Amanda
