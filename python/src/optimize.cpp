@@ -3,7 +3,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
-#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/passes/registry.h"
 #include "handles.h"
 
@@ -17,13 +17,7 @@ void register_optimize(py::module_& m) {
       [](PyGraph& g, std::optional<std::vector<std::string>> passes, std::vector<std::string> exclude, size_t fold_size_limit,
          size_t rounds, bool subgraphs) {
         ir::Graph& graph = live(g);
-        auto retype = [](ir::Graph& x) {
-          if (!x.str(x.graph_namespace(x.root())).starts_with("amanda/onnx/")) return;
-          onnx_frontend::InferOptions io;
-          io.write_attrs = false;
-          io.data_propagation = true;
-          onnx_frontend::infer_types(x, io);
-        };
+        auto retype = [](ir::Graph& x) { pipeline::infer_types(x, true); };
         retype(graph);
         const auto& reg = passes::PassRegistry::builtin();
         passes::PassOptions o;

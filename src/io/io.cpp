@@ -27,8 +27,10 @@ pipeline::Probe probe(const std::string& path) {
 
 text::Document read_any(const std::string& path, Diagnostics& diags, const Options& options, schema::Registry* registry) {
   FrameworkRegistry& reg = FrameworkRegistry::instance();
-  const pipeline::Framework* f = options.has("format") ? reg.find("text") : reg.for_reading(probe(path));
-  if (!f) throw Error(path + ": no framework reads this file (see `amanda formats`)");
+  pipeline::Probe p = probe(path);
+  const pipeline::Framework* f = options.has("format") ? reg.find("text") : reg.for_reading(p);
+  if (!f && p.is_folder) throw Error(path + ": error: is a directory, and no framework reads such a folder (see `amanda formats`)");
+  if (!f) throw Error(path + ": error: no framework reads this file (see `amanda formats`)");
   ReadGate gate(path);
   pipeline::ReadContext ctx{gate, options, diags, registry};
   return f->read(ctx);

@@ -277,6 +277,15 @@ std::string describe(const PassList& passes) {
 
 bool convert(PassContext& ctx) { return run(conversion_passes(ctx), ctx); }
 
+void infer_types(ir::Graph& g, bool propagate_values, schema::Registry* registry) {
+  const Framework* f = FrameworkRegistry::instance().for_namespace(g.type_str(g.root()));
+  if (!f) return;
+  InferRequest r;
+  r.propagate_values = propagate_values;
+  r.registry = registry;
+  f->infer_types(g, r);
+}
+
 // ---- optimization passes by name (the rewrite passes register here)
 
 void register_rewrite_passes(std::vector<OptimizePass>& out);  // rewrite_passes.cpp

@@ -9,7 +9,15 @@ namespace amanda::pipeline {
 void register_rewrite_passes(std::vector<OptimizePass>& out) {
   const auto& reg = passes::PassRegistry::builtin();
   auto runner = [](std::vector<std::string> names) {
-    return [names](PassContext& c) { passes::run_pipeline(c.doc.graph, names); };
+    return [names](PassContext& c) {
+      // Typed again between rounds, as `amanda optimize` does: a folded shape chain gives the next
+      // round static shapes.
+      passes::PassOptions o;
+      schema::Registry* reg = &c.registry;
+      o.retype = [reg](ir::Graph& g) { infer_types(g, true, reg); };
+      o.retype(c.doc.graph);
+      passes::run_pipeline(c.doc.graph, names, o);
+    };
   };
   out.push_back({"default", "amanda optimize's default passes, to a fixed point", runner(reg.default_passes())});
   for (const passes::PassInfo* p : reg.all()) out.push_back({p->name, p->doc, runner({p->name})});

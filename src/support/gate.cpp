@@ -5,6 +5,8 @@
 // are opened, and only after an O_PATH look (a FIFO or a device is never opened, so never blocks).
 #include "amanda/support/gate.h"
 
+#include <filesystem>
+
 #include <cerrno>
 #include <cstring>
 #include <dirent.h>
@@ -343,6 +345,14 @@ AtomicFile& WriteGate::main() {
   if (impl_->done) throw Error(impl_->path + ": error: the output was already committed");
   if (!impl_->main) impl_->main = std::make_unique<AtomicFile>(impl_->path);
   return *impl_->main;
+}
+
+void WriteGate::make_parent_folders() {
+  std::filesystem::path parent = std::filesystem::path(impl_->path).parent_path();
+  if (parent.empty()) return;
+  std::error_code ec;
+  std::filesystem::create_directories(parent, ec);
+  if (ec) throw Error(impl_->path + ": error: cannot create the folder " + parent.string() + ": " + ec.message());
 }
 
 void WriteGate::make_folder_output() {

@@ -133,3 +133,25 @@ def test_convert_options_match_the_tool(models_dir, amanda_binary, tmp_path):
     assert converted.report.explain == tool["explain"] and target in converted.report.explain[0]
     same = amanda.convert(g, "onnx/12", in_place=True)
     assert same == g and g.namespace == "amanda/onnx/12"
+
+
+def test_optimize_removes_identity_and_keeps_outputs(tmp_path):
+    # An Identity between a Relu and the output is a no-op the default passes remove; the graph still
+    # computes the same values (checked by the tool's interpreter, not by the passes themselves).
+    names = [p["name"] for p in amanda.optimize_passes()]
+    assert any("identity" in n for n in names), names
+    g = amanda.loads(
+        "graph:\n  name: g\n  namespace: amanda/onnx/13\n"
+        "  input_ports: [{name: x, attrs: {type: tensor(float), shape: [2, 3]}}]\n"
+        "  output_ports: [{name: y, attrs: {type: tensor(float), shape: [2, 3]}}]\n"
+        "  ops:\n"
+        "    - {type: Relu, name: r, input_ports: [{name: X}], output_ports: [{name: Y, attrs: {'@value': r}}]}\n"
+        "    - {type: Identity, name: i, input_ports: [{name: input}], output_ports: [{name: output, attrs: {'@value': y}}]}\n"
+        "  edges:\n"
+        "    - {output_port: {op: g, port: x}, input_port: {op: r, port: X}}\n"
+        "    - {output_port: {op: r, port: Y}, input_port: {op: i, port: input}}\n"
+        "    - {output_port: {op: i, port: output}, input_port: {op: g, port: y}}\n")
+    before = sorted(op.type for op in g.ops)
+    amanda.optimize(g)
+    after = sorted(op.type for op in g.ops)
+    assert before == ["Identity", "Relu"] and after == ["Relu"], after

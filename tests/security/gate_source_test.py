@@ -26,6 +26,7 @@ ALLOWED = [
     ("src/frameworks/torch/loader.cpp", "map_file", "the libtorch child's private temporary folder, and the shipped namespace files"),
     # Shipped data (namespaces/, tables/ installed with the tool), not model input.
     ("src/frameworks/tensorflow/namespace_file.cpp", "map_file", "the shipped TensorFlow namespace files"),
+    ("src/frameworks/nd4j/namespace_file.cpp", "map_file", "the shipped nd4j namespace file (namespaces/nd4j/1.0.nd4jops)"),
     # The YAML/JSON reader and writer: the side-file policy (map_model_file) and the staged
     # side file of the text writer (commit_all), to move to ReadGate/WriteGate (issue 32, left).
     ("src/text/reader.cpp", "map_model_file", "tensor side files under the path policy (the gate's implementation)"),

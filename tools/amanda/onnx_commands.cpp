@@ -41,7 +41,10 @@ int run_infer(const std::string& in, const std::string& out, bool strict, bool d
   Diagnostics diags;
   text::Document doc = read_any(in, diags);
   std::string ns(doc.graph.str(doc.graph.graph_namespace(doc.graph.root())));
+  // The framework of the graph's namespace; a graph whose root names none (an ONNX model that
+  // imports only a training domain) is typed by the framework that read it.
   const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(ns);
+  if (!f) f = pipeline::FrameworkRegistry::instance().for_reading(io::probe(in));
   auto reg = tool_registry();
   pipeline::InferRequest request;
   request.propagate_values = data_prop;

@@ -8,7 +8,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/onnx/infer.h"
+#include "amanda/pipeline/pipeline.h"
 #include "amanda/passes/registry.h"
 #include "amanda/support/progress.h"
 #include "check.h"
@@ -52,14 +52,8 @@ std::string json_str(std::string_view s) {
   return r + "\"";
 }
 
-void type_graph(ir::Graph& g) {
-  std::string_view ns = g.str(g.graph_namespace(g.root()));
-  if (!ns.starts_with("amanda/onnx/")) return;
-  onnx_frontend::InferOptions io;
-  io.write_attrs = false;  // types for the passes; value_info stays as the file had it
-  io.data_propagation = true;
-  onnx_frontend::infer_types(g, io);
-}
+// Types for the passes (value_info stays as the file had it), by the graph's framework.
+void type_graph(ir::Graph& g) { pipeline::infer_types(g, true); }
 
 int list_passes() {
   const auto& reg = passes::PassRegistry::builtin();

@@ -105,6 +105,10 @@ void add_default_tables(mapping::TableSet& set, const std::vector<std::string>& 
 // "onnx/11" -> "amanda/onnx/11"; a name that already starts with "amanda/" is kept.
 std::string full_namespace(const std::string& ns);
 
+// Types a graph with the inference of the framework whose namespace it is in (nothing for a
+// namespace no framework provides): what rewrite passes need between rounds.
+void infer_types(ir::Graph& g, bool propagate_values, schema::Registry* registry = nullptr);
+
 // Converts ctx.doc under ctx.request: conversion_passes + run. Returns !ctx.failed.
 bool convert(PassContext& ctx);
 

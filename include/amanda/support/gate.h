@@ -85,6 +85,9 @@ class WriteGate {
   AtomicFile& create(const std::string& name);
   // The output is a folder (a SavedModel): staged as a temporary folder renamed into place.
   void make_folder_output();
+  // The folders that hold the output are created when missing (a TF.js graph model's model.json and
+  // shards go into the folder named with it, as tensorflowjs_converter does). Call before creating.
+  void make_parent_folders();
 
   // Drops a file created with create() (a side file that turned out empty): it is not written.
   void discard(const std::string& name);

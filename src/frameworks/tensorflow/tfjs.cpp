@@ -745,6 +745,7 @@ TfjsFiles export_tfjs(const text::Document& doc) { return TfjsExporter(doc).run(
 void write_tfjs(const text::Document& doc, WriteGate& out) {
   // Everything is built before the first file is staged; the caller commits.
   TfjsFiles f = export_tfjs(doc);
+  out.make_parent_folders();
   for (const auto& [name, bytes] : f.shards) out.create(name).write(bytes);
   out.main().write(f.model_json);
 }
