@@ -640,12 +640,15 @@ std::string export_model_bytes(const text::Document& doc) {
   return out;
 }
 
+void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where);
+
 std::string write_model(const text::Document& doc, WriteGate& out, const ExportOptions& options) {
   const std::string& path = out.output_path();
   ExportArena arena;
   onnx::ModelProto& m = arena.model();
   std::vector<const ir::Tensor*> deferred;
   export_deferred(doc, m, deferred);
+  if (options.check) check_model_full(m, deferred, path + ": ");
   std::unique_ptr<SideFile> side;
   std::string side_name;
   if (options.external_data) {

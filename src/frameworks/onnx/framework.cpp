@@ -3,6 +3,8 @@
 // their function bodies or C++ lowerings.
 #include <filesystem>
 #include "amanda/frameworks/onnx/functions.h"
+#include "amanda/ir/graph.h"
+#include "amanda/ir/value.h"
 #include "amanda/frameworks/onnx/infer.h"
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/frameworks/onnx/namespaces.h"
@@ -16,6 +18,13 @@ namespace {
 
 constexpr std::string_view kPrefix = "amanda/onnx/";
 
+// Both TorchScript readers name themselves in the root's producer_version.
+bool from_torchscript(const text::Document& doc) {
+  const ir::Graph& g = doc.graph;
+  const ir::Value* v = g.attr(g.root(), const_cast<ir::Graph&>(g).sym("producer_version"));
+  return v && v->is_string() && v->as_string().rfind("torchscript import", 0) == 0;
+}
+
 class OnnxFramework final : public pipeline::Framework {
  public:
   OnnxFramework() { onnx_frontend::keep_schema_registry_at_exit(); }
@@ -25,7 +34,8 @@ class OnnxFramework final : public pipeline::Framework {
   std::vector<std::string> namespace_prefixes() const override { return {std::string(kPrefix)}; }
   std::vector<pipeline::OptionInfo> options() const override {
     return {{"external_data", "write tensors of at least `threshold` bytes to OUT.data"},
-            {"threshold", "the size in bytes from which a tensor goes to the external data file (default 1024)"}};
+            {"threshold", "the size in bytes from which a tensor goes to the external data file (default 1024)"},
+            {"check", "run the ONNX checker's full check before writing (a failure is an error, nothing written); default 1 for PyTorch sources, 0 otherwise"}};
   }
 
   int detect_read(const pipeline::Probe& p) const override { return !p.is_folder && p.extension == ".onnx" ? 50 : 0; }
@@ -36,6 +46,7 @@ class OnnxFramework final : public pipeline::Framework {
     onnx_frontend::ExportOptions o;
     o.external_data = ctx.options.flag("external_data");
     if (ctx.options.has("threshold")) o.threshold = std::stoull(ctx.options.get("threshold"));
+    o.check = ctx.options.has("check") ? ctx.options.flag("check") : from_torchscript(doc);
     std::string side = onnx_frontend::write_model(doc, ctx.files, o);  // staged; the caller commits
     if (!side.empty()) {
       std::filesystem::path p(ctx.files.output_path());

@@ -23,6 +23,8 @@
 #include <unordered_set>
 
 #include "amanda/frameworks/torch/torchscript.h"
+#include "promotion_pass.h"
+#include "writes_through_views.h"
 #include "amanda/support/diagnostics.h"
 #include "amanda/support/file.h"
 
@@ -851,6 +853,8 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
     tj::ConstantPropagation(graph);
     tj::EliminateDeadCode(graph);
     timer.lap("constant propagation");
+    check_writes_through_views(graph);
+    make_promotion_explicit(graph);
     text::Document doc;
     Importer(doc, std::filesystem::path(path).stem().string()).run(*graph);
     *out = std::move(doc);

@@ -37,6 +37,9 @@ struct ExportOptions {
   // With external_data, tensors of at least `threshold` bytes go to `<output>.data` (4 KiB aligned).
   bool external_data = false;
   size_t threshold = 1024;
+  // Run the ONNX checker's full check (structure, then strict typed shape inference) before
+  // writing; a failure throws and nothing is written (check.cpp).
+  bool check = false;
 };
 
 // Throws amanda::Error when the document is not an imported model shape it can write.

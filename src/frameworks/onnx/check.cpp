@@ -1,0 +1,49 @@
+// The ONNX checker's full check (onnx.checker.check_model(m, full_check=True): the structural
+// check, then shape inference with type checking in strict mode) of a model about to be written
+// (model.h: ExportOptions::check). A failure is an error and nothing is written: a model
+// onnxruntime would refuse as invalid is not an output. Initializers whose bytes are spliced in
+// at serialization (the big ones, straight from the IR) are not in the proto yet: the checked
+// copy declares them as graph inputs of the same element type and shape instead, which is all
+// the check reads of them.
+#include <onnx/checker.h>
+#include <onnx/shape_inference/implementation.h>
+
+#include <string>
+#include <vector>
+
+#include "amanda/frameworks/onnx/model.h"
+#include "amanda/support/diagnostics.h"
+
+namespace amanda::onnx_frontend {
+
+void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where) {
+  onnx::ModelProto c = m;
+  if (c.has_graph()) {
+    auto* g = c.mutable_graph();
+    google::protobuf::RepeatedPtrField<onnx::TensorProto> keep;
+    for (int i = 0; i < g->initializer_size(); ++i) {
+      const onnx::TensorProto& t = g->initializer(i);
+      if (static_cast<size_t>(i) < deferred.size() && deferred[static_cast<size_t>(i)]) {
+        onnx::ValueInfoProto* in = g->add_input();
+        in->set_name(t.name());
+        auto* tt = in->mutable_type()->mutable_tensor_type();
+        tt->set_elem_type(t.data_type());
+        auto* shape = tt->mutable_shape();
+        for (int64_t d : t.dims()) shape->add_dim()->set_dim_value(d);
+      } else {
+        *keep.Add() = t;
+      }
+    }
+    g->mutable_initializer()->Swap(&keep);
+  }
+  try {
+    onnx::checker::check_model(c);
+    onnx::shape_inference::InferShapes(c, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, false));
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    if (auto nl = what.find('\n'); nl != std::string::npos) what.resize(nl);
+    throw Error(where + "error: the converted model fails the ONNX checker (full check), so it is not written: " + what);
+  }
+}
+
+}  // namespace amanda::onnx_frontend
