@@ -51,3 +51,11 @@ fi
 if [ ! -d "$(dirname "$0")/../tests/tensorflow/js/node_modules/@vladmandic/human" ]; then
   (cd "$(dirname "$0")/../tests/tensorflow/js" && npm install --ignore-scripts --no-audit --no-fund --loglevel=error >/dev/null)
 fi
+# PyTorch 1.13.1's own ONNX exporter tests (tests/pytorch/peer_suite, ctest pytorch.peer_suite):
+# test/onnx/ of Debian's pytorch source package (a deb-src entry, then `apt-get source
+# --download-only pytorch`, 18 MB), extracted into build-cache/ and never committed.
+if [ "$(id -u)" = 0 ] || command -v sudo >/dev/null; then
+  SUDO=""
+  if [ "$(id -u)" != 0 ]; then SUDO=sudo; fi
+  $SUDO sh "$(dirname "$0")/../tests/pytorch/peer_suite/fetch_suite.sh" >/dev/null || echo "install-deps: the PyTorch exporter suite was not fetched (pytorch.peer_suite will be skipped)"
+fi

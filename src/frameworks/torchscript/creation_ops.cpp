@@ -29,7 +29,8 @@ std::optional<std::vector<int64_t>> sizes(const Args& a, size_t i) {
   if (i >= a.size() || !a[i] || (a[i]->k != Val::K::List && a[i]->k != Val::K::Tuple)) return std::nullopt;
   std::vector<int64_t> s;
   for (const auto& x : a[i]->items) {
-    if (x->k != Val::K::Int || x->i < 0) return std::nullopt;
+    // a size the graph computes (from an input's values or a symbolic dimension) is not a constant
+    if (x->k != Val::K::Int || x->i < 0 || x->dyn || x->data) return std::nullopt;
     s.push_back(x->i);
   }
   return s;
