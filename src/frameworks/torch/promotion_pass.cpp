@@ -10,6 +10,7 @@
 
 #include <ATen/Functions.h>
 #include <ATen/native/TypeProperties.h>
+#include <torch/csrc/jit/ir/constants.h>
 #include <torch/csrc/jit/ir/ir.h>
 
 #include "frameworks/torchscript/promotion_table.h"
@@ -22,6 +23,11 @@ namespace {
 // The operand as result_type sees it: a tensor of its dtype (0-d or not), or a Python number.
 bool add_operand(const tj::Value* v, at::native::ResultTypeState& st) {
   if (auto t = v->type()->cast<c10::TensorType>()) {
+    // A constant (a Python number the tracer recorded as a 0-d tensor): the tensor itself.
+    if (auto iv = tj::toIValue(v); iv && iv->isTensor()) {
+      st = at::native::update_result_type_state(iv->toTensor(), st);
+      return true;
+    }
     auto dt = t->scalarType();
     auto dim = t->dim();
     if (!dt || !dim) return false;

@@ -361,7 +361,8 @@ void Importer::set_type(PortId p, const Val& v, bool /*graph_port: write_type_at
 
 PortId Importer::port_of(Val& v) {
   if (v.alias && (v.version != v.alias->version || (v.piece ? v.piece_version != v.piece->version : v.seen_piece_writes != v.alias->piece_writes)))
-    throw Unsupported(where_ + ": a tensor read after an in-place op wrote a tensor it shares memory with (a view)");
+    throw Unsupported(where_ + ": a tensor read after an in-place op" + (v.alias->writer.empty() ? std::string() : " (" + v.alias->writer + ")") +
+                      " wrote a tensor it shares memory with (a view): not supported");
   if (v.port) return v.port;
   if (!v.known) throw Error(where_ + ": internal: a tensor with no graph value");
   OpId root = g_.root();
@@ -521,6 +522,7 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
     self.shape = results[0]->shape;
     self.shape_known = results[0]->shape_known;
     if (!self.alias) self.alias = std::make_shared<Alias>();
+    self.alias->writer = s.type;
     if (self.piece) {
       self.piece_version = ++self.piece->version;
       ++self.alias->piece_writes;

@@ -61,6 +61,7 @@ struct Val;
 // them bumps its version, and a tensor whose version is behind it was overwritten under it.
 struct Alias {
   int64_t version = 0;
+  std::string writer;  // the last in-place op that wrote it (for the refusal's message)
   int64_t piece_writes = 0;  // in-place writes through one of its disjoint pieces (below)
 };
 using VRef = std::shared_ptr<Val>;

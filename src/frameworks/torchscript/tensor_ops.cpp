@@ -670,6 +670,10 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     if (b == "aten::view" && !ov.empty()) return std::nullopt;  // view.dtype
     return one(x.dtype, reshape_target(x.shape, ints_arg(a, 1, where), where));
   }
+  if (b == "aten::numpy_T") {  // x.T: every dimension reversed
+    const Val& x = tensor_arg(a, 0, where);
+    return one(x.dtype, std::vector<int64_t>(x.shape.rbegin(), x.shape.rend()));
+  }
   if (b == "aten::transpose") {
     const Val& x = tensor_arg(a, 0, where);
     int64_t d0 = wrap_dim(int_arg(a, 1, where), x.shape.size(), where), d1 = wrap_dim(int_arg(a, 2, where), x.shape.size(), where);

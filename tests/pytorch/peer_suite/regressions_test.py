@@ -1,0 +1,169 @@
+#!/usr/bin/python3
+"""Regression tests for what PyTorch's exporter suite (run_suite.py) found: wrong numbers and
+invalid models. Each module is traced, saved, converted by both readers (`--reader script`, the
+libtorch-free one, and `--reader libtorch`), checked with onnx.checker (full) and run in
+onnxruntime-node against torch's outputs (rtol 1e-3, atol 1e-5, same dtype and shape).
+
+    regressions_test.py AMANDA
+
+A case marked "pass" must convert and match with both readers; a case marked "refuse" may not
+convert yet, but must then be refused with a message naming the op (never a wrong number or an
+invalid model); if it converts, it must match.
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
+
+
+class IntDiv(torch.nn.Module):  # test_div: int / int is float (the libtorch reader gave Div(int32) -> float)
+    def forward(self, x, y):
+        return x / y, torch.true_divide(x, y)
+
+
+class IntDivFloat0d(torch.nn.Module):  # a float64 0-d tensor does not lift an int tensor past float32
+    def forward(self, x, y):
+        return x / y
+
+
+class IndexSelect0d(torch.nn.Module):  # test_index_select_scaler_index: a 0-d index keeps the dimension
+    def forward(self, x):
+        return torch.index_select(x, 1, torch.tensor(2))
+
+
+class NumpyT(torch.nn.Module):  # test_numpy_T: x.T was a Reshape
+    def forward(self, x):
+        return x.T
+
+
+class CopyIntoSlice(torch.nn.Module):  # test_copy_: the write through the view was lost
+    def forward(self, x, data):
+        x[1:3] = data
+        return x
+
+
+class CopyIntoEllipsis(torch.nn.Module):  # test_copy_ellipsis
+    def forward(self, x, update):
+        x[..., 1] = update
+        return x
+
+
+class ZerosFromValues(torch.nn.Module):  # test_squeeze_runtime_dim: a size read from an input's values
+    def forward(self, d1, d2):
+        return torch.zeros(d1[0], d2[0]).squeeze(0)
+
+
+class InPlaceAdd(torch.nn.Module):  # an in-place write that is not through a view stays right
+    def forward(self, x):
+        y = x * 2
+        y.add_(1)
+        return y * 3
+
+
+def ints(*shape, lo=1, hi=9):
+    return torch.randint(lo, hi, shape, dtype=torch.int32)
+
+
+CASES = [
+    ("int_div", IntDiv(), lambda: (ints(2, 3, 4, lo=-9), ints(2, 3, 4)), "pass"),
+    ("int_div_float64_0d", IntDivFloat0d(), lambda: (ints(2, 3), torch.tensor(2.5, dtype=torch.float64)), "pass"),
+    ("index_select_0d", IndexSelect0d(), lambda: (torch.randn(3, 4),), "pass"),
+    ("numpy_T_2d", NumpyT(), lambda: (torch.randn(4, 7),), "pass"),
+    ("numpy_T_3d", NumpyT(), lambda: (torch.randn(2, 3, 4),), "pass"),
+    ("copy_into_slice", CopyIntoSlice(), lambda: (torch.randn(3, 4), torch.randn(2, 4)), "refuse"),
+    ("copy_into_ellipsis", CopyIntoEllipsis(), lambda: (torch.randn(2, 3, 4), torch.randn(2, 3)), "refuse"),
+    ("zeros_from_values", ZerosFromValues(), lambda: (torch.tensor([1]), torch.tensor([4])), "refuse"),
+    ("in_place_add", InPlaceAdd(), lambda: (torch.randn(3, 4),), "pass"),
+]
+
+
+def main():
+    amanda = sys.argv[1]
+    torch.manual_seed(0)
+    failures = []
+    jobs = []
+    pending = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for name, m, make, want in CASES:
+            xs = make()
+            with torch.no_grad():
+                refs = m(*[x.clone() for x in xs])
+            refs = [r.numpy() for r in (refs if isinstance(refs, tuple) else (refs,))]
+            pt = os.path.join(tmp, name + ".pt")
+            torch.jit.save(torch.jit.trace(m, tuple(x.clone() for x in xs), check_trace=False), pt)
+            ins = []
+            for k, x in enumerate(xs):
+                f = os.path.join(tmp, f"{name}.in{k}.bin")
+                x.numpy().tofile(f)
+                ins.append({"file": f, "shape": list(x.shape), "type": str(x.numpy().dtype)})
+            for reader in ("script", "libtorch"):
+                out = os.path.join(tmp, f"{name}.{reader}.onnx")
+                cmd = [amanda, "convert", pt, "--reader", reader, "-o", out]
+                for x in ins:
+                    cmd += ["--input-shape", ",".join(map(str, x["shape"]))]
+                for x in ins:
+                    cmd += ["--input-type", x["type"]]
+                r = subprocess.run(cmd, capture_output=True, text=True)
+                tag = f"{name} ({reader})"
+                if r.returncode != 0:
+                    msg = (r.stdout + r.stderr).strip()
+                    if want == "pass":
+                        failures.append(f"{tag}: refused: {msg[-300:]}")
+                    elif "aten::" not in msg and "prim::" not in msg:
+                        failures.append(f"{tag}: refused without naming the op: {msg[-300:]}")
+                    else:
+                        print(f"  {tag}: refused (allowed): {msg.splitlines()[-1][:160]}")
+                    continue
+                try:
+                    onnx.checker.check_model(onnx.load(out), full_check=True)
+                except Exception as e:
+                    failures.append(f"{tag}: invalid model: {str(e).splitlines()[0][:300]}")
+                    continue
+                g = onnx.load(out).graph
+                inits = {t.name for t in g.initializer}
+                names = [v.name for v in g.input if v.name not in inits]
+                if len(names) != len(ins):
+                    failures.append(f"{tag}: {len(names)} graph inputs for {len(ins)}")
+                    continue
+                jobs.append({"model": out, "inputs": dict(zip(names, ins)), "out": out + ".ort"})
+                pending.append((tag, out + ".ort", refs))
+        jf = os.path.join(tmp, "jobs.json")
+        with open(jf, "w") as f:
+            json.dump(jobs, f)
+        subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run_typed.js"), jf], check=True)
+        types = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+        for tag, base, refs in pending:
+            res = json.load(open(base + ".json"))
+            if "error" in res:
+                failures.append(f"{tag}: onnxruntime: {res['error'][:300]}")
+                continue
+            outs = res["outputs"]
+            if len(outs) != len(refs):
+                failures.append(f"{tag}: {len(outs)} outputs, torch {len(refs)}")
+                continue
+            for k, (o, want) in enumerate(zip(outs, refs)):
+                got = np.fromfile(f"{base}.{k}.bin", dtype=types.get(o["type"], np.float32)).reshape(o["shape"])
+                if got.dtype != want.dtype or got.shape != want.shape:
+                    failures.append(f"{tag}: output {k}: {got.dtype} {list(got.shape)}, torch {want.dtype} {list(want.shape)}")
+                elif not np.allclose(got, want, rtol=1e-3, atol=1e-5, equal_nan=True):
+                    failures.append(f"{tag}: output {k}: max abs diff {float(np.max(np.abs(got.astype(np.float64) - want))):.3g}")
+                elif not np.any(want != 0):
+                    failures.append(f"{tag}: output {k}: torch's output is all zero (the case checks nothing)")
+            print(f"  {tag}: checked")
+    if failures:
+        print("FAILED:\n  " + "\n  ".join(failures))
+        return 1
+    print(f"peer-suite regressions: {len(CASES)} cases, both readers: no wrong number, no invalid model")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
