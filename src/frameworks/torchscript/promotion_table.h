@@ -22,8 +22,7 @@ inline const std::unordered_map<std::string, Promoted>& promotion_table() {
   static const std::unordered_map<std::string, Promoted> t = [] {
     std::unordered_map<std::string, Promoted> m;
     for (const char* b : {"add", "sub", "mul", "rsub", "remainder", "fmod", "floor_divide", "maximum", "minimum", "atan2",
-                          "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor", "__and__", "__or__", "__xor__",
-                          "logical_and", "logical_or", "logical_xor", "pow"})
+                          "max", "min", "bitwise_and", "bitwise_or", "bitwise_xor", "__and__", "__or__", "__xor__", "pow"})
       m[b] = {{0, 1}};
     for (const char* b : {"div", "true_divide"}) m[b] = {{0, 1}, true};
     for (const char* b : {"eq", "ne", "lt", "le", "gt", "ge"}) m[b] = {{0, 1}, false, true};
