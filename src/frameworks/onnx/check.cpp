@@ -9,6 +9,7 @@
 #include <onnx/shape_inference/implementation.h>
 
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "amanda/frameworks/onnx/model.h"
@@ -16,7 +17,10 @@
 
 namespace amanda::onnx_frontend {
 
-void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where) {
+namespace {
+
+// A copy the checker can read: the deferred initializers declared as graph inputs.
+onnx::ModelProto checkable_copy(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred) {
   onnx::ModelProto c = m;
   if (c.has_graph()) {
     auto* g = c.mutable_graph();
@@ -36,6 +40,42 @@ void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Ten
     }
     g->mutable_initializer()->Swap(&keep);
   }
+  return c;
+}
+
+}  // namespace
+
+// Graph outputs the reader could not type (an RNN's outputs after a packed sequence): their type
+// from ONNX's shape inference, since ONNX requires one; value_info entries without a type are
+// dropped (they say nothing).
+void fill_missing_types(onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred) {
+  if (!m.has_graph()) return;
+  auto* g = m.mutable_graph();
+  google::protobuf::RepeatedPtrField<onnx::ValueInfoProto> vis;
+  for (const auto& v : g->value_info())
+    if (v.has_type()) *vis.Add() = v;
+  g->mutable_value_info()->Swap(&vis);
+  bool missing = false;
+  for (const auto& o : g->output()) missing |= !o.has_type();
+  if (!missing) return;
+  onnx::ModelProto c = checkable_copy(m, deferred);
+  try {
+    onnx::shape_inference::InferShapes(c, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(false, 0, false));
+  } catch (const std::exception&) {
+    return;  // the check says what is wrong
+  }
+  std::unordered_map<std::string, const onnx::TypeProto*> inferred;
+  for (const auto& v : c.graph().value_info())
+    if (v.has_type()) inferred[v.name()] = &v.type();
+  for (const auto& v : c.graph().output())
+    if (v.has_type()) inferred[v.name()] = &v.type();
+  for (auto& o : *g->mutable_output())
+    if (!o.has_type())
+      if (auto it = inferred.find(o.name()); it != inferred.end()) *o.mutable_type() = *it->second;
+}
+
+void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where) {
+  onnx::ModelProto c = checkable_copy(m, deferred);
   try {
     onnx::checker::check_model(c);
     onnx::shape_inference::InferShapes(c, onnx::OpSchemaRegistry::Instance(), onnx::ShapeInferenceOptions(true, 1, false));

@@ -641,6 +641,7 @@ std::string export_model_bytes(const text::Document& doc) {
 }
 
 void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where);
+void fill_missing_types(onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred);
 
 std::string write_model(const text::Document& doc, WriteGate& out, const ExportOptions& options) {
   const std::string& path = out.output_path();
@@ -648,7 +649,10 @@ std::string write_model(const text::Document& doc, WriteGate& out, const ExportO
   onnx::ModelProto& m = arena.model();
   std::vector<const ir::Tensor*> deferred;
   export_deferred(doc, m, deferred);
-  if (options.check) check_model_full(m, deferred, path + ": ");
+  if (options.check) {
+    fill_missing_types(m, deferred);
+    check_model_full(m, deferred, path + ": ");
+  }
   std::unique_ptr<SideFile> side;
   std::string side_name;
   if (options.external_data) {

@@ -348,7 +348,7 @@ def convert_one(amanda, case, inputs, dyn, out, timeout):
         dims = [str(d) for d in x["shape"]]
         for d, nm in dyn.get(i, {}).items():
             if d < len(dims):
-                dims[d] = re.sub(r"[^A-Za-z0-9_]", "_", nm)
+                dims[d] = "d_" + re.sub(r"[^A-Za-z0-9_]", "_", nm)  # a name, never a number
         cmd += ["--input-shape", ",".join(dims)]
     for x in inputs:
         cmd += ["--input-type", x["type"] or "float32"]
