@@ -401,7 +401,15 @@ std::unordered_map<std::string, Rule> make_rules() {
                         "aten::upsample_bilinear2d", "aten::upsample_trilinear3d", "aten::upsample_bicubic2d"})
     r[n] = upsample(SIZE_MAX - 1);
   // sampling (graph ops: RandomUniform/RandomNormal...); the *_like ones and bernoulli keep the input's type and shape
-  for (const char* n : {"aten::rand_like", "aten::randn_like", "aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli_.float",
+  // rand_like(x, dtype=...): the dtype argument when given (torch.rand_like(x, dtype=torch.double))
+  for (const char* n : {"aten::rand_like", "aten::randn_like"})
+    r[n] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+      const Val* x = tensor(a, 0);
+      if (!x) return std::nullopt;
+      DType t = a.size() > 1 && !is_none(a, 1) && a[1]->k == Val::K::Int ? dtype_from_scalar_type(a[1]->i, where) : x->dtype;
+      return one(t, x->shape);
+    };
+  for (const char* n : {"aten::bernoulli", "aten::bernoulli.p", "aten::bernoulli_.float",
                         "aten::normal.Tensor_float", "aten::fake_quantize_per_tensor_affine",
                         "aten::fake_quantize_per_channel_affine", "aten::embedding_renorm", "aten::embedding_renorm_"})
     r[n] = same;

@@ -540,7 +540,8 @@ def main():
             res = json.load(open(out + ".json"))
             if "error" in res:
                 e = res["error"]
-                kind = "run_error" if "Non-zero status code returned while running" in e else "invalid"
+                kind = ("run_error" if "Non-zero status code returned while running" in e
+                        else "harness" if "is not supported here" in e else "invalid")
                 return kind, " ".join(e.split())[:400]
             diff = compare(res["outputs"], s["refs"], out, c)
             if diff:
