@@ -592,9 +592,31 @@ void annotate_types(const std::shared_ptr<tj::Graph>& graph, const std::vector<c
     state.run(stack);
   }
   size_t base = stack.size() - orig.size();
-  for (size_t k = 0; k < orig.size(); ++k)
-    if (stack[base + k].isTensor() && stack[base + k].toTensor().defined())
-      orig[k]->setType(complete_type(stack[base + k].toTensor()));
+  // A second run on ones: a value whose size differs depends on the inputs' values (topk(x, k)
+  // with k an input, a Resize scale or a pad read from a tensor), and the sizes of the run on
+  // zeros would be baked into the model as constants. Refused, naming the op. (If the run on
+  // ones fails, the inputs are indices that must stay small: nothing is learnt.)
+  std::vector<c10::IValue> ones;
+  for (const c10::IValue& v : args) ones.emplace_back(v.isTensor() ? c10::IValue(at::ones_like(v.toTensor())) : v);
+  tj::InterpreterState state2(code);
+  tj::Stack stack2(ones.begin(), ones.end());
+  bool second = true;
+  try {
+    c10::InferenceMode guard;
+    state2.run(stack2);
+  } catch (const std::exception&) {
+    second = false;
+  }
+  size_t base2 = second ? stack2.size() - orig.size() : 0;
+  for (size_t k = 0; k < orig.size(); ++k) {
+    if (!stack[base + k].isTensor() || !stack[base + k].toTensor().defined()) continue;
+    if (second && stack2[base2 + k].isTensor() && stack2[base2 + k].toTensor().defined() &&
+        stack2[base2 + k].toTensor().sizes() != stack[base + k].toTensor().sizes())
+      throw Fail("node " + std::string(orig[k]->node()->kind().toQualString()) + " (%" + orig[k]->debugName() +
+                 "): its size depends on the inputs' values (the libtorch reader fixes every size at one run; the "
+                 "libtorch-free reader makes such sizes graph values)");
+    orig[k]->setType(complete_type(stack[base + k].toTensor()));
+  }
 }
 
 // new_zeros(self, ...) and its kin read only self's element type and device.
