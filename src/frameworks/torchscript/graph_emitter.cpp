@@ -444,6 +444,10 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
       g_.connect(lo, in);
       continue;
     }
+    if (a.k == Val::K::List || a.k == Val::K::Tuple)
+      for (const auto& x : a.items)
+        if (x && x->data)  // e.g. pad sizes read from input tensors: a constant would hold the stand-in
+          throw Unsupported(where_ + ": " + s.type + " takes a list holding a number computed from the inputs' values (not supported)");
     check_no_symbol(a, s.type);
     g_.connect(constant(a), in);
   }
