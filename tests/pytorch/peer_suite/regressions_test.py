@@ -68,6 +68,36 @@ class InPlaceAdd(torch.nn.Module):  # an in-place write that is not through a vi
         return y * 3
 
 
+class InterpolateScale(torch.nn.Module):  # test_interpolate_upsample: coordinates use the given scale, not out/in
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, scale_factor=2.3, mode="nearest")
+
+
+class InterpolateToOne(torch.nn.Module):  # test_interpolate_half_pixel: an output length of 1 (half_pixel)
+    def forward(self, x):
+        return torch.nn.functional.interpolate(x, size=1, mode="linear")
+
+
+class TopkInputK(torch.nn.Module):  # test_topk_smallest_unsorted: k is an input (a size from data)
+    def forward(self, x, k):
+        return torch.sort(torch.topk(x, k, largest=False, sorted=False).values).values
+
+
+class PadFromTensors(torch.nn.Module):  # test_pad_types_scalar_tensor_list: pad sizes read from tensors
+    def forward(self, x, a, b):
+        return torch.nn.functional.pad(x, [a, b])
+
+
+class PadInt(torch.nn.Module):  # test_pad_int: the pad value in the input's type
+    def forward(self, x):
+        return torch.nn.functional.pad(x, [1, 2]) + 1
+
+
+class NormAll(torch.nn.Module):  # torch.norm over every dimension (an empty axes attribute)
+    def forward(self, x):
+        return torch.norm(x)
+
+
 def ints(*shape, lo=1, hi=9):
     return torch.randint(lo, hi, shape, dtype=torch.int32)
 
@@ -82,6 +112,12 @@ CASES = [
     ("copy_into_ellipsis", CopyIntoEllipsis(), lambda: (torch.randn(2, 3, 4), torch.randn(2, 3)), "refuse"),
     ("zeros_from_values", ZerosFromValues(), lambda: (torch.tensor([1]), torch.tensor([4])), "refuse"),
     ("in_place_add", InPlaceAdd(), lambda: (torch.randn(3, 4),), "pass"),
+    ("interpolate_scale", InterpolateScale(), lambda: (torch.randn(1, 2, 6),), "pass"),
+    ("interpolate_to_one", InterpolateToOne(), lambda: (torch.randn(1, 2, 6),), "pass"),
+    ("topk_input_k", TopkInputK(), lambda: (torch.arange(1.0, 6.0), torch.tensor(3)), "refuse"),
+    ("pad_from_tensors", PadFromTensors(), lambda: (torch.randn(2, 2, 4, 4), torch.tensor(2), torch.tensor(4)), "refuse"),
+    ("pad_int", PadInt(), lambda: (ints(2, 3),), "pass"),
+    ("norm_all", NormAll(), lambda: (torch.randn(2, 3, 4),), "pass"),
 ]
 
 
