@@ -39,6 +39,26 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
   bool applies(std::string_view from, std::string_view to) const override {
     return from.starts_with("amanda/tensorflow/") && to.starts_with("amanda/onnx/");
   }
+  std::string handles_before_tables(std::string_view type) const override {
+    static const std::pair<std::string_view, std::string_view> kBoundary[] = {
+        {"Placeholder", "a graph input (of unknown rank when its shape gives none)"},
+        {"NoOp", "dropped with the control edges (ONNX runs by data flow)"},
+        {"Enter", "TF1 while loops become ONNX Loops (tf1_loops.cpp; nested loops refused)"},
+        {"Exit", "TF1 while loops become ONNX Loops"},
+        {"NextIteration", "TF1 while loops become ONNX Loops"},
+        {"LoopCond", "TF1 while loops become ONNX Loops"},
+        {"Switch", "TF1 loops and conds become ONNX Loop / If (tf1_conds.cpp; nested conds refused)"},
+        {"Merge", "TF1 loops and conds become ONNX Loop / If"},
+        {"TensorListFromTensor", "inside a TF1 loop: the tensor, read by GetItem"},
+        {"TensorListGetItem", "inside a TF1 loop: a Gather of the list's tensor"},
+        {"TensorListReserve", "inside a TF1 loop: a scan output"},
+        {"TensorListSetItem", "inside a TF1 loop: a scan output"},
+        {"TensorListStack", "after a TF1 loop: the scan output"},
+    };
+    for (auto [op, how] : kBoundary)
+      if (op == type) return std::string(how);
+    return {};
+  }
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     passes.add({"tensorflow-onnx.boundary", pipeline::Stage::Boundary,
                 "placeholders become graph inputs, fetched tensors graph outputs; TF1 loops and conds become Loop and If",

@@ -149,8 +149,19 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     auto dtype = dt && dt->is_string() ? ir::dtype_from_name(dt->as_string()) : std::nullopt;
     if (!dtype) throw Error(fmt::format("Placeholder '{}': its dtype is not one ONNX has", node));
     const Value* sh = g.attr(op, g.sym("shape"));
-    if (!sh || !sh->is_list())
-      throw Error(fmt::format("Placeholder '{}': its shape attribute gives no rank (an ONNX graph input needs one)", node));
+    if (!sh || !sh->is_list()) {
+      // No rank (`shape` absent or unknown_rank, as TF.js's loader accepts): an ONNX graph input of
+      // unknown rank, a tensor type without a shape (ONNX allows it; onnxruntime takes any rank).
+      std::string name = node + ":0";
+      PortId in = g.add_port(root, ir::PortDir::In, g.sym(name));
+      g.set_port_type(in, g.types().unranked(*dtype));
+      g.set_attr(in, g.sym("type"), Value(onnx_type_string(*dtype)));
+      PortId out = g.outputs(op).empty() ? PortId() : g.output(op, 0);
+      for (auto& [n, p] : out_ports)
+        if (p == out) p = in;
+      if (out) g.replace_all_uses(out, in);
+      continue;
+    }
     std::vector<ir::Dim> dims;
     Value::List shape_attr;
     for (size_t i = 0; i < sh->as_list().size(); ++i) {
