@@ -193,6 +193,43 @@ def loops(case):
     c2.op("z", "TensorListStack", ["m/exit_li", "shape3"], element_dtype=F, num_elements=-1)
 
 
+def nested_loops(case):
+    # A while loop inside a while loop, as TF1's while_loop nests them: the inner frame's Enters
+    # read values of the outer frame (its counter, its constant Enters); the inner result feeds the
+    # outer NextIteration. x <- (inner: y <- y * 0.5 + i, twice) + j, three times.
+    c = case("while_nested")
+    x = c.placeholder("x", [2, 3])
+    c.const("zero", [0], [], "int32")
+    c.const("n", [3], [], "int32")
+    c.const("m", [2], [], "int32")
+    c.const("one", [1], [], "int32")
+    c.const("half", [0.5], [])
+    for k, t in (("n", I), ("m", I), ("one", I), ("half", F)):
+        c.op(f"o/enter_{k}", "Enter", [k], T=t, frame_name="o", is_constant=True, parallel_iterations=10)
+
+    def outer_body(ids):
+        i, v = ids
+        z = c.op("o/zero_j", "Sub", [i, i], T=I)
+        for k, src, t in (("i", i, I), ("m", "o/enter_m", I), ("one", "o/enter_one", I), ("half", "o/enter_half", F)):
+            c.op(f"o/in/enter_{k}", "Enter", [src], T=t, frame_name="o/in", is_constant=True, parallel_iterations=10)
+
+        def inner_body(jids):
+            j, y = jids
+            m = c.op("o/in/mul", "Mul", [y, "o/in/enter_half"], T=F)
+            fi = c.op("o/in/fi", "Cast", ["o/in/enter_i"], SrcT=I, DstT=F)
+            return [c.op("o/in/inc", "AddV2", [j, "o/in/enter_one"], T=I), c.op("o/in/add", "AddV2", [m, fi], T=F)]
+
+        ex_j, ex_y = while_loop(c, "o/in", [("j", z, "int32", False), ("y", v, "float32", False)],
+                                lambda mm: c.op("o/in/less", "Less", [mm[0], "o/in/enter_m"], T=I), inner_body)
+        fj = c.op("o/fj", "Cast", [ex_j], SrcT=I, DstT=F)
+        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)]
+
+    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)],
+                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body)
+    c.op("y", "Identity", [ex_x], T=F)
+    c.op("count", "Identity", [ex_i], T=I)
+
+
 def conds(case):
     # TF1 cond: Switch(x, p) feeds both branches, Merge(false result, true result); a second Merge
     # passes the false side through unchanged. p = sum(x) > 0: the two seeds take both branches.
@@ -570,6 +607,7 @@ def cases():
          pad_to_max_output_size=False)
     # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand) and conds
     loops(case)
+    nested_loops(case)
     conds(case)
     for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
         c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")

@@ -89,6 +89,7 @@ int run_convert(const ConvertOpts& o) {
   pipeline::PassContext& ctx = kept_until_exit(std::make_unique<pipeline::PassContext>(
       io::read_any(o.in, diags, request.options, &reg), reg, tables));
   ctx.request = request;
+  for (const auto& d : diags.items()) std::cerr << d.str() << '\n';  // the reader's warnings (a lenient TF.js manifest)
   auto t1 = std::chrono::steady_clock::now();
   pipeline::PassList passes = pipeline::conversion_passes(ctx);
   if (o.print_pipeline) {

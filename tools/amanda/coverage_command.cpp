@@ -188,15 +188,21 @@ int run_vocabulary_coverage(const std::string& from, const std::string& to, cons
         for (const auto& r : t->rules)
           for (const auto& o : r.src.ops)
             if (o.type.size() > op.size() && o.type.ends_with("::" + op)) type = o.type;
-      Verdict v{Cover::Hole, "no rule"};
-      for (const mapping::Table* t : first) {
-        bool has = false;
+      // Rules that map it, and the reasons of those that refuse it (`unsupported:`).
+      size_t maps = 0;
+      std::string refusals;
+      for (const mapping::Table* t : first)
         for (const auto& r : t->rules)
-          for (const auto& o : r.src.ops) has |= o.type == type;
-        if (!has) continue;
-        Verdict w = step(*t, type, *reg);
-        if (v.cover == Cover::Hole || w.cover > v.cover) v = w;
-      }
+          for (const auto& o : r.src.ops)
+            if (o.type == type) {
+              if (r.unsupported) refusals += (refusals.empty() ? "" : "; ") + *r.unsupported;
+              else ++maps;
+              break;
+            }
+      Verdict v{Cover::Hole, "no rule"};
+      if (maps && refusals.empty()) v = {Cover::Converted, fmt::format("{} rule{}", maps, maps == 1 ? "" : "s")};
+      else if (maps) v = {Cover::Conditional, fmt::format("{} rule{}; refused: {}", maps, maps == 1 ? "" : "s", refusals)};
+      else if (!refusals.empty()) v = {Cover::Impossible, refusals};
       std::string_view cls;
       switch (v.cover) {
         case Cover::Hole: cls = "missing"; ++missing; break;

@@ -5,6 +5,7 @@
 #include "amanda/frameworks/onnx/infer.h"
 #include "amanda/frameworks/tensorflow/onnx_boundary.h"
 #include "amanda/pipeline/pipeline.h"
+#include "output_ranks.h"
 
 namespace amanda::conversions {
 
@@ -31,6 +32,7 @@ void finish(ir::Graph& g) {
     onnx_frontend::infer_types(g, o);
   } catch (const std::exception&) {
   }
+  rank_unranked_outputs(g);
 }
 
 class TensorFlowToOnnx final : public pipeline::ConversionExtension {

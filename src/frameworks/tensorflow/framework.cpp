@@ -46,7 +46,7 @@ class TensorFlowFramework final : public pipeline::Framework {
       text::Document doc = tf_frontend::read_tfjs(ctx.files);
       // Weights whose manifest dtype differs from their Const node's: read as TF.js reads them.
       ir::Graph& g = doc.graph;
-      if (ir::Symbol k = g.symbols().find("@tfjs_topology_dtype"); k != ir::SymbolTable::kNone)
+      if (Symbol k = g.symbols().find("@tfjs_topology_dtype"); k != SymbolTable::kNone)
         for (ir::OpId op = g.first_child(g.root()); op; op = g.next_sibling(op))
           if (const ir::Value* d = g.attr(op, k); d && d->is_string()) {
             const ir::Value* v = g.attr(op, g.sym("value"));
