@@ -51,6 +51,12 @@ class Case:
         self.name, self.nodes, self.inputs, self.refuse = name, [], [], refuse
         self.patch = None  # model.json (a dict) -> None: edits the TF.js model amanda fmt wrote
         self.warn = None   # a text the conversion's stderr must hold
+        # False: an input of unknown rank stays one (no consumer fixes it): onnx.checker wants a
+        # shape on every main-graph input (check_value_info), onnxruntime runs it
+        self.checker = True
+        # False: TF.js cannot run the graph (its executor fails on it), so the case checks the
+        # conversion and onnx.checker only, and is counted apart
+        self.tfjs = True
         self.seed = sum(map(ord, name))
 
     def placeholder(self, name, shape, dtype="float32", low=None, rng=None, rankless=False):
@@ -198,6 +204,9 @@ def nested_loops(case):
     # read values of the outer frame (its counter, its constant Enters); the inner result feeds the
     # outer NextIteration. x <- (inner: y <- y * 0.5 + i, twice) + j, three times.
     c = case("while_nested")
+    # TF.js 4.22's executor does not run this hand-written nested frame ("Cannot compute the
+    # outputs [y]": its Enter pushes a context per call); converted and checked only
+    c.tfjs = False
     x = c.placeholder("x", [2, 3])
     c.const("zero", [0], [], "int32")
     c.const("n", [3], [], "int32")
@@ -209,7 +218,10 @@ def nested_loops(case):
 
     def outer_body(ids):
         i, v = ids
-        z = c.op("o/zero_j", "Sub", [i, i], T=I)
+        # the inner counter's start: a Const in the outer frame (on the pivot's control edge, as TF writes it)
+        c.nodes.append('node { name: "o/zero_j" op: "Const" input: "^o/id_i" attr { key: "dtype" value { type: DT_INT32 } } '
+                       'attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }')
+        z = "o/zero_j"
         for k, src, t in (("i", i, I), ("m", "o/enter_m", I), ("one", "o/enter_one", I), ("half", "o/enter_half", F)):
             c.op(f"o/in/enter_{k}", "Enter", [src], T=t, frame_name="o/in", is_constant=True, parallel_iterations=10)
 
@@ -497,6 +509,7 @@ def cases():
         c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), bb, sh, c.const("s", [1, st, 1], [3], "int32")], T=F, Index=I,
              begin_mask=bm, end_mask=em, shrink_axis_mask=sm, ellipsis_mask=0, new_axis_mask=0)
     c = case("StridedSlice_runtime_rankless")
+    c.checker = False
     c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5], rankless=True), c.const("b", [1], [1], "int32"), c.const("e", [3], [1], "int32"),
                                c.const("s", [1], [1], "int32")], T=F, Index=I, begin_mask=0, end_mask=0, shrink_axis_mask=0,
          ellipsis_mask=0, new_axis_mask=0)
@@ -508,6 +521,7 @@ def cases():
     # ---- BatchMatMulV2 adj_x/adj_y on operands of unknown rank (placeholders without a shape)
     for ax, ay in ((True, False), (False, True), (True, True)):
         c = case(f"BatchMatMulV2_adj{int(ax)}{int(ay)}_rankless")
+        c.checker = False
         a_shape = [2, 4, 3] if ax else [2, 3, 4]
         b_shape = [5, 4] if ay else [4, 5]
         c.op("y", "BatchMatMulV2", [c.placeholder("a", a_shape, rankless=True), c.placeholder("b", [1] + b_shape, rankless=True)],
@@ -535,8 +549,13 @@ def cases():
         c.warn = "its Const node"
     # ---- rank-less placeholders: inputs of unknown rank
     c = case("rankless_elementwise")
+    c.checker = False
     c.op("y", "Tanh", [c.op("m", "Mul", [c.placeholder("x", [2, 3, 4], rankless=True), c.const("k", [1.5], [])], T=F)], T=F)
+    c = case("rankless_conv")  # the Conv2D fixes the rank: 4, dims unknown
+    c.op("y", "Conv2D", [c.placeholder("x", [1, 6, 6, 2], rankless=True), c.weights("w", [3, 3, 2, 2])], T=F, padding="SAME",
+         strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
     c = case("rankless_reduce")
+    c.checker = False
     c.op("y", "Sum", [c.placeholder("x", [2, 3, 4], rankless=True), c.const("ax", [1], [1], "int32")], T=F, Tidx=I, keep_dims=False)
     c = case("GatherV2")
     c.op("y", "GatherV2", [c.placeholder("x", [4, 5]), c.const("i", [3, 0, 2], [3], "int32"), c.const("ax", [1], [], "int32")],
@@ -620,14 +639,57 @@ def cases():
         sz = c.op("sz", "Shape", [c.placeholder("z", [1, size, size, 2])], T=F, out_type=I)
         c.op("y", "Conv2DBackpropInput", [sz, c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 5, 5, 3])], T=F, padding=pad,
              strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
-    for st, size, ep in ((1, 5, [0, 0, 1, 1, 1, 1, 0, 0]), (2, 8, [0, 0, 1, 2, 0, 1, 0, 0]), (2, 10, [0, 0, 0, 0, 0, 0, 0, 0])):
-        c = case(f"Conv2DBackpropInput_EXPLICIT_s{st}_{size}")
-        c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, size, size + 1 if st == 2 and size == 8 else size, 2], [4], "int32"),
+    # (sizes a forward convolution of 5 rows/columns comes from: (size + pads - 3) / stride + 1 = 5)
+    for st, (h, w), ep in ((1, (5, 5), [0, 0, 1, 1, 1, 1, 0, 0]), (2, (8, 10), [0, 0, 1, 2, 0, 1, 0, 0]),
+                           (2, (9, 11), [0, 0, 1, 2, 0, 1, 0, 0]), (2, (12, 11), [0, 0, 0, 0, 0, 0, 0, 0])):
+        c = case(f"Conv2DBackpropInput_EXPLICIT_s{st}_{h}x{w}")
+        c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, h, w, 2], [4], "int32"),
                                           c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 5, 5, 3])], T=F, padding="EXPLICIT",
              explicit_paddings=ep, strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
     vocabulary_cases(case)
-    c = case("Unique", refuse="Unique")
-    c.op("y", "Unique", [c.placeholder("x", [5])], T=F, out_idx=I)
+    # ---- ops of TF.js's vocabulary the tables gained with issue 28
+    c = case("UniqueFloat")
+    c.op("u", "Unique", [c.op("r", "Round", [c.placeholder("x", [9], low=0.0, rng=3.0)], T=F)], T=F, out_idx=I)
+    c.op("y", "Identity", ["u"], T=F)
+    c.op("i", "Identity", ["u:1"], T=I)
+    c = case("Unique")  # repeated values: integers in [0, 4)
+    c.op("u", "Unique", [c.placeholder("x", [9], "int32", low=0, rng=4)], T=I, out_idx=I)
+    c.op("y", "Identity", ["u"], T=I)
+    c.op("i", "Identity", ["u:1"], T=I)
+    c = case("NonMaxSuppressionV2")
+    c.op("y", "NonMaxSuppressionV2", [c.placeholder("b", [12, 4], low=0.0, rng=1.0), c.placeholder("s", [12], low=0.0, rng=1.0),
+                                      c.const("m", [5], [], "int32"), c.const("iou", [0.3], [])], T=F)
+    for op in ("Ones", "Zeros"):
+        c = case(f"tfjs_{op}")
+        c.op("z", op, [c.op("sh", "Shape", [c.placeholder("x", [2, 3])], T=F, out_type=I)], T=F)
+        c.op("y", "AddV2", ["z", "x"], T=F)
+    c = case("PlaceholderWithDefault")
+    c.op("y", "PlaceholderWithDefault", [c.op("d", "Mul", [c.placeholder("x", [2, 3]), c.const("k", [3.0], [])], T=F)], dtype=F)
+    c = case("BroadcastArgs")
+    c.op("y", "BroadcastArgs", [c.op("s0", "Shape", [c.placeholder("a", [2, 1, 4])], T=F, out_type=I),
+                                c.op("s1", "Shape", [c.placeholder("b", [3, 1])], T=F, out_type=I)], T=I)
+    c.op("z", "Mul", ["a", c.op("f", "Fill", ["y", c.const("one", [1.0], [])], T=F, index_type=I)], T=F)
+    c = case("LinSpace")
+    c.op("y", "LinSpace", [c.const("a", [-1.5], []), c.const("b", [2.0], []), c.const("n", [7], [], "int32")], T=F, Tidx=I)
+    c.op("z", "Mul", [c.placeholder("x", [7]), "y"], T=F)
+    c = case("TensorScatterUpdate")
+    c.op("y", "TensorScatterUpdate", [c.placeholder("x", [5, 3]), c.const("i", [4, 0, 2], [3, 1], "int32"), c.placeholder("u", [3, 3])],
+         T=F, Tindices=I)
+    for k in (False, True):
+        c = case(f"EuclideanNorm_keep{int(k)}")
+        c.op("y", "EuclideanNorm", [c.placeholder("x", [3, 4, 5]), c.const("ax", [0, 2], [2], "int32")], T=F, Tidx=I, keep_dims=k)
+    c = case("FusedBatchNormV2")
+    c.op("bn", "FusedBatchNormV2", [c.placeholder("x", [1, 4, 5, 3]), c.weights("s", [3]), c.weights("o", [3]),
+                                    c.const("m", [0.1, -0.2, 0.3], [3]), c.const("v", [0.5, 1.5, 2.0], [3])],
+         T=F, U=F, epsilon=0.001, data_format="NHWC", is_training=False)
+    c.op("y", "Identity", ["bn"], T=F)
+    c = case("StringSplit", refuse="StringSplit")
+    c.nodes.append('node { name: "s" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { '
+                   'dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "a b" } } } }')
+    c.nodes.append('node { name: "sep" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { '
+                   'dtype: DT_STRING tensor_shape { } string_val: " " } } } }')
+    c.op("y", "StringSplit", ["s", "sep"], skip_empty=True)
+    c.op("z", "Mul", [c.placeholder("x", [2]), c.const("k", [2.0], [])], T=F)
     return out
 
 
@@ -653,7 +715,7 @@ def main():
         open(p, "w").write(text.replace('dst: {graph: "c = Sub(a, b)"}', 'dst: {graph: "c = Add(a, b)"}'))
         env["AMANDA_TABLES_DIR"] = tables
     import onnx
-    todo, failures, refused_ok, converted = [], [], 0, 0
+    todo, failures, refused_ok, converted, not_compared = [], [], 0, 0, []
     full = os.environ.get("AMANDA_FULL_SWEEP") == "1"
     for k, c in enumerate(cases()):
         if only and not only.search(c.name):
@@ -704,11 +766,17 @@ def main():
             continue
         try:
             m = onnx.load(os.path.join(d, "model.onnx"))
-            onnx.checker.check_model(m, full_check=True)
+            if c.checker:
+                onnx.checker.check_model(m, full_check=True)
+            elif any(i.type.tensor_type.HasField("shape") for i in m.graph.input if i.name.startswith("a:") or i.name.startswith("x:")):
+                raise Exception("a rank-less placeholder got a rank no consumer fixes")
         except Exception as e:
             failures.append(f"{c.name}: onnx.checker: {e}")
             continue
         converted += 1
+        if not c.tfjs:
+            not_compared.append(c.name)
+            continue
         todo.append({"name": c.name, "tfjs": f"{c.name}/model.json", "onnx": f"{c.name}/model.onnx", "inputs": c.inputs})
     with open(os.path.join(work, "cases.json"), "w") as f:
         json.dump(todo, f)
@@ -731,7 +799,8 @@ def main():
         failures.append(f"the comparison ran {len(r.stdout.splitlines())} of {len(todo)} cases: {r.stderr[-2000:]}")
     total = len(todo) + refused_ok + len([f for f in failures if ": should be refused" in f])
     print(f"{matched} of {len(todo)} converted cases match TF.js (worst relative difference {worst:.3g}); "
-          f"{refused_ok} refused as expected; {len(failures)} failures")
+          f"{refused_ok} refused as expected; {len(not_compared)} converted without a TF.js reference "
+          f"({', '.join(not_compared)}); {len(failures)} failures")
     for f in failures:
         print("FAIL " + f)
     if plant:
