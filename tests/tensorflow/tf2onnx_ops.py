@@ -683,6 +683,30 @@ def cases():
                                     c.const("m", [0.1, -0.2, 0.3], [3]), c.const("v", [0.5, 1.5, 2.0], [3])],
          T=F, U=F, epsilon=0.001, data_format="NHWC", is_training=False)
     c.op("y", "Identity", ["bn"], T=F)
+    for op in ("LowerBound", "UpperBound"):
+        c = case(op)  # sorted rows: a cumulative sum of non-negative steps; values on a coarse grid (ties)
+        srt = c.op("srt", "Cumsum", [c.op("r", "Round", [c.placeholder("a", [2, 6], low=0.0, rng=2.0)], T=F), c.const("ax", [1], [], "int32")],
+                   T=F, Tidx=I, exclusive=False, reverse=False)
+        c.op("y", op, [srt, c.op("v", "Round", [c.placeholder("b", [2, 5], low=0.0, rng=8.0)], T=F)], T=F, out_type=I)
+    c = case("ListDiff")
+    c.op("d", "ListDiff", [c.placeholder("x", [8], "int32", low=0, rng=6), c.placeholder("y", [3], "int32", low=0, rng=6)], T=I, out_idx=I)
+    c.op("o", "Identity", ["d"], T=I)
+    c.op("i", "Identity", ["d:1"], T=I)
+    # (TF.js 4.22's op list reads num_upper from input 1 too, num_lower's: it computes
+    # band_part(x, lo, lo), so only cases with lo == hi have a TF.js reference)
+    for lo, hi in ((1, 1), (-1, -1), (0, 0)):
+        c = case(f"MatrixBandPart_{lo}_{hi}".replace("-", "m"))
+        c.op("y", "MatrixBandPart", [c.placeholder("x", [2, 4, 5]), c.const("lo", [lo], [], "int32"), c.const("hi", [hi], [], "int32")],
+             T=F, Tindex=I)
+    for pad, st in (("SAME", 1), ("VALID", 2), ("SAME", 2)):
+        c = case(f"tfjs_Conv1D_{pad}_s{st}")
+        c.op("y", "Conv1D", [c.placeholder("x", [2, 9, 3]), c.weights("w", [3, 3, 4])], T=F, stride=st, padding=pad, data_format="NWC",
+             dilation=1)
+    c = case("tfjs_DepthwiseConv2d")
+    c.op("y", "DepthwiseConv2d", [c.placeholder("x", [1, 7, 6, 3]), c.weights("w", [3, 3, 3, 2])], T=F, padding="SAME",
+         strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("Concat_v1")
+    c.op("y", "Concat", [c.const("ax", [1], [], "int32"), c.placeholder("a", [2, 3]), c.placeholder("b", [2, 2])], T=F, N=2)
     c = case("StringSplit", refuse="StringSplit")
     c.nodes.append('node { name: "s" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { '
                    'dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "a b" } } } }')
