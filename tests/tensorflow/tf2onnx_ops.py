@@ -292,7 +292,13 @@ def vocabulary_cases(case):
             for k, sh in enumerate(([2, 3, 4], [5])):
                 c = case(f"vocab_{op}_{k}")
                 lo, rng = DOMAIN.get(op, (None, None))
-                c.op("y", op, [c.placeholder("x", sh, low=lo, rng=rng)], T=F)
+                x = c.placeholder("x", sh, low=lo, rng=rng)
+                # NaNs and infinities to find: log of the negative half, 1 / round(x) where |x| < 0.5
+                if op in ("IsNan", "IsFinite"):
+                    x = c.op("lg", "Log", [x], T=F)
+                elif op == "IsInf":
+                    x = c.op("inv", "Reciprocal", [c.op("rd", "Round", [x], T=F)], T=F)
+                c.op("y", op, [x], T=F)
 
 
 def cases():
