@@ -508,10 +508,10 @@ def cases():
              ellipsis_mask=el, new_axis_mask=na)
     for name, bm, em, sm, st in (("runtime", 0, 0, 0, 1), ("runtime_masks", 1, 4, 0, 1), ("runtime_shrink", 0, 0, 2, 1),
                                  ("runtime_step2", 0, 2, 0, 2)):
-        # begin/end computed in the graph (a Shape of another input, minus constants): run-time bounds
+        # begin/end computed in the graph (a Shape of another input, plus constants): run-time bounds
         c = case(f"StridedSlice_{name}")
         sh = c.op("sh", "Shape", [c.placeholder("z", [2, 3, 4])], T=F, out_type=I)
-        bb = c.op("bb", "Sub", [sh, c.const("k", [1, 2, 3], [3], "int32")], T=I)
+        bb = c.op("bb", "AddV2", [sh, c.const("k", [-1, -2, -3], [3], "int32")], T=I)
         c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), bb, sh, c.const("s", [1, st, 1], [3], "int32")], T=F, Index=I,
              begin_mask=bm, end_mask=em, shrink_axis_mask=sm, ellipsis_mask=0, new_axis_mask=0)
     c = case("StridedSlice_runtime_rankless")
