@@ -242,6 +242,43 @@ def nested_loops(case):
     c.op("count", "Identity", [ex_i], T=I)
 
 
+def tensor_array_loop(case):
+    # TF1's map over rows with TensorArrays, as tf.while_loop writes it: an input array scattered
+    # from x at Range(0, n) and read at the iteration's index, an output array whose flow is a loop
+    # variable, written there, and gathered at Range(0, size) after the loop: y[i] = x[i] * 2 + i.
+    c = case("while_tensor_array")
+    x = c.placeholder("x", [4, 3])
+    c.const("n", [4], [], "int32")
+    c.const("zero", [0], [], "int32")
+    c.const("one", [1], [], "int32")
+    c.const("two", [2.0], [])
+    for name in ("ta_in", "ta_out"):
+        c.nodes.append(f'node {{ name: "{name}" op: "TensorArrayV3" input: "n" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} '
+                       'attr { key: "element_shape" value { shape { dim { size: 3 } } } } attr { key: "dynamic_size" value { b: false } } '
+                       'attr { key: "clear_after_read" value { b: true } } attr { key: "identical_element_shapes" value { b: true } } '
+                       'attr { key: "tensor_array_name" value { s: "" } } }')
+    rng = c.op("rng", "Range", ["zero", "n", "one"], Tidx=I)
+    sc = c.op("sc", "TensorArrayScatterV3", ["ta_in", rng, x, "ta_in:1"], T=F)
+    for k, src, t in (("n", "n", I), ("hin", "ta_in", "DT_RESOURCE"), ("fin", sc, F), ("hout", "ta_out", "DT_RESOURCE"),
+                      ("two", "two", F), ("one", "one", I)):
+        c.op(f"w/enter_{k}", "Enter", [src], T=t, frame_name="w", is_constant=True, parallel_iterations=10)
+
+    def body(ids):
+        i, f = ids
+        r = c.op("w/read", "TensorArrayReadV3", ["w/enter_hin", i, "w/enter_fin"], dtype=F)
+        v = c.op("w/v", "AddV2", [c.op("w/m", "Mul", [r, "w/enter_two"], T=F), c.op("w/fi", "Cast", [i], SrcT=I, DstT=F)], T=F)
+        wf = c.op("w/write", "TensorArrayWriteV3", ["w/enter_hout", i, v, f], T=F)
+        return [c.op("w/inc", "AddV2", [i, "w/enter_one"], T=I), wf]
+
+    (ex_f,) = while_loop(c, "w", [("i", "zero", "int32", False), ("f", "ta_out:1", "float32", False)],
+                            lambda m: c.op("w/less", "Less", [m[0], "w/enter_n"], T=I), body, keep=["f"])
+    sz = c.op("sz", "TensorArraySizeV3", ["ta_out", ex_f])
+    r2 = c.op("rng2", "Range", ["zero", sz, "one"], Tidx=I)
+    c.nodes.append(f'node {{ name: "g" op: "TensorArrayGatherV3" input: "ta_out" input: "{r2}" input: "{ex_f}" '
+                   'attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "element_shape" value { shape { dim { size: 3 } } } } }')
+    c.op("y", "Identity", ["g"], T=F)
+
+
 def conds(case):
     # TF1 cond: Switch(x, p) feeds both branches, Merge(false result, true result); a second Merge
     # passes the false side through unchanged. p = sum(x) > 0: the two seeds take both branches.
@@ -633,6 +670,7 @@ def cases():
     # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand) and conds
     loops(case)
     nested_loops(case)
+    tensor_array_loop(case)
     conds(case)
     for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
         c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")

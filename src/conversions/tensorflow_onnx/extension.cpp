@@ -6,6 +6,7 @@
 #include "amanda/frameworks/tensorflow/onnx_boundary.h"
 #include "amanda/pipeline/pipeline.h"
 #include "output_ranks.h"
+#include "tensor_arrays.h"
 
 namespace amanda::conversions {
 
@@ -64,7 +65,10 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     passes.add({"tensorflow-onnx.boundary", pipeline::Stage::Boundary,
                 "placeholders become graph inputs, fetched tensors graph outputs; TF1 loops and conds become Loop and If",
-                [](pipeline::PassContext& c) { tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs")); }});
+                [](pipeline::PassContext& c) {
+                  rewrite_tensor_arrays(c.doc.graph);  // TF1 TensorArrays -> TensorLists, which the loop lowering converts
+                  tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs"));
+                }});
     passes.add({"tensorflow-onnx.finish", pipeline::Stage::Finish,
                 "graph outputs take their names; every value its inferred type and shape (value_info)",
                 [](pipeline::PassContext& c) { finish(c.doc.graph); }});

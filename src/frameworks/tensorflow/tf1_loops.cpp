@@ -325,7 +325,12 @@ class Lowering {
       OpId add = g_.port_op(nx);
       if (type(add) != "AddV2" && type(add) != "Add") return false;
       PortId a = through_identity(g_.producer(g_.input(add, 0))), b = through_identity(g_.producer(g_.input(add, 1)));
-      return (a == p && const_scalar(b) == 1) || (b == p && const_scalar(a) == 1);
+      // (the 1 may come in through a constant Enter of a Const outside the frame)
+      auto one = [&](PortId x) {
+        if (x && type(g_.port_op(x)) == "Enter" && bool_attr(g_.port_op(x), "is_constant")) x = g_.producer(g_.input(g_.port_op(x), 0));
+        return const_scalar(x) == 1;
+      };
+      return (a == p && one(b)) || (b == p && one(a));
     }
     return false;
   }
