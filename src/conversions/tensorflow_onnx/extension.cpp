@@ -57,6 +57,12 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
         {"TensorListReserve", "inside a TF1 loop: a scan output"},
         {"TensorListSetItem", "inside a TF1 loop: a scan output"},
         {"TensorListStack", "after a TF1 loop: the scan output"},
+        {"TensorArrayV3", "in a TF1 loop: a TensorList (tensor_arrays.cpp), then the loop lowering's forms"},
+        {"TensorArrayScatterV3", "scattered at Range(0, n) for a TF1 loop: the tensor itself"},
+        {"TensorArrayReadV3", "in a TF1 loop, at the iteration's index: a Gather of the scattered tensor"},
+        {"TensorArrayWriteV3", "in a TF1 loop, at the iteration's index: a scan output"},
+        {"TensorArrayGatherV3", "of every element after a TF1 loop: the scan output"},
+        {"TensorArraySizeV3", "the size a TF1 loop's gather reads: dropped with it"},
     };
     for (auto [op, how] : kBoundary)
       if (op == type) return std::string(how);
