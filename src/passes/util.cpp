@@ -244,6 +244,23 @@ void name_value(ir::Rewriter& rw, PortId out, std::string_view hint) {
   rw.set_attr(out, g.sym("@value"), ir::Value(std::move(name)));
 }
 
+namespace {
+
+// Bytes another object keeps alive (an interpreter block), seen as an ir Buffer.
+class KeptBytes : public Buffer {
+ public:
+  KeptBytes(std::shared_ptr<void> keep, const uint8_t* data, size_t size) : keep_(std::move(keep)), data_(data), size_(size) {}
+  const uint8_t* data() const override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  std::shared_ptr<void> keep_;
+  const uint8_t* data_;
+  size_t size_;
+};
+
+}  // namespace
+
 ir::Tensor to_ir(const interp::Tensor& t0) {
   interp::Tensor t = t0.plain();
   if (t.dtype() == ir::DType::String) {
@@ -253,8 +270,14 @@ ir::Tensor to_ir(const interp::Tensor& t0) {
     r.strings = t.strings();
     return r;
   }
-  std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
-  return ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+  if (!t.owner() || t.nbytes() == 0) {
+    std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+    return ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+  }
+  // The IR tensor borrows the interpreter's block (or the IR tensor the result shares bytes with):
+  // a folded weight is not copied again (convnext_tiny folds 112 MB of transposed weights).
+  auto owner = std::make_shared<KeptBytes>(t.owner(), t.raw(), t.nbytes());
+  return ir::Tensor::borrow(t.dtype(), t.shape(), owner, t.raw(), t.nbytes());
 }
 
 ir::Tensor int64_tensor(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
