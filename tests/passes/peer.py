@@ -99,7 +99,7 @@ def main():
         spec = json.load(open(os.path.join(models_dir, row["name"] + ".json")))
         cands = [row["ours"]] + ([row["ort"]] if not row["ort_error"] else [])
         jobs.append({"id": row["name"], "reference": row["src"], "candidates": cands,
-                     "inputs": {spec["input"]: {"type": "float32", "dims": spec["shape"],
+                     "inputs": {spec["input"]: {"type": spec.get("type", "float32"), "dims": spec["shape"],
                                                 "file": os.path.join(models_dir, row["name"] + ".input.bin")}}})
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)

@@ -1,0 +1,218 @@
+// push_transpose_down: a Transpose moves below the elementwise op that reads it, so that it meets
+// the Transpose after that op and the pair cancels (fuse_consecutive_transposes). Converters from
+// channels-last frameworks (TF.js, TensorFlow, Keras) wrap every Conv/Pool in NHWC -> NCHW and
+// NCHW -> NHWC Transposes, with Relu, Add, Clip, PRelu... in between in NHWC; onnxruntime's
+// transpose optimizer does the same. What may be pushed is a table (kOps): the op's kind says which
+// inputs follow the layout.
+//
+//   E(Transpose_P(a), Transpose_P(b), c)  ->  Transpose_P(E(a, b, c'))
+//
+// where every input that follows the layout is a Transpose with the same explicit perm P and no
+// other use, or a constant (then c' = Transpose_{P^-1}(c padded to the rank with leading 1s)), and
+// at least one is a Transpose: the number of Transposes never grows, and each push moves one down
+// the graph, so a fixed point is reached.
+#include <algorithm>
+#include <cstring>
+#include <string_view>
+
+#include "passes.h"
+#include "util.h"
+
+namespace amanda::passes::detail {
+
+namespace {
+
+enum class Kind {
+  Unary,      // input 0 follows the layout; other inputs (Clip's min/max) are scalars, unchanged
+  Broadcast,  // every input follows the layout (multidirectional or unidirectional broadcasting)
+  Concat,     // every input; the axis attribute is remapped
+};
+
+struct PushOp {
+  std::string_view type;
+  Kind kind;
+};
+
+// Ops that compute each output element from the elements at the same index (after broadcasting),
+// whatever the layout.
+constexpr PushOp kOps[] = {
+    {"Relu", Kind::Unary},        {"LeakyRelu", Kind::Unary},   {"Elu", Kind::Unary},       {"Selu", Kind::Unary},
+    {"Sigmoid", Kind::Unary},     {"HardSigmoid", Kind::Unary}, {"HardSwish", Kind::Unary}, {"Tanh", Kind::Unary},
+    {"Softplus", Kind::Unary},    {"Softsign", Kind::Unary},    {"Mish", Kind::Unary},      {"Gelu", Kind::Unary},
+    {"Clip", Kind::Unary},        {"Abs", Kind::Unary},         {"Neg", Kind::Unary},       {"Exp", Kind::Unary},
+    {"Log", Kind::Unary},         {"Sqrt", Kind::Unary},        {"Reciprocal", Kind::Unary}, {"Erf", Kind::Unary},
+    {"Floor", Kind::Unary},       {"Ceil", Kind::Unary},        {"Round", Kind::Unary},     {"Sign", Kind::Unary},
+    {"Sin", Kind::Unary},         {"Cos", Kind::Unary},         {"Not", Kind::Unary},       {"Cast", Kind::Unary},
+    {"Identity", Kind::Unary},    {"IsNaN", Kind::Unary},       {"IsInf", Kind::Unary},
+    {"Add", Kind::Broadcast},     {"Sub", Kind::Broadcast},     {"Mul", Kind::Broadcast},   {"Div", Kind::Broadcast},
+    {"Pow", Kind::Broadcast},     {"PRelu", Kind::Broadcast},   {"Min", Kind::Broadcast},   {"Max", Kind::Broadcast},
+    {"Sum", Kind::Broadcast},     {"Mean", Kind::Broadcast},    {"Equal", Kind::Broadcast}, {"Less", Kind::Broadcast},
+    {"Greater", Kind::Broadcast}, {"LessOrEqual", Kind::Broadcast}, {"GreaterOrEqual", Kind::Broadcast},
+    {"And", Kind::Broadcast},     {"Or", Kind::Broadcast},      {"Xor", Kind::Broadcast},   {"Where", Kind::Broadcast},
+    {"Concat", Kind::Concat},
+};
+
+const PushOp* find_op(std::string_view type) {
+  for (const PushOp& p : kOps)
+    if (p.type == type) return &p;
+  return nullptr;
+}
+
+ir::Value ints_value(const std::vector<int64_t>& v) {
+  ir::Value::List l;
+  for (int64_t x : v) l.emplace_back(x);
+  return ir::Value(std::move(l));
+}
+
+// out[i] = in[perm[i]] (ONNX Transpose) of a constant's bytes, the constant first padded with
+// leading 1s to perm's rank.
+std::optional<ir::Tensor> transposed(const ir::Tensor& t, const std::vector<int64_t>& perm) {
+  size_t rank = perm.size();
+  if (t.shape.size() > rank || t.dtype == ir::DType::String) return std::nullopt;
+  size_t es = ir::dtype_size(t.dtype);
+  auto n = t.element_count();
+  if (!es || !n || t.size != *n * es) return std::nullopt;
+  std::vector<int64_t> in(rank - t.shape.size(), 1);
+  in.insert(in.end(), t.shape.begin(), t.shape.end());
+  std::vector<int64_t> out(rank), ist(rank, 1), ost(rank, 1);
+  for (size_t i = rank; i-- > 1;) ist[i - 1] = ist[i] * in[i];
+  for (size_t i = 0; i < rank; ++i) out[i] = in[static_cast<size_t>(perm[i])];
+  for (size_t i = rank; i-- > 1;) ost[i - 1] = ost[i] * out[i];
+  std::string bytes(t.size, '\0');
+  std::vector<int64_t> idx(rank, 0);
+  for (uint64_t o = 0; o < *n; ++o) {
+    int64_t src = 0;
+    for (size_t i = 0; i < rank; ++i) src += idx[i] * ist[static_cast<size_t>(perm[i])];
+    std::memcpy(bytes.data() + o * es, t.data + static_cast<size_t>(src) * es, es);
+    for (size_t i = rank; i-- > 0;) {
+      if (++idx[i] < out[i]) break;
+      idx[i] = 0;
+    }
+  }
+  return ir::Tensor::from_bytes(t.dtype, std::move(out), std::move(bytes));
+}
+
+// The Transpose producing input `v` with an explicit perm, or OpId().
+ir::OpId transpose_producer(const ir::Graph& g, ir::PortId v) {
+  if (!v || g.port_dir(v) != ir::PortDir::Out || is_scope_value(g, v)) return ir::OpId();
+  ir::OpId p = g.port_op(v);
+  if (g.type_str(p) != "Transpose" || data_outputs(g, p).size() != 1 || !attr_ints(g, p, "perm")) return ir::OpId();
+  return p;
+}
+
+bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
+  ir::Graph& g = rw.graph();
+  ir::OpId e = m.root;
+  auto outs = data_outputs(g, e);
+  auto ins = data_inputs(g, e);
+  if (outs.size() != 1 || ins.empty() || has_control_edges(g, e) || has_graph_attr(g, e)) return false;
+  size_t follow = kind.kind == Kind::Unary ? 1 : ins.size();
+  // the perm: the first input's Transpose
+  std::optional<std::vector<int64_t>> perm;
+  for (size_t i = 0; i < follow && !perm; ++i)
+    if (ir::OpId t = transpose_producer(g, input_value(g, e, i))) perm = attr_ints(g, t, "perm");
+  if (!perm || perm->empty()) return false;
+  size_t rank = perm->size();
+  std::vector<int64_t> inv(rank, -1);
+  for (size_t i = 0; i < rank; ++i) {
+    int64_t k = (*perm)[i];
+    if (k < 0 || k >= static_cast<int64_t>(rank) || inv[static_cast<size_t>(k)] >= 0) return false;
+    inv[static_cast<size_t>(k)] = static_cast<int64_t>(i);
+  }
+  // every input that follows the layout: a single-use Transpose with that perm, or a constant
+  std::vector<ir::OpId> ts(follow);
+  std::vector<std::optional<ir::Tensor>> consts(follow);
+  size_t moved = 0;
+  for (size_t i = 0; i < follow; ++i) {
+    ir::PortId v = input_value(g, e, i);
+    if (!v) {
+      if (kind.kind == Kind::Unary) return false;
+      continue;  // an omitted optional input
+    }
+    ir::OpId t = transpose_producer(g, v);
+    if (t && attr_ints(g, t, "perm") == perm && single_use(g, v) && !feeds_scope_output(g, v)) {
+      ts[i] = t;
+      ++moved;
+      continue;
+    }
+    const ir::Tensor* c = const_tensor(g, v);
+    if (!c || kind.kind == Kind::Concat) return false;
+    consts[i] = transposed(*c, inv);
+    if (!consts[i]) return false;
+  }
+  if (moved == 0) return false;  // (an excluded Transpose: the exclusion listener rolls the erase back)
+  ir::PortId y = outs[0];
+  int64_t axis = 0;
+  if (kind.kind == Kind::Concat) {
+    axis = attr_int(g, e, "axis", 0);
+    if (axis < 0) axis += static_cast<int64_t>(rank);
+    if (axis < 0 || axis >= static_cast<int64_t>(rank)) return false;
+  }
+  // the new Transpose after e takes over e's value (its uses, its name if it is a graph output)
+  rw.set_insertion_point_after(e);
+  ir::OpId nt = rw.create_op(g.sym("Transpose"), g.sym(std::string(g.name_str(e)) + "/transpose"));
+  ir::PortId nin = rw.add_input(nt, "data");
+  ir::PortId nout = rw.add_output(nt, "transposed");
+  rw.set_attr(nt, "perm", ints_value(*perm));
+  name_value(rw, nout, g.name_str(nt));
+  ir::TypeId old_type = g.port_type(y);
+  if (old_type) rw.set_port_type(nout, old_type);
+  bool named_output = feeds_scope_output(g, y);
+  if (!replace_value(rw, y, nout)) return false;
+  // The value_info the file gave y (its layout) now describes nout; y's layout is permuted.
+  {
+    const Symbol moved[] = {g.sym("@type"), g.sym("@shape"), g.sym("@value_info"), g.sym("@doc_string")};
+    ir::AttrList keep, all = g.attrs(y);  // (a copy: set_attr may move the lists)
+    for (const auto& [k, v] : all) {
+      if (std::find(std::begin(moved), std::end(moved), k) != std::end(moved)) rw.set_attr(nout, k, v);
+      else keep.emplace_back(k, v);
+    }
+    rw.set_attr_list(y, std::move(keep));
+  }
+  if (named_output) name_value(rw, y, g.name_str(e));  // nout took the graph output's name
+  rw.connect(y, nin);
+  if (old_type) {
+    const ir::TypeData& td = g.types().get(old_type);
+    if (td.kind == ir::TypeKind::Tensor && td.ranked && td.dims.size() == rank) {
+      std::vector<ir::Dim> d(rank);
+      for (size_t i = 0; i < rank; ++i) d[static_cast<size_t>((*perm)[i])] = td.dims[i];
+      rw.set_port_type(y, g.types().tensor(td.elem, d));
+    }
+  }
+  for (size_t i = 0; i < follow; ++i) {
+    if (ts[i]) {
+      ir::PortId src = input_value(g, ts[i], 0);
+      set_input(rw, e, i, src, "input");
+      rw.erase_op(ts[i]);
+    } else if (consts[i]) {
+      set_input(rw, e, i, make_constant(rw, e, *consts[i], std::string(g.name_str(e)) + "/transposed"), "input");
+    }
+  }
+  if (kind.kind == Kind::Concat) rw.set_attr(e, "axis", ir::Value((*perm)[static_cast<size_t>(axis)]));
+  return true;
+}
+
+}  // namespace
+
+void register_transpose(PassRegistry& r) {
+  r.add({"push_transpose_down",
+         "Transpose_P feeding an elementwise op (Relu, Add, Clip, PRelu, Concat, ...; the others of its inputs Transposes "
+         "with the same perm or constants) -> the op on the untransposed values, then one Transpose_P (meets the next "
+         "Transpose and cancels: channels-last conversions)",
+         [](ir::Graph& g, const PassOptions& o) {
+           PassResult res;
+           static const std::string types = [] {
+             std::string t;
+             for (const PushOp& p : kOps) t += (t.empty() ? "" : "|") + std::string(p.type);
+             return t;
+           }();
+           replace_everywhere(g, o, op(types), [](const Match& m, ir::Rewriter& rw) {
+             const PushOp* k = find_op(rw.graph().type_str(m.root));
+             return k && push(m, rw, *k);
+           }, res, "push_transpose_down");
+           return res;
+         },
+         true, true});
+}
+
+}  // namespace amanda::passes::detail
