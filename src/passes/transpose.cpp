@@ -26,6 +26,9 @@ enum class Kind {
   Unary,      // input 0 follows the layout; other inputs (Clip's min/max) are scalars, unchanged
   Broadcast,  // every input follows the layout (multidirectional or unidirectional broadcasting)
   Concat,     // every input; the axis attribute is remapped
+  Pad,        // input 0; the pads (input 1 or attribute) remapped, the constant value unchanged
+  Reduce,     // input 0; the axes (attribute or input 1) remapped; keepdims=0 drops the reduced axes
+              // from the perm (what is left is often the identity: no Transpose after)
 };
 
 struct PushOp {
@@ -49,8 +52,84 @@ constexpr PushOp kOps[] = {
     {"Sum", Kind::Broadcast},     {"Mean", Kind::Broadcast},    {"Equal", Kind::Broadcast}, {"Less", Kind::Broadcast},
     {"Greater", Kind::Broadcast}, {"LessOrEqual", Kind::Broadcast}, {"GreaterOrEqual", Kind::Broadcast},
     {"And", Kind::Broadcast},     {"Or", Kind::Broadcast},      {"Xor", Kind::Broadcast},   {"Where", Kind::Broadcast},
-    {"Concat", Kind::Concat},
+    {"Concat", Kind::Concat},     {"Pad", Kind::Pad},
+    {"ReduceMean", Kind::Reduce}, {"ReduceSum", Kind::Reduce},  {"ReduceMax", Kind::Reduce}, {"ReduceMin", Kind::Reduce},
+    {"ReduceProd", Kind::Reduce}, {"ReduceL1", Kind::Reduce},   {"ReduceL2", Kind::Reduce},  {"ReduceLogSum", Kind::Reduce},
+    {"ReduceLogSumExp", Kind::Reduce}, {"ReduceSumSquare", Kind::Reduce},
 };
+
+bool is_identity(const std::vector<int64_t>& p) {
+  for (size_t i = 0; i < p.size(); ++i)
+    if (p[i] != static_cast<int64_t>(i)) return false;
+  return true;
+}
+
+// What a Pad or a Reduce becomes on the untransposed input: new pads / axes, and the perm of the
+// Transpose after it. nullopt: not pushed.
+struct Remap {
+  std::vector<int64_t> values;    // the new pads or axes (empty: unchanged)
+  bool values_as_input = false;   // input 1 (else the attribute)
+  std::vector<int64_t> out_perm;  // the Transpose after (identity: none)
+};
+
+std::optional<Remap> remap_pad(const ir::Graph& g, ir::OpId e, const std::vector<int64_t>& perm) {
+  size_t rank = perm.size();
+  Remap r;
+  std::optional<std::vector<int64_t>> pads = attr_ints(g, e, "pads");
+  if (!pads) {
+    if (input_value(g, e, 3)) return std::nullopt;  // axes (opset 18): not remapped here
+    ir::PortId p = input_value(g, e, 1);
+    if (!p || !(pads = constant_ints(g, p))) return std::nullopt;
+    r.values_as_input = true;
+  }
+  if (pads->size() != 2 * rank) return std::nullopt;
+  r.values.assign(2 * rank, 0);
+  for (size_t i = 0; i < rank; ++i) {
+    r.values[static_cast<size_t>(perm[i])] = (*pads)[i];
+    r.values[rank + static_cast<size_t>(perm[i])] = (*pads)[rank + i];
+  }
+  r.out_perm = perm;
+  return r;
+}
+
+std::optional<Remap> remap_reduce(const ir::Graph& g, ir::OpId e, const std::vector<int64_t>& perm) {
+  int64_t rank = static_cast<int64_t>(perm.size());
+  Remap r;
+  std::optional<std::vector<int64_t>> axes = attr_ints(g, e, "axes");
+  if (!axes) {
+    if (ir::PortId p = input_value(g, e, 1)) {
+      if (!(axes = constant_ints(g, p))) return std::nullopt;
+      r.values_as_input = true;
+    }
+  }
+  bool keep = attr_int(g, e, "keepdims", 1) != 0;
+  if (!axes || axes->empty()) {
+    if (attr_int(g, e, "noop_with_empty_axes", 0) != 0) return std::nullopt;
+    // every axis reduced: a scalar (keepdims 0) or all ones
+    if (!keep) return r;
+    r.out_perm = perm;
+    return r;
+  }
+  std::vector<bool> reduced(perm.size(), false);
+  for (int64_t a : *axes) {
+    if (a < 0) a += rank;
+    if (a < 0 || a >= rank || reduced[static_cast<size_t>(a)]) return std::nullopt;
+    reduced[static_cast<size_t>(a)] = true;
+    r.values.push_back(perm[static_cast<size_t>(a)]);
+  }
+  if (keep) {
+    r.out_perm = perm;
+    return r;
+  }
+  // the axes of the input left, in the transposed order, renumbered among themselves
+  std::vector<int64_t> left;
+  for (int64_t i = 0; i < rank; ++i)
+    if (!reduced[static_cast<size_t>(i)]) left.push_back(perm[static_cast<size_t>(i)]);
+  std::vector<int64_t> sorted = left;
+  std::sort(sorted.begin(), sorted.end());
+  for (int64_t x : left) r.out_perm.push_back(std::lower_bound(sorted.begin(), sorted.end(), x) - sorted.begin());
+  return r;
+}
 
 const PushOp* find_op(std::string_view type) {
   for (const PushOp& p : kOps)
@@ -100,13 +179,24 @@ ir::OpId transpose_producer(const ir::Graph& g, ir::PortId v) {
   return p;
 }
 
+// A Transpose of `v` with perm `inv` in `scope` among v's first uses, or OpId().
+ir::OpId inverse_use(const ir::Graph& g, ir::PortId v, const std::vector<int64_t>& inv, ir::OpId scope) {
+  int budget = 16;  // a value read by thousands of ops is not searched
+  for (ir::EdgeId e = g.first_out_edge(v); e && budget-- > 0; e = g.next_out_edge(e)) {
+    ir::OpId t = g.port_op(g.edge_dst(e));
+    if (g.is_graph(t) || g.parent(t) != scope || g.type_str(t) != "Transpose" || data_outputs(g, t).size() != 1) continue;
+    if (attr_ints(g, t, "perm") == inv && input_value(g, t, 0) == v) return t;
+  }
+  return ir::OpId();
+}
+
 bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
   ir::Graph& g = rw.graph();
   ir::OpId e = m.root;
   auto outs = data_outputs(g, e);
   auto ins = data_inputs(g, e);
   if (outs.size() != 1 || ins.empty() || has_control_edges(g, e) || has_graph_attr(g, e)) return false;
-  size_t follow = kind.kind == Kind::Unary ? 1 : ins.size();
+  size_t follow = kind.kind == Kind::Broadcast || kind.kind == Kind::Concat ? ins.size() : 1;
   // the perm: the first input's Transpose
   std::optional<std::vector<int64_t>> perm;
   for (size_t i = 0; i < follow && !perm; ++i)
@@ -122,11 +212,12 @@ bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
   // every input that follows the layout: a single-use Transpose with that perm, or a constant
   std::vector<ir::OpId> ts(follow);
   std::vector<std::optional<ir::Tensor>> consts(follow);
+  std::vector<ir::OpId> inverses(follow);
   size_t moved = 0;
   for (size_t i = 0; i < follow; ++i) {
     ir::PortId v = input_value(g, e, i);
     if (!v) {
-      if (kind.kind == Kind::Unary) return false;
+      if (i == 0) return false;
       continue;  // an omitted optional input
     }
     ir::OpId t = transpose_producer(g, v);
@@ -135,10 +226,15 @@ bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
       ++moved;
       continue;
     }
-    const ir::Tensor* c = const_tensor(g, v);
-    if (!c || kind.kind == Kind::Concat) return false;
-    consts[i] = transposed(*c, inv);
-    if (!consts[i]) return false;
+    if (const ir::Tensor* c = const_tensor(g, v); c && kind.kind == Kind::Broadcast) {
+      consts[i] = transposed(*c, inv);
+      if (!consts[i]) return false;
+      continue;
+    }
+    // A value that already has a Transpose with the inverse perm among its uses (the residual
+    // branch of a channels-last block: the same value goes to a Conv through that Transpose):
+    // e reads that one, so no Transpose is added.
+    if (kind.kind != Kind::Broadcast || !(inverses[i] = inverse_use(g, v, inv, g.parent(e)))) return false;
   }
   if (moved == 0) return false;  // (an excluded Transpose: the exclusion listener rolls the erase back)
   ir::PortId y = outs[0];
@@ -148,42 +244,62 @@ bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
     if (axis < 0) axis += static_cast<int64_t>(rank);
     if (axis < 0 || axis >= static_cast<int64_t>(rank)) return false;
   }
-  // the new Transpose after e takes over e's value (its uses, its name if it is a graph output)
-  rw.set_insertion_point_after(e);
-  ir::OpId nt = rw.create_op(g.sym("Transpose"), g.sym(std::string(g.name_str(e)) + "/transpose"));
-  ir::PortId nin = rw.add_input(nt, "data");
-  ir::PortId nout = rw.add_output(nt, "transposed");
-  rw.set_attr(nt, "perm", ints_value(*perm));
-  name_value(rw, nout, g.name_str(nt));
-  ir::TypeId old_type = g.port_type(y);
-  if (old_type) rw.set_port_type(nout, old_type);
-  bool named_output = feeds_scope_output(g, y);
-  if (!replace_value(rw, y, nout)) return false;
-  // The value_info the file gave y (its layout) now describes nout; y's layout is permuted.
-  {
-    const Symbol moved[] = {g.sym("@type"), g.sym("@shape"), g.sym("@value_info"), g.sym("@doc_string")};
-    ir::AttrList keep, all = g.attrs(y);  // (a copy: set_attr may move the lists)
-    for (const auto& [k, v] : all) {
-      if (std::find(std::begin(moved), std::end(moved), k) != std::end(moved)) rw.set_attr(nout, k, v);
-      else keep.emplace_back(k, v);
-    }
-    rw.set_attr_list(y, std::move(keep));
+  Remap remap;
+  remap.out_perm = *perm;
+  if (kind.kind == Kind::Pad || kind.kind == Kind::Reduce) {
+    auto r = kind.kind == Kind::Pad ? remap_pad(g, e, *perm) : remap_reduce(g, e, *perm);
+    if (!r) return false;
+    remap = std::move(*r);
   }
-  if (named_output) name_value(rw, y, g.name_str(e));  // nout took the graph output's name
-  rw.connect(y, nin);
-  if (old_type) {
-    const ir::TypeData& td = g.types().get(old_type);
-    if (td.kind == ir::TypeKind::Tensor && td.ranked && td.dims.size() == rank) {
-      std::vector<ir::Dim> d(rank);
-      for (size_t i = 0; i < rank; ++i) d[static_cast<size_t>((*perm)[i])] = td.dims[i];
-      rw.set_port_type(y, g.types().tensor(td.elem, d));
+  if (!is_identity(remap.out_perm)) {
+    // the new Transpose after e takes over e's value (its uses, its name if it is a graph output)
+    const std::vector<int64_t>& op_ = remap.out_perm;
+    rw.set_insertion_point_after(e);
+    ir::OpId nt = rw.create_op(g.sym("Transpose"), g.sym(std::string(g.name_str(e)) + "/transpose"));
+    ir::PortId nin = rw.add_input(nt, "data");
+    ir::PortId nout = rw.add_output(nt, "transposed");
+    rw.set_attr(nt, "perm", ints_value(op_));
+    name_value(rw, nout, g.name_str(nt));
+    ir::TypeId old_type = g.port_type(y);
+    if (old_type) rw.set_port_type(nout, old_type);
+    bool named_output = feeds_scope_output(g, y);
+    if (!replace_value(rw, y, nout)) return false;
+    // The value_info the file gave y (its layout) now describes nout; y's layout is permuted.
+    {
+      const Symbol moved_attrs[] = {g.sym("@type"), g.sym("@shape"), g.sym("@value_info"), g.sym("@doc_string")};
+      ir::AttrList keep, all = g.attrs(y);  // (a copy: set_attr may move the lists)
+      for (const auto& [k, v] : all) {
+        if (std::find(std::begin(moved_attrs), std::end(moved_attrs), k) != std::end(moved_attrs)) rw.set_attr(nout, k, v);
+        else keep.emplace_back(k, v);
+      }
+      rw.set_attr_list(y, std::move(keep));
     }
+    if (named_output) name_value(rw, y, g.name_str(e));  // nout took the graph output's name
+    rw.connect(y, nin);
+    if (old_type) {
+      const ir::TypeData& td = g.types().get(old_type);
+      if (td.kind == ir::TypeKind::Tensor && td.ranked && td.dims.size() == op_.size()) {
+        std::vector<ir::Dim> d(op_.size());
+        for (size_t i = 0; i < op_.size(); ++i) d[static_cast<size_t>(op_[i])] = td.dims[i];
+        rw.set_port_type(y, g.types().tensor(td.elem, d));
+      }
+    }
+  }
+  if (!remap.values.empty()) {
+    const char* key = kind.kind == Kind::Pad ? "pads" : "axes";
+    if (remap.values_as_input)
+      set_input(rw, e, 1, make_constant(rw, e, int64_tensor(remap.values), std::string(g.name_str(e)) + "/" + key), key);
+    else
+      rw.set_attr(e, key, ints_value(remap.values));
   }
   for (size_t i = 0; i < follow; ++i) {
     if (ts[i]) {
       ir::PortId src = input_value(g, ts[i], 0);
       set_input(rw, e, i, src, "input");
       rw.erase_op(ts[i]);
+    } else if (inverses[i]) {
+      rw.move_before(inverses[i], e);  // its input is computed before e (e reads it)
+      set_input(rw, e, i, data_outputs(g, inverses[i])[0], "input");
     } else if (consts[i]) {
       set_input(rw, e, i, make_constant(rw, e, *consts[i], std::string(g.name_str(e)) + "/transposed"), "input");
     }
