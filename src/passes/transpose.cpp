@@ -179,6 +179,18 @@ ir::OpId transpose_producer(const ir::Graph& g, ir::PortId v) {
   return p;
 }
 
+// Every use of `v` is an op this pass pushes through (a Transpose read by several of them, x and
+// x + 3 of a hard swish: each push takes one use, the last one erases it). A few uses only.
+bool all_uses_pushable(const ir::Graph& g, ir::PortId v) {
+  int budget = 8;
+  for (ir::EdgeId e = g.first_out_edge(v); e; e = g.next_out_edge(e)) {
+    if (budget-- == 0) return false;
+    ir::OpId u = g.port_op(g.edge_dst(e));
+    if (g.is_graph(u) || !find_op(g.type_str(u))) return false;
+  }
+  return true;
+}
+
 // A Transpose of `v` with perm `inv` in `scope` among v's first uses, or OpId().
 ir::OpId inverse_use(const ir::Graph& g, ir::PortId v, const std::vector<int64_t>& inv, ir::OpId scope) {
   int budget = 16;  // a value read by thousands of ops is not searched
@@ -221,7 +233,7 @@ bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
       continue;  // an omitted optional input
     }
     ir::OpId t = transpose_producer(g, v);
-    if (t && attr_ints(g, t, "perm") == perm && single_use(g, v) && !feeds_scope_output(g, v)) {
+    if (t && attr_ints(g, t, "perm") == perm && !feeds_scope_output(g, v) && (single_use(g, v) || all_uses_pushable(g, v))) {
       ts[i] = t;
       ++moved;
       continue;
@@ -296,7 +308,7 @@ bool push(const Match& m, ir::Rewriter& rw, const PushOp& kind) {
     if (ts[i]) {
       ir::PortId src = input_value(g, ts[i], 0);
       set_input(rw, e, i, src, "input");
-      rw.erase_op(ts[i]);
+      if (g.first_out_edge(data_outputs(g, ts[i])[0]) == ir::EdgeId()) rw.erase_op(ts[i]);  // else: its other uses follow
     } else if (inverses[i]) {
       rw.move_before(inverses[i], e);  // its input is computed before e (e reads it)
       set_input(rw, e, i, data_outputs(g, inverses[i])[0], "input");
