@@ -146,29 +146,10 @@ ir::Value ints_value(const std::vector<int64_t>& v) {
 // out[i] = in[perm[i]] (ONNX Transpose) of a constant's bytes, the constant first padded with
 // leading 1s to perm's rank.
 std::optional<ir::Tensor> transposed(const ir::Tensor& t, const std::vector<int64_t>& perm) {
-  size_t rank = perm.size();
-  if (t.shape.size() > rank || t.dtype == ir::DType::String) return std::nullopt;
-  size_t es = ir::dtype_size(t.dtype);
-  auto n = t.element_count();
-  if (!es || !n || t.size != *n * es) return std::nullopt;
-  std::vector<int64_t> in(rank - t.shape.size(), 1);
-  in.insert(in.end(), t.shape.begin(), t.shape.end());
-  std::vector<int64_t> out(rank), ist(rank, 1), ost(rank, 1);
-  for (size_t i = rank; i-- > 1;) ist[i - 1] = ist[i] * in[i];
-  for (size_t i = 0; i < rank; ++i) out[i] = in[static_cast<size_t>(perm[i])];
-  for (size_t i = rank; i-- > 1;) ost[i - 1] = ost[i] * out[i];
-  std::string bytes(t.size, '\0');
-  std::vector<int64_t> idx(rank, 0);
-  for (uint64_t o = 0; o < *n; ++o) {
-    int64_t src = 0;
-    for (size_t i = 0; i < rank; ++i) src += idx[i] * ist[static_cast<size_t>(perm[i])];
-    std::memcpy(bytes.data() + o * es, t.data + static_cast<size_t>(src) * es, es);
-    for (size_t i = rank; i-- > 0;) {
-      if (++idx[i] < out[i]) break;
-      idx[i] = 0;
-    }
-  }
-  return ir::Tensor::from_bytes(t.dtype, std::move(out), std::move(bytes));
+  if (t.shape.size() > perm.size()) return std::nullopt;
+  ir::Tensor padded = t;  // the same bytes (shared), leading 1s in the shape
+  padded.shape.insert(padded.shape.begin(), perm.size() - t.shape.size(), 1);
+  return transpose_tensor(padded, perm);
 }
 
 // The Transpose producing input `v` with an explicit perm, or OpId().
