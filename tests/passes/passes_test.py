@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnx
@@ -236,6 +237,59 @@ case("exclude_by_name", "eliminate_identity",
      [n.op_type for n in m.graph.node] == ["Identity", "Relu"])
 
 
+# ---- push_transpose_down (channels-last conversions: NHWC <-> NCHW around each Conv)
+TP, TQ = dict(perm=[0, 2, 3, 1]), dict(perm=[0, 3, 1, 2])  # NCHW -> NHWC, NHWC -> NCHW
+PT = "push_transpose_down,fuse_consecutive_transposes,eliminate_nop_transpose,eliminate_deadend"
+
+
+def n_transposes(m):
+    return sum(1 for n in m.graph.node if n.op_type == "Transpose")
+
+
+# Relu and Clip in NHWC between two Convs: both Transposes cancel
+case("push_transpose_unary", PT,
+     model([node("Conv", ["x", "w1"], ["c1"]), node("Transpose", ["c1"], ["t1"], **TP), node("Relu", ["t1"], ["r"]),
+            node("Clip", ["r", "lo", "hi"], ["k"]), node("Transpose", ["k"], ["t2"], **TQ), node("Conv", ["t2", "w2"], ["y"])],
+           [("x", [1, 3, 6, 6])], [("y", [1, 4, 2, 2])],
+           [init("w1", rand(5, 3, 3, 3)), init("w2", rand(4, 5, 3, 3)), init("lo", np.float32(0)), init("hi", np.float32(0.5))]),
+     gone=("Transpose",), kept=("Relu", "Clip", "Conv"))
+# a residual Add in NHWC: one input a Transpose, the other a value whose NCHW Transpose exists;
+# a constant per-channel bias [C] (NHWC's last axis) is permuted to [C, 1, 1]; Pad's pads and
+# ReduceMean's axes (keepdims=0 over H, W: no Transpose left) are remapped
+case("push_transpose_broadcast_pad_reduce", PT,
+     model([node("Conv", ["x", "w1"], ["c1"]), node("Transpose", ["c1"], ["t1"], **TP), node("Relu", ["t1"], ["r"]),
+            node("Transpose", ["r"], ["t2"], **TQ), node("Conv", ["t2", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+            node("Transpose", ["c2"], ["t3"], **TP), node("Add", ["r", "t3"], ["a"]), node("Add", ["a", "bias"], ["ab"]),
+            node("Pad", ["ab", "pads"], ["p"]), node("ReduceMean", ["p"], ["y"], axes=[1, 2], keepdims=0)],
+           [("x", [1, 3, 6, 6])], [("y", [1, 4])],
+           [init("w1", rand(4, 3, 1, 1)), init("w2", rand(4, 4, 3, 3)), init("bias", rand(4)),
+            init("pads", np.array([0, 1, 2, 0, 0, 2, 1, 0], dtype=np.int64))]),
+     gone=("Transpose",), kept=("Add", "Pad", "ReduceMean", "Conv"))
+# what must not move: a Transpose whose other use is not pushable (MatMul), an Add whose other
+# input is a plain value with no inverse Transpose, a Concat with a constant input
+case("push_transpose_kept", PT,
+     model([node("Transpose", ["x"], ["t"], **TP), node("Relu", ["t"], ["r"]), node("MatMul", ["t", "m"], ["mm"]),
+            node("Transpose", ["z"], ["tz"], **TP), node("Add", ["tz", "w"], ["a"]),
+            node("Transpose", ["z"], ["tz2"], **TP), node("Concat", ["tz2", "c"], ["cc"], axis=3)],
+           [("x", [1, 3, 4, 4]), ("z", [1, 3, 4, 4]), ("w", [1, 4, 4, 3])], [("r", [1, 4, 4, 3]), ("mm", [1, 4, 4, 5]), ("a", [1, 4, 4, 3]), ("cc", [1, 4, 4, 5])],
+           [init("m", rand(3, 5)), init("c", rand(1, 4, 4, 2))]),
+     kept=("Transpose", "Relu", "Add", "Concat", "MatMul"), check=lambda m: n_transposes(m) == 3)
+# a graph output computed by the pushed op keeps its name and layout
+case("push_transpose_graph_output", "push_transpose_down",
+     model([node("Transpose", ["x"], ["t"], **TP), node("Sigmoid", ["t"], ["y"])], [("x", [1, 3, 4, 5])], [("y", [1, 4, 5, 3])]),
+     kept=("Transpose", "Sigmoid"),
+     check=lambda m: m.graph.node[-1].op_type == "Transpose" and m.graph.node[-1].output[0] == "y")
+# constant_folding's Transpose fast path: a 2-D weight (tiles), a 4-D one, a default perm, int64
+case("fold_transposes", "constant_folding,eliminate_unused_initializer",
+     model([node("Transpose", ["w"], ["wt"], perm=[1, 0]), node("MatMul", ["x", "wt"], ["m1"]),
+            node("Transpose", ["k"], ["kt"], perm=[2, 0, 3, 1]), node("Transpose", ["d"], ["dt"]),
+            node("Reshape", ["kt", "s"], ["kt_r"]), node("Add", ["m1", "kt_r"], ["y0"]),
+            node("Reshape", ["dt", "s"], ["dt_r"]), node("Add", ["y0", "dt_r"], ["y"])],
+           [("x", [2, 37])], [("y", [2, 70])],
+           [init("w", rand(70, 37)), init("k", rand(2, 5, 7, 2)), init("d", rand(7, 5, 2, 2)), init("s", np.array([2, 70], dtype=np.int64))]),
+     gone=("Transpose",), kept=("MatMul",))
+
+
 def counts(m):
     c = collections.Counter()
 
@@ -286,7 +340,8 @@ def main():
                 continue
             dims = [d.dim_value if d.dim_value else 2 for d in i.type.tensor_type.shape.dim]
             f = os.path.join(work, f"{c['name']}.{i.name}.bin")
-            rand(*dims).tofile(f)
+            # each case's inputs from its own seed: adding a case does not change the others'
+            np.random.default_rng(zlib.crc32(c["name"].encode())).uniform(-1, 1, size=dims).astype(np.float32).tofile(f)
             inputs[i.name] = {"type": "float32", "dims": dims, "file": f}
         if c["compare"]:
             jobs.append({"id": c["name"], "reference": src, "candidates": [dst], "inputs": inputs})
