@@ -303,6 +303,48 @@ def counts(m):
     return c
 
 
+SINK_TABLE = os.path.join(HERE, "..", "mapping", "tables", "onnx_13_sink_transposes.yaml")
+BAD_TABLES = {
+    # file text -> the "file:line:column" the refusal must name
+    "bad_yaml.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/13\n  rules:\n    - rule_name: bad\n      src:\n"
+                      "        ops: [{id: t, type: Transpose, attrs: {perm: {ref: p}}\n", ":8:1:"),
+    "bad_graph.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/13\n  rules:\n    - rule_name: bad\n      src:\n"
+                       "        ops:\n          - {id: t, type: Transpose}\n      dst:\n        graph: |\n          y = Relu(X=\n", ":11:16:"),
+    "not_rewrite.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules: []\n", ": not a rewrite table"),
+}
+
+
+def table_cases(amanda, work, failures, jobs):
+    """`amanda optimize --table`: a rewrite table as a pass (the mapping layer's test table of two
+    rules that enable each other), and malformed tables refused with file, line and column."""
+    m = model([node("Transpose", ["x"], ["a"], perm=[1, 0, 2]), node("Relu", ["a"], ["b"]), node("Transpose", ["b"], ["c"], perm=[0, 2, 1]),
+               node("Relu", ["c"], ["d"]), node("Transpose", ["d"], ["y"], perm=[2, 1, 0])], [("x", [2, 3, 4])], [("y", [4, 2, 3])])
+    src, dst = os.path.join(work, "table_sink.onnx"), os.path.join(work, "table_sink.opt.onnx")
+    onnx.save(m, src)
+    r = subprocess.run([amanda, "optimize", src, "-o", dst, "-q", "--passes", "eliminate_deadend", "--table", SINK_TABLE],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"table_sink: amanda optimize failed: {r.stderr.strip()}")
+    else:
+        got = [(n.op_type, [list(a.ints) for a in n.attribute]) for n in onnx.load(dst).graph.node]
+        if got != [("Relu", []), ("Relu", []), ("Transpose", [[0, 2, 1]])]:
+            failures.append(f"table_sink: {got}")
+        f = os.path.join(work, "table_sink.x.bin")
+        np.random.default_rng(27).uniform(-1, 1, size=[2, 3, 4]).astype(np.float32).tofile(f)
+        jobs.append({"id": "table_sink", "reference": src, "candidates": [dst],
+                     "inputs": {"x": {"type": "float32", "dims": [2, 3, 4], "file": f}}})
+    for name, (text, want) in BAD_TABLES.items():
+        path = os.path.join(work, name)
+        with open(path, "w") as fh:
+            fh.write(text)
+        r = subprocess.run([amanda, "optimize", src, "-o", os.path.join(work, "never.onnx"), "--table", path],
+                           capture_output=True, text=True)
+        if r.returncode != 1 or path + want not in r.stderr:
+            failures.append(f"{name}: want exit 1 and '{want}' in the message, got {r.returncode}: {r.stderr.strip()}")
+        if os.path.exists(os.path.join(work, "never.onnx")):
+            failures.append(f"{name}: an output was written")
+
+
 def main():
     amanda, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -345,6 +387,7 @@ def main():
             inputs[i.name] = {"type": "float32", "dims": dims, "file": f}
         if c["compare"]:
             jobs.append({"id": c["name"], "reference": src, "candidates": [dst], "inputs": inputs})
+    table_cases(amanda, work, failures, jobs)
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)
     cmp = subprocess.run(["node", JS, "--jobs", os.path.join(work, "jobs.json")], capture_output=True, text=True)
