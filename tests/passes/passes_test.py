@@ -237,6 +237,17 @@ case("exclude_by_name", "eliminate_identity",
      [n.op_type for n in m.graph.node] == ["Identity", "Relu"])
 
 
+# a computed bias of one value ([] or [1]) for every channel: Reshape to [1] (not for [1]), Tile to [C]
+for shape, name in (([], "scalar"), ([1], "one")):
+    case(f"add_bias_into_conv_{name}", "fuse_add_bias_into_conv",
+         model([node("Conv", ["x", "w"], ["c"]), node("Add", ["c", "a"], ["y"])], [("x", [1, 3, 5, 5]), ("a", shape)], [("y", [1, 4, 3, 3])],
+               [init("w", rand(4, 3, 3, 3))]),
+         gone=("Add",), present=("Tile",), kept=("Conv",))
+case("add_bias_into_conv_broadcasting_kept", "fuse_add_bias_into_conv",
+     model([node("Conv", ["x", "w"], ["c"]), node("Add", ["c", "a"], ["y"])], [("x", [1, 3, 5, 5]), ("a", [1, 1, 1, 1, 1])], [("y", [1, 1, 4, 3, 3])],
+           [init("w", rand(4, 3, 3, 3))]),
+     kept=("Add", "Conv"), check=lambda m: "Tile" not in [n.op_type for n in m.graph.node])
+
 # ---- push_transpose_down (channels-last conversions: NHWC <-> NCHW around each Conv)
 TP, TQ = dict(perm=[0, 2, 3, 1]), dict(perm=[0, 3, 1, 2])  # NCHW -> NHWC, NHWC -> NCHW
 PT = "push_transpose_down,fuse_consecutive_transposes,eliminate_nop_transpose,eliminate_deadend"
