@@ -248,6 +248,13 @@ case("add_bias_into_conv_broadcasting_kept", "fuse_add_bias_into_conv",
            [init("w", rand(4, 3, 3, 3))]),
      kept=("Add", "Conv"), check=lambda m: "Tile" not in [n.op_type for n in m.graph.node])
 
+# ONNX inference's data propagation of Mul with an empty operand (the Shape of a scalar, [0]
+# values) and a one-value one: amanda optimize crashed on handtrack's conversion with it
+m_empty = model([node("Shape", ["x"], ["s"]), node("Mul", ["s", "two"], ["m"]), node("Cast", ["m"], ["mf"], to=F),
+                 node("Add", ["x", "one"], ["y0"]), node("ReduceSum", ["mf"], ["r"], keepdims=0), node("Add", ["y0", "r"], ["y"])],
+                [("x", [])], [("y", [])], [init("two", np.array([2], np.int64)), init("one", np.float32(1.5))])
+case("data_prop_empty_operand", "constant_folding,shape_folding,eliminate_deadend", m_empty, gone=("Shape", "Mul"))
+
 # ---- push_transpose_down (channels-last conversions: NHWC <-> NCHW around each Conv)
 TP, TQ = dict(perm=[0, 2, 3, 1]), dict(perm=[0, 3, 1, 2])  # NCHW -> NHWC, NHWC -> NCHW
 PT = "push_transpose_down,fuse_consecutive_transposes,eliminate_nop_transpose,eliminate_deadend"
