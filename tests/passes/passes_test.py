@@ -255,6 +255,13 @@ m_empty = model([node("Shape", ["x"], ["s"]), node("Mul", ["s", "two"], ["m"]), 
                 [("x", [])], [("y", [])], [init("two", np.array([2], np.int64)), init("one", np.float32(1.5))])
 case("data_prop_empty_operand", "constant_folding,shape_folding,eliminate_deadend", m_empty, gone=("Shape", "Mul"))
 
+# eliminate_nop_dropout (onnxoptimizer's narrower rule, not default): a Dropout whose ratio
+# attribute is 0 (opset < 12) goes; one with ratio 0.5 stays for this pass
+case("nop_dropout", "eliminate_nop_dropout",
+     model([node("Dropout", ["x"], ["a"], ratio=0.0), node("Relu", ["a"], ["b"]), node("Dropout", ["b"], ["y"], ratio=0.5)],
+           [("x", [2, 3])], [("y", [2, 3])], opset=11),
+     check=lambda m: [n.op_type for n in m.graph.node] == ["Relu", "Dropout"])
+
 # ---- push_transpose_down (channels-last conversions: NHWC <-> NCHW around each Conv)
 TP, TQ = dict(perm=[0, 2, 3, 1]), dict(perm=[0, 3, 1, 2])  # NCHW -> NHWC, NHWC -> NCHW
 PT = "push_transpose_down,fuse_consecutive_transposes,eliminate_nop_transpose,eliminate_deadend"
