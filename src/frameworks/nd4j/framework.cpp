@@ -58,6 +58,8 @@ class Nd4jFramework final : public pipeline::Framework {
   void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
   void register_conventions(ir::Conventions& c) const override { nd4j::register_conventions(c); }
 
+  size_t validate(const ir::Graph& g, Diagnostics& problems) const override { return check_ordered_args(g, problems); }
+
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     if (is_nd4j(info.target_ns) && info.source_ns.starts_with("amanda/onnx/"))
       passes.add({"nd4j.fold", pipeline::Stage::Prepare,
