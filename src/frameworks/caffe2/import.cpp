@@ -465,6 +465,11 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
     rest.CopyFrom(in);
     rest.mutable_op()->Swap(&kept);
   }
+  if (fast) {  // sized once: the op, port and edge arrays would otherwise grow (and copy) as the net is read
+    size_t ports = wn.ext_in.size() + wn.ext_out.size(), edges = wn.ext_out.size();
+    for (const auto& op : wn.ops_) ports += op.in.size() + op.out.size(), edges += op.in.size();
+    g.reserve(wn.ops_.size() + 2, ports, edges);
+  }
   if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
   else imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
   // The graph's own name (what an ONNX model's graph is called after a conversion).
