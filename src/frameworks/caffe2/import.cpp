@@ -467,7 +467,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   }
   if (fast) {  // sized once: the op, port and edge arrays would otherwise grow (and copy) as the net is read
     size_t ports = wn.ext_in.size() + wn.ext_out.size(), edges = wn.ext_out.size();
-    for (const auto& op : wn.ops_) ports += op.in.size() + op.out.size(), edges += op.in.size();
+    for (const auto& op : wn.ops_) ports += op.in_n + op.out_n, edges += op.in_n;
     g.reserve(wn.ops_.size() + 2, ports, edges);
   }
   if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
