@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """nd4j -> ONNX for the legacy forms of reduce_sum and cast that older SameDiff files hold (libnd4j's
 simpleif_0_alt and tensor_array_split graphs): reduce_sum with its axes in FlatNode.dimensions
-(2147483647 for every axis) and cast with the target type as INT argument 0 (nd4j's DType number).
+(2147483647 for every axis) or as its dimensions input, and cast with the target type as INT argument 0 (nd4j's DType number).
 Each case is a one-op nd4j graph in Amanda's text form, converted with nd4j_convert and run in
 onnxruntime (tests/nd4j/ort_outputs.js); numpy computes what libnd4j documents for it (a sum over
 the axes; a C++ static_cast, which truncates toward zero like numpy's astype). A cast to a type ONNX
@@ -21,14 +21,22 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 X = np.array([[1.5, -2.25, 3.0, 0.0], [4.75, 5.5, -6.0, 0.5], [-7.5, 8.25, 0.0, -1.0]], dtype=np.float32)
 
 
-def graph(op, attrs):
+def graph(op, attrs, dims=None):
+    """A one-op graph; `dims`: an int32 constant for reduce_sum's dimensions input."""
     lines = ["graph:", "  namespace: amanda/nd4j/1.0", "  input_ports:", "    - name: x", "      attrs:",
-             "        initializer: !tensor {dtype: float32, shape: [3, 4], data: [%s]}" % ", ".join(repr(float(v)) for v in X.ravel()),
-             "  output_ports:", "    - name: y", "  ops:", "    - type: " + op, "      name: op", "      attrs:"]
-    lines += ["        %s: %s" % (k, v) for k, v in attrs.items()]
-    lines += ["      input_ports:", "        - name: input", "      output_ports:", "        - name: outputs", "  edges:",
+             "        initializer: !tensor {dtype: float32, shape: [3, 4], data: [%s]}" % ", ".join(repr(float(v)) for v in X.ravel())]
+    if dims is not None:
+        lines += ["    - name: d", "      attrs:",
+                  "        initializer: !tensor {dtype: int32, shape: [%d], data: [%s]}" % (len(dims), ", ".join(map(str, dims)))]
+    lines += ["  output_ports:", "    - name: y", "  ops:", "    - type: " + op, "      name: op"]
+    if attrs:
+        lines += ["      attrs:"] + ["        %s: %s" % (k, v) for k, v in attrs.items()]
+    lines += ["      input_ports:", "        - name: input"] + (["        - name: dimensions"] if dims is not None else [])
+    lines += ["      output_ports:", "        - name: outputs", "  edges:",
               "    - output_port: {op: \"\", port: x}", "      input_port: {op: op, port: input}",
               "    - output_port: {op: op, port: outputs}", "      input_port: {op: \"\", port: y}"]
+    if dims is not None:
+        lines += ["    - output_port: {op: \"\", port: d}", "      input_port: {op: op, port: dimensions}"]
     return "\n".join(lines) + "\n"
 
 
@@ -39,6 +47,9 @@ CASES = [  # (name, op, attrs, expected)
     ("reduce_sum_axis1_keep", "reduce_sum", {"keepDims": "true", '"@nd4j.dimensions"': "[1]"}, X.sum(axis=1, keepdims=True)),
     ("reduce_sum_axis0", "reduce_sum", {"keepDims": "false", '"@nd4j.dimensions"': "[0]"}, X.sum(axis=0)),
     ("reduce_sum_axis_neg", "reduce_sum", {"keepDims": "false", '"@nd4j.dimensions"': "[-1]"}, X.sum(axis=-1)),
+    ("reduce_sum_axes_input", "reduce_sum", {"keepDims": "false", '"@nd4j.dimensions"': "[2147483647]", "#dims": [0, 1]}, X.sum(axis=(0, 1))),
+    ("reduce_sum_axes_input_keep", "reduce_sum", {"keepDims": "true", "#dims": [1]}, X.sum(axis=1, keepdims=True)),
+    ("reduce_sum_axes_input_empty", "reduce_sum", {"#dims": []}, X.sum()),
     ("cast_int64", "cast", {"rest_int": "[10]"}, X.astype(np.int64)),
     ("cast_int32", "cast", {"rest_int": "[9]"}, X.astype(np.int32)),
     ("cast_double", "cast", {"rest_int": "[6]"}, X.astype(np.float64)),
@@ -54,7 +65,8 @@ def main():
     fails = []
     for name, op, attrs, want in CASES:
         src, out, res = (os.path.join(tmp, name + e) for e in (".yaml", ".onnx", ".json"))
-        open(src, "w").write(graph(op, attrs))
+        plain = {k: v for k, v in attrs.items() if k != "#dims"}
+        open(src, "w").write(graph(op, plain, attrs.get("#dims")))
         r = subprocess.run([conv, src, out, "--to", "onnx/13"], capture_output=True, text=True)
         if r.returncode != 0:
             fails.append("%s: not converted: %s" % (name, r.stderr.strip()[-400:]))
