@@ -221,11 +221,14 @@ struct Emitter {
       if (auto dot = fn.find('.'); dot != std::string::npos) fn.resize(dot);  // the overload is chosen by the arguments
       bool positional = ns == "prim";
       rhs = (ns == "aten" ? "torch." : "ops." + ns + ".") + fn + "(";
+      // An input port without an edge is None (the PyTorch namespace's absent optional argument);
+      // a port the op does not have takes the schema's default.
       size_t k = 0;
-      for (PortId p : connected_inputs(op)) {
+      for (PortId p : g.inputs(op)) {
+        if (g.is_control(p) || g.port_name_str(p).starts_with("@")) continue;
         rhs += k++ ? ", " : "";
         if (!positional) rhs += std::string(g.port_name_str(p)) + "=";
-        rhs += input_expr(op, p);
+        rhs += g.producer(p) ? input_expr(op, p) : std::string("None");
       }
       rhs += ")";
     }
