@@ -5,11 +5,12 @@ For each model: `amanda convert M.onnx -o M.pt`; torch.jit.load (Debian's torch,
 process) runs it and its outputs are compared with onnxruntime's (tests/js/ort_run.js) on the same
 random input, within TOL relative to max(1, |x|). With --roundtrip the .pt is read back by Amanda's
 own TorchScript reader and written as ONNX, which onnxruntime runs and compares the same way. The
-dynamic-batch exports (MODELS/dynamic, batch `N`) run in torch at batch 1 and 5.
+models named by --dynamic are exported here with a symbolic batch `N` and run in torch at batch 1 and 5.
 
     torchvision_export_test.py AMANDA MODELS_DIR [--models a,b] [--min-match K] [--roundtrip]
 
 Prints one line per model and a summary; fails when fewer than K models match (default: all).
+AMANDA_PYTORCH_EXPORT_ALL=1 runs the eight models whatever --models says.
 """
 import argparse
 import json
@@ -58,6 +59,17 @@ def input_name(onnx_path):
     return [i.name for i in m.graph.input if i.name not in inits][0]
 
 
+def export_dynamic(name, work):
+    """torchvision NAME with random weights, exported with the batch dimension `N`."""
+    import torchvision
+    torch.manual_seed(29)
+    m = getattr(torchvision.models, name)(weights=None).eval()
+    path = os.path.join(work, name + ".dynamic.onnx")
+    torch.onnx.export(m, torch.randn(1, 3, 224, 224), path, opset_version=13, input_names=["input"], output_names=["output"],
+                      dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
+    return path
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("amanda")
@@ -65,20 +77,19 @@ def main():
     ap.add_argument("--models", default=",".join(MODELS))
     ap.add_argument("--min-match", type=int, default=None)
     ap.add_argument("--roundtrip", action="store_true")
+    ap.add_argument("--dynamic", default="resnet18", help="models exported here with a symbolic batch N (run at batch 1 and 5)")
     a = ap.parse_args()
     names = a.models.split(",")
+    if os.environ.get("AMANDA_PYTORCH_EXPORT_ALL"):  # CI runs a sample; this runs every model
+        names = MODELS
     rng = np.random.default_rng(29)
     results = {}
     with tempfile.TemporaryDirectory() as work:
         cases = []  # (label, onnx path, pt path, batch list)
         for n in names:
             cases.append((n, os.path.join(a.models_dir, n + ".onnx"), [1]))
-        dyn = os.path.join(a.models_dir, "dynamic")
-        if os.path.isdir(dyn):
-            for f in sorted(os.listdir(dyn)):
-                base = f.split(".")[0]
-                if f.endswith(".onnx") and base in names:
-                    cases.append((base + ".dynamic", os.path.join(dyn, f), [1, 5]))
+        for n in [d for d in a.dynamic.split(",") if d]:
+            cases.append((n + ".dynamic", export_dynamic(n, work), [1, 5]))
         jobs, pending = [], []
         for label, src, batches in cases:
             pt = os.path.join(work, label + ".pt")
