@@ -37,12 +37,15 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
  public:
   std::string_view name() const override { return "tensorflow-onnx"; }
   bool applies(std::string_view from, std::string_view to) const override {
-    return from.starts_with("amanda/tensorflow/") && to.starts_with("amanda/onnx/");
+    // PyTorch is reached from TensorFlow through ONNX (the planner's chain, issue 29): the same
+    // boundary; the finish (ONNX value_info) only when ONNX is the target.
+    return from.starts_with("amanda/tensorflow/") && (to.starts_with("amanda/onnx/") || to.starts_with("amanda/pytorch/"));
   }
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     passes.add({"tensorflow-onnx.boundary", pipeline::Stage::Boundary,
                 "placeholders become graph inputs, fetched tensors graph outputs; TF1 loops and conds become Loop and If",
                 [](pipeline::PassContext& c) { tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs")); }});
+    if (!info.target_ns.starts_with("amanda/onnx/")) return;
     passes.add({"tensorflow-onnx.finish", pipeline::Stage::Finish,
                 "graph outputs take their names; every value its inferred type and shape (value_info)",
                 [](pipeline::PassContext& c) { finish(c.doc.graph); }});
