@@ -140,6 +140,16 @@ struct Emitter {
     return d == D::Float16 || d == D::BFloat16 || d == D::Float32 || d == D::Float64;
   }
 
+  // forward() takes and returns tensors of the element types torch has: anything else is refused.
+  void check_type(PortId p, const char* what) const {
+    if (!g.port_type(p)) return;
+    const ir::TypeData& t = g.port_type_data(p);
+    if (t.kind != ir::TypeKind::Tensor)
+      throw Error(g.path(p) + ": a " + what + " that is not a tensor (sequences, optionals, maps are not written yet)");
+    if (t.elem != ir::DType::Undefined && !torch_has_dtype(t.elem))
+      throw Error(g.path(p) + ": a " + what + " of element type " + std::string(ir::dtype_name(t.elem)) + " (torch 1.13 has no such tensors)");
+  }
+
   void graph_inputs(std::string& sig) {
     for (PortId p : g.inputs(g.root())) {
       if (g.is_control(p)) continue;
@@ -149,6 +159,7 @@ struct Emitter {
         expr[p.value] = tensor_attr(g.port_name_str(p), t, floating(t.dtype));
         continue;
       }
+      check_type(p, "graph input");
       std::string n = locals.make(g.port_name_str(p));
       expr[p.value] = n;
       sig += ",\n    " + n + ": Tensor";
@@ -249,6 +260,7 @@ struct Emitter {
       PortId src = g.producer(p);
       auto it = src ? expr.find(src.value) : expr.end();
       if (it == expr.end()) throw Error(g.path(p) + ": a graph output that nothing computes");
+      check_type(p, "graph output");
       rets.push_back(it->second);
     }
     if (rets.empty()) throw Error("the graph has no output (a forward() must return a value)");

@@ -90,6 +90,12 @@ class Pickler {
   std::string s_;
 };
 
+}  // namespace
+
+bool torch_has_dtype(ir::DType d) { return storage_class(d) != nullptr; }
+
+namespace {
+
 void check_tensor(const ModuleAttr& a) {
   const ir::Tensor& t = *a.tensor;
   if (!storage_class(t.dtype))

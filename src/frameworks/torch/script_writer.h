@@ -14,6 +14,9 @@
 
 namespace amanda::torch_frontend {
 
+// Whether torch 1.13 has tensors of this element type (no uint16/32/64, strings, float8, ...).
+bool torch_has_dtype(ir::DType d);
+
 // One attribute of the module: a parameter (floating-point weights) or a buffer.
 struct ModuleAttr {
   std::string name;
