@@ -59,7 +59,7 @@ TEST(ModulePickle, ReadsBackAsTheModuleWithItsTensors) {
   std::string bytes = torch_frontend::module_pickle(m);
   auto root = torchscript::unpickle(bytes, "data.pkl");
   ASSERT_TRUE(root);
-  std::string d = torchscript::describe(*root, 4);
+  std::string d = torchscript::describe(*root, 12);
   EXPECT_NE(d.find("__torch__.amanda_export"), std::string::npos) << d;
   EXPECT_NE(d.find("fc_weight"), std::string::npos) << d;
   EXPECT_NE(d.find("step"), std::string::npos) << d;
