@@ -59,10 +59,33 @@ TEST(ModulePickle, ReadsBackAsTheModuleWithItsTensors) {
   std::string bytes = torch_frontend::module_pickle(m);
   auto root = torchscript::unpickle(bytes, "data.pkl");
   ASSERT_TRUE(root);
-  std::string d = torchscript::describe(*root, 12);
-  EXPECT_NE(d.find("__torch__.amanda_export"), std::string::npos) << d;
-  EXPECT_NE(d.find("fc_weight"), std::string::npos) << d;
-  EXPECT_NE(d.find("step"), std::string::npos) << d;
+  using K = torchscript::PyObject::Kind;
+  ASSERT_EQ(root->kind, K::Call);
+  EXPECT_TRUE(root->new_object);
+  EXPECT_EQ(root->items[0]->str, "__torch__.amanda_export.Model");
+  ASSERT_TRUE(root->state);
+  ASSERT_EQ(root->state->kind, K::Dict);
+  std::vector<std::string> keys;
+  for (const auto& [k, v] : root->state->dict) keys.push_back(k->str);
+  EXPECT_EQ(keys, (std::vector<std::string>{"fc_weight", "step", "training"}));
+  // fc_weight = _rebuild_tensor_v2(storage 'FloatStorage' key "0" numel 6, offset 0, (2, 3), (3, 1), requires_grad True, ...)
+  const auto& wt = root->state->dict[0].second;
+  ASSERT_EQ(wt->kind, K::Call);
+  EXPECT_EQ(wt->items[0]->str, "torch._utils._rebuild_tensor_v2");
+  const auto& args = wt->items[1]->items;
+  ASSERT_GE(args.size(), 5u);
+  ASSERT_EQ(args[0]->kind, K::PersistentId);
+  const auto& id = args[0]->items[0]->items;
+  EXPECT_EQ(id[1]->str, "torch.FloatStorage");
+  EXPECT_EQ(id[2]->str, "0");
+  EXPECT_EQ(id[4]->i, 6);
+  EXPECT_EQ(args[2]->items.size(), 2u);
+  EXPECT_EQ(args[3]->items[0]->i, 3);
+  EXPECT_TRUE(args[4]->b);
+  const auto& st = root->state->dict[1].second->items[1]->items;
+  EXPECT_EQ(st[0]->items[0]->items[1]->str, "torch.LongStorage");
+  EXPECT_EQ(st[2]->items.size(), 0u);  // a 0-d tensor: shape ()
+  EXPECT_FALSE(st[4]->b);              // a buffer
   torchscript::dismantle(root);
 }
 
