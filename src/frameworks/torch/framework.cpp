@@ -93,6 +93,9 @@ class PyTorchFramework final : public pipeline::Framework {
     if (source_ns.starts_with(kPrefix)) return {std::string(source_ns)};
     return {std::string(kPrefix) + "1.13"};
   }
+  // aten ops take strides, dims and shapes as values: an ONNX source computing them from constants
+  // converts once they are folded.
+  bool converts_after_folding() const override { return true; }
 
   void add_namespaces(schema::Registry& r) const override { r.add_provider(torch_frontend::make_torch_namespace_provider()); }
   void register_conventions(ir::Conventions& c) const override { torch_frontend::register_conventions(c); }
