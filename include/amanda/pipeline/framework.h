@@ -150,6 +150,10 @@ class Framework {
   // Whether a conversion between two of its namespaces that a rule refused is tried again after
   // folding the values no graph input changes into constants (what the interpreter can run).
   virtual bool retry_after_folding() const { return false; }
+  // Whether a conversion into this framework from a source of another framework that retries after
+  // folding (retry_after_folding) may retry too: its ops take as constants what the source computes
+  // in the graph (PyTorch's int-list arguments: Slice bounds, Reshape shapes).
+  virtual bool converts_after_folding() const { return false; }
   // Whether `expand` can replace ops of this type in namespace ns (`amanda table coverage`).
   virtual bool can_expand(const std::string& type, const std::string& ns) const { return false; }
   // Replaces an op a target namespace of this framework lacks by ops of the same namespace (ONNX

@@ -40,7 +40,9 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
  public:
   std::string_view name() const override { return "tensorflow-onnx"; }
   bool applies(std::string_view from, std::string_view to) const override {
-    return from.starts_with("amanda/tensorflow/") && to.starts_with("amanda/onnx/");
+    // PyTorch is reached from TensorFlow through ONNX (the planner's chain, issue 29): the same
+    // boundary; the finish (ONNX value_info) only when ONNX is the target.
+    return from.starts_with("amanda/tensorflow/") && (to.starts_with("amanda/onnx/") || to.starts_with("amanda/pytorch/"));
   }
   std::string handles_before_tables(std::string_view type) const override {
     static const std::pair<std::string_view, std::string_view> kBoundary[] = {
@@ -75,6 +77,7 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
                   rewrite_tensor_arrays(c.doc.graph);  // TF1 TensorArrays -> TensorLists, which the loop lowering converts
                   tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs"));
                 }});
+    if (!info.target_ns.starts_with("amanda/onnx/")) return;
     passes.add({"tensorflow-onnx.finish", pipeline::Stage::Finish,
                 "graph outputs take their names; every value its inferred type and shape (value_info)",
                 [](pipeline::PassContext& c) { finish(c.doc.graph); }});
