@@ -3,7 +3,8 @@
 // verifier checks fields and vector lengths relative to the buffer's start, not the elements of a
 // vector of 8-byte numbers ([long], [double]) — a hostile file puts those at 4 mod 8 (nd4j_fuzz
 // found it). FlatBuffers' builders (C++, Java's nd4j) always align such vectors, so a file whose
-// 8-byte vectors are not aligned was not written by one: refused.
+// 8-byte vectors are not aligned was not written by one: refused (an empty one is no load, and
+// FlatBuffers' C++ builder leaves it 4-byte aligned: accepted).
 #pragma once
 
 #include <memory>
