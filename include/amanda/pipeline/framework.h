@@ -140,6 +140,10 @@ class Framework {
   // fold/infer fixed point, `amanda infer`). Never throws for a graph it cannot type: the report
   // says so and the graph keeps the types it had.
   virtual InferReport infer_types(ir::Graph& g, const InferRequest& request) const { return {}; }
+  // Checks beyond the namespace schema that `amanda validate` runs on a graph of its namespaces
+  // (nd4j: every op's ordered arguments complete, each of its descriptor's type). Adds each problem,
+  // with its path, to `problems` and returns how many it added.
+  virtual size_t validate(const ir::Graph& g, Diagnostics& problems) const { return 0; }
   // What a conversion does to a graph of its namespaces before the tables (and between two tables
   // of a chain): by default infer_types.
   virtual void prepare(ir::Graph& g, const InferRequest& request) const { infer_types(g, request); }
