@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Seed corpora of the issue-32 fuzz targets (savedmodel, tfjs, npy, run, writers), made from the
 TensorFlow corpus and from the reproducers of tests/security/round2_test.py.
-usage: fuzz/make_issue32_seeds.py AMANDA   (writes fuzz/corpus/{savedmodel,tfjs,npy,run,writers}/)"""
+usage: fuzz/make_issue32_seeds.py AMANDA   (writes fuzz/corpus/{savedmodel,tfjs,npy,run,writers}/, and a
+reproducer each into fuzz/corpus/{nd4j,tensorflow}/)"""
 import io
 import json
 import os
@@ -101,11 +102,21 @@ out("run", "range_10", model_bytes(r2.range_model, 0, 10, 1))
 for op in ("ConstantOfShape", "Expand", "Tile", "EyeLike"):
     out("run", op + "_huge", model_bytes(r2.shape_op_model, op, [1000000, 1000000]))
     out("run", op + "_small", model_bytes(r2.shape_op_model, op, [2, 3]))
+# EyeLike of a tensor that is not 2-D (run_fuzz found it: the kernel read dimension 0 of a scalar)
+out("run", "EyeLike_rank_1", model_bytes(r2.shape_op_model, "EyeLike", [3]))
+out("run", "EyeLike_rank_0", model_bytes(r2.shape_op_model, "EyeLike", []))
 x = helper.make_tensor_value_info("x", TensorProto.FLOAT, [2 ** 32, 2 ** 32])
 y = helper.make_tensor_value_info("y", TensorProto.FLOAT, None)
 st = [helper.make_tensor(n, TensorProto.INT64, [1], [v]) for n, v in (("st", 0), ("en", 4), ("ax", 0))]
 r2.save_raw(onnx_model([helper.make_node("Slice", ["x", "st", "en", "ax"], ["y"])], [x], [y], st), os.path.join(d, "m.onnx"))
 out("run", "slice_2_32_squared", open(os.path.join(d, "m.onnx"), "rb").read())
+
+# ---- reproducers of other targets' findings (session 13)
+# nd4j_fuzz: a [long] vector whose elements are not 8-byte aligned (refused now)
+out("nd4j", "regress_misaligned_extra_integer.fb", r2.misaligned_flatgraph())
+# tensorflow_fuzz: a TF.js manifest whose shard path the writer renames (the round trip keeps the rest)
+plain = open(os.path.join(tf, "tfjs_plain.j"), "rb").read()
+out("tensorflow", "regress_shard_paths_renamed.j", plain.replace(b"group1-shard1of1.bin", b"evil.bin"))
 
 # ---- writers: YAML forms of graphs of each framework
 w = tempfile.mkdtemp()

@@ -3,9 +3,11 @@
 // 't' its text form, 'j' a TF.js model.json, a NUL byte, then the bytes every shard path it names
 // reads; 's' a SavedModel: two 4-byte little-endian lengths, saved_model.pb, variables.index of
 // those lengths, then the data shard. Any input is either refused with an amanda::ParseError/Error, or it imports, verifies
-// without crashing, exports, re-imports to an equal graph, and exports again to the same bytes.
+// without crashing, exports, re-imports to an equal graph (a TF.js manifest's shard paths replaced
+// by the names the writer chose, see tfjs_shard_names_problem), and exports again to the same bytes.
 #pragma once
 
+#include <cstdio>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -65,6 +67,51 @@ inline std::string saved_model_roundtrip_problem(std::string_view body) {
   }
   if (twice.saved_model_pb != files.saved_model_pb || twice.index != files.index || twice.data != files.data)
     return "the second SavedModel export is not identical to the first";
+  return "";
+}
+
+// The TF.js writer names the shards itself (groupG-shardIofN.bin, TF.js's converter's names): a
+// path read from the input never becomes a file name. So what a round trip must keep of the
+// manifest is everything but the paths, and the paths the re-read model names must be exactly the
+// shard files written, group by group, in order. Checks the written names, then puts them in
+// place of the read paths in `doc`'s metadata, so that the graph comparison that follows checks
+// all the rest (format, signature, weights, user metadata, the graph) unchanged.
+inline std::string tfjs_shard_names_problem(text::Document& doc, const tf_frontend::TfjsFiles& files) {
+  using ir::Value;
+  std::vector<Value::List> groups;
+  for (const auto& [name, bytes] : files.shards) {
+    unsigned long g = 0, i = 0, n = 0;
+    int used = 0;
+    if (std::sscanf(name.c_str(), "group%lu-shard%luof%lu.bin%n", &g, &i, &n, &used) != 3 || size_t(used) != name.size() ||
+        g == 0 || g > groups.size() + 1 || g < groups.size())
+      return "the TF.js writer wrote a shard named '" + name + "', not groupG-shardIofN.bin in order";
+    if (g > groups.size()) groups.emplace_back();
+    Value::List& names = groups[g - 1];
+    if (i != names.size() + 1 || i > n) return "the TF.js writer's shard '" + name + "' is out of order";
+    names.push_back(Value(name));
+  }
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::string last = groups[g].back().as_string();
+    if (last.substr(last.find("of") + 2) != std::to_string(groups[g].size()) + ".bin")
+      return "the TF.js writer's group " + std::to_string(g + 1) + " has " + std::to_string(groups[g].size()) +
+             " shards, its last is named '" + last + "'";
+  }
+  ir::Graph& g = doc.graph;
+  const Value* meta = g.attr(g.root(), g.symbols().find("tfjs"));
+  if (!meta || !meta->is_map()) return "";
+  const Value* manifest = meta->find("weightsManifest");
+  if (!manifest || !manifest->is_list()) return "";
+  if (manifest->as_list().size() != groups.size())
+    return "the TF.js writer wrote shards for " + std::to_string(groups.size()) + " groups, the manifest has " +
+           std::to_string(manifest->as_list().size());
+  Value renamed = *meta;
+  for (auto& e : renamed.as_map()) {
+    if (e.key != "weightsManifest") continue;
+    for (size_t gi = 0; gi < groups.size(); ++gi)
+      for (auto& f : e.value.as_list()[gi].as_map())
+        if (f.key == "paths") f.value = Value(groups[gi]);
+  }
+  g.set_attr(g.root(), g.sym("tfjs"), std::move(renamed));
   return "";
 }
 
@@ -139,6 +186,8 @@ inline std::string tensorflow_roundtrip_problem(std::string_view input) {
   } catch (const std::exception& e) {
     return std::string("the exported graph does not import: ") + e.what();
   }
+  if (mode == 'j')
+    if (std::string p = tfjs_shard_names_problem(*doc, files); !p.empty()) return p;
   if (std::string d = ir::first_difference(doc->graph, again->graph); !d.empty())
     return "export and re-import changed the graph: " + d;
   std::string twice;

@@ -63,6 +63,7 @@ CONSTRUCTOR_ARGS = {
     "Dropout": {"ratio": "float", "is_test": "int64"},
     "PadImage": dict(CONV_POOL_ARGS, mode="string", value="float"),  # pad_op.h: a ConvPoolOpBase
     "BatchMatMul": {"trans_a": "int64", "trans_b": "int64", "broadcast": "int64"},
+    "Gather": {"axis": "int64", "match_outer": "int64"},  # gather_op.cc: its TensorInferenceFunction reads them
 }
 
 TYPE_WORDS = [

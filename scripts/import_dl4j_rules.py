@@ -4,6 +4,8 @@ as an Amanda mapping table: one rule per MapperDeclaration, each DL4J rule funct
 expression language's functions (docs/nd4j.md, "DL4J's rule functions as expressions").
 
 Usage: /usr/bin/python3 scripts/import_dl4j_rules.py ../shared/nd4j/onnx-mapping-ruleset.pbtxt [OUT [REVERSE_OUT]]
+       /usr/bin/python3 scripts/import_dl4j_rules.py ../shared/nd4j/tensorflow-mapping-ruleset.pbtxt [OUT]
+       (the TensorFlow table: OUT for source ops A-M and OUT's `_n_z.yaml` sibling for N-Z, one table)
 
 Also writes the reverse table (nd4j -> ONNX) from the declarations whose rule functions invert.
 
@@ -572,6 +574,11 @@ def write_reverse(s, pb, descs, out):
     print("%d reverse rules" % n_ok, file=sys.stderr)
 
 
+def second_part(out):
+    """The file of the TensorFlow table's N-Z ops beside OUT: tf_2.2_nd4j_1.0.yaml -> tf_2.2_nd4j_1.0_n_z.yaml."""
+    return out[:-len(".yaml")] + "_n_z.yaml" if out.endswith(".yaml") else out + "_n_z"
+
+
 def main():
     src = sys.argv[1]
     pb = load_proto()
@@ -589,6 +596,7 @@ def main():
         lines = [
             "# TensorFlow 2.2 -> nd4j: DL4J's own TensorFlow mapping rule set (tensorflow-mapping-ruleset.pbtxt,",
             "# DL4J commit 8129c4acc1), imported by scripts/import_dl4j_rules.py (do not edit: regenerate).",
+            "# Source ops A-M; N-Z are in tf_2.2_nd4j_1.0_n_z.yaml (the loader reads both as one table).",
             "table:",
             "  src: amanda/tensorflow/2.2",
             "  dst: amanda/nd4j/1.0",
@@ -611,28 +619,42 @@ def main():
         "  constant: {src: {type: Constant, attr: value, port: output}, dst: {type: constant, attr: value, port: outputs}}",
         "  rules:",
         ]
+    # The TensorFlow table is split in two files by the source op's first letter (A-M, N-Z), which
+    # the loader reads as one table (same src and dst): one file would be 1.18 MB, and no file over
+    # 1 MB is committed. All rules of one op stay in one file, in the rule set's order.
+    second = None
+    if framework == "tensorflow":
+        second = list(lines[:-2]) + ["  rules:"]
+        second[0:3] = [
+            "# TensorFlow 2.2 -> nd4j, source ops N-Z (A-M: tf_2.2_nd4j_1.0.yaml; the loader reads both as one",
+            "# table): DL4J's TensorFlow rule set, imported by scripts/import_dl4j_rules.py (do not edit: regenerate).",
+        ]
     n_ok = n_unsup = 0
     for m in s.mappings:
         if m.opName == "noop":
             continue
+        dest = second if second is not None and m.inputFrameworkOpName[:1].upper() > "M" else lines
         try:
             rules, notes = convert(m, pb, descs, None)
             for note in notes:
-                lines.append("    # %s: %s" % (rules[0]["rule_name"], note))
+                dest.append("    # %s: %s" % (rules[0]["rule_name"], note))
             for rule in rules:
-                lines.append("    - " + json.dumps(rule))
+                dest.append("    - " + json.dumps(rule))
             n_ok += 1
         except Unsupported as e:
             name = "dl4j_%s_%s" % (m.inputFrameworkOpName, m.opName)
             if str(e).startswith("the source namespace has no op"):
                 # A rule for an op the source namespace lacks could never match (and the table
                 # checker refuses it): a note, not a rule.
-                lines.append("    # %s: not imported: %s" % (name, e))
+                dest.append("    # %s: not imported: %s" % (name, e))
             else:
-                lines.append("    - " + json.dumps({"rule_name": name, "type": m.inputFrameworkOpName, "unsupported": str(e)}))
+                dest.append("    - " + json.dumps({"rule_name": name, "type": m.inputFrameworkOpName, "unsupported": str(e)}))
             n_unsup += 1
     with open(out, "w") as f:
         f.write("\n".join(lines) + "\n")
+    if second is not None:
+        with open(second_part(out), "w") as f:
+            f.write("\n".join(second) + "\n")
     print("%d rules, %d unsupported" % (n_ok, n_unsup), file=sys.stderr)
     if framework != "onnx":
         return

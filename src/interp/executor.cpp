@@ -385,6 +385,8 @@ std::vector<RValue> Executor::run_graph(ir::OpId scope, std::vector<RValue> args
       }
     } catch (const std::bad_alloc&) {
       throw Error(ctx.where() + ": out of memory");
+    } catch (const NoSuchDim& e) {
+      throw Error(ctx.where() + ": " + e.what());
     }
     if (fused) {
       // The Conv computed the activation's output: it goes to the activation's port, and the

@@ -159,7 +159,16 @@ Tensor Tensor::clone() const {
   return r;
 }
 
+void Tensor::no_such_dim(int64_t i) const {
+  throw NoSuchDim("a tensor of shape " + shape_str(shape_) + " has no dimension " + std::to_string(i));
+}
+
+void Tensor::no_such_element(int64_t i) const {
+  throw NoSuchDim("a tensor of shape " + shape_str(shape_) + " has no element " + std::to_string(i));
+}
+
 double Tensor::get_f64(int64_t i) const {
+  if (i < 0 || i >= numel_) no_such_element(i);
   switch (dtype_) {
     case DType::Bool: return data<uint8_t>()[i] != 0;
     case DType::Int8: return data<int8_t>()[i];
@@ -179,6 +188,7 @@ double Tensor::get_f64(int64_t i) const {
 }
 
 int64_t Tensor::get_i64(int64_t i) const {
+  if (i < 0 || i >= numel_) no_such_element(i);
   switch (dtype_) {
     case DType::Int64: return data<int64_t>()[i];
     case DType::Int32: return data<int32_t>()[i];

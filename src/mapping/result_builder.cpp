@@ -129,7 +129,7 @@ ResultBuilder::Plan ResultBuilder::plan_ports(const Match& m, size_t d, bool sin
       InLink l = in_link(src, port_name_for(ps, src, s, PortDir::In, m.b));
       if (ps.value) {
         Value v = ps.value->eval(m.b);
-        if (!v.is_null() && !v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
+        if (!v.is_null() && !v.is_tensor() && !t_.constant.any_value) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
         if (!v.is_null()) l.constant = std::move(v);
       }
       l.droppable = ps.optional;
@@ -148,7 +148,7 @@ ResultBuilder::Plan ResultBuilder::plan_ports(const Match& m, size_t d, bool sin
 
 OpId ResultBuilder::make_constant(OpId scope, const std::string& base, const Value& v) {
   const ConstantSpec& c = t_.constant;
-  if (!v.is_tensor()) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
+  if (!v.is_tensor() && !c.any_value) throw EvalError("const: " + value_str(v) + " is not a tensor (write tensor(x, 'int64'))");
   OpId op = rw_->create_op(tsym(c.type), unique_op_name(scope, base));
   rw_->set_attr(op, tsym(c.attr), v);
   rw_->add_port(op, PortDir::Out, tsym(c.port));

@@ -380,7 +380,11 @@ ConstantSpec constant_of(const Tree& t) {
     if (k == "type") c.type = scalar_text(v, "", "constant type");
     else if (k == "attr") c.attr = scalar_text(v, "", "constant attr");
     else if (k == "port") c.port = scalar_text(v, "", "constant port");
-    else throw ParseError(v.loc, "unknown key '" + k + "' in constant (type, attr, port)");
+    else if (k == "values") {
+      std::string w = scalar_text(v, "", "constant values");
+      if (w != "any" && w != "tensors") throw ParseError(v.loc, "constant values: 'any' or 'tensors'");
+      c.any_value = w == "any";
+    } else throw ParseError(v.loc, "unknown key '" + k + "' in constant (type, attr, port, values)");
   }
   return c;
 }

@@ -93,6 +93,34 @@ bool bias_from_value(ir::Rewriter& rw, ir::OpId add, ir::OpId conv, ir::PortId v
   int64_t r = rank_of(g, data_outputs(g, conv)[0]);
   if (!ws || ws->empty() || !vs || r < 2 || static_cast<int64_t>(vs->size()) > r) return false;
   int64_t c = (*ws)[0];
+  int64_t numel = 1;
+  for (int64_t d : *vs) numel *= d;
+  if (numel == 1 && c != 1) {
+    // One value for every channel ([], [1], [1, 1, 1, 1]): Reshape to [1] (unless it is [1]),
+    // Tile to [C] (onnxoptimizer's rule for a scalar bias).
+    rw.set_insertion_point_before(add);
+    ir::PortId one = v;
+    std::string base(g.name_str(conv));
+    if (*vs != std::vector<int64_t>{1}) {
+      ir::OpId rs = rw.create_op(g.sym("Reshape"), g.sym(base + "/bias_reshape"));
+      rw.connect(v, rw.add_input(rs, "data"));
+      rw.connect(make_constant(rw, rs, int64_tensor({1}), base + "/bias_shape"), rw.add_input(rs, "shape"));
+      one = rw.add_output(rs, "reshaped");
+      name_value(rw, one, g.name_str(rs));
+      rw.set_port_type(one, g.types().tensor(elem_type(g, v), {ir::Dim::known(1)}));
+    }
+    ir::OpId tile = rw.create_op(g.sym("Tile"), g.sym(base + "/bias_tile"));
+    rw.connect(one, rw.add_input(tile, "input"));
+    rw.connect(make_constant(rw, tile, int64_tensor({c}), base + "/bias_repeats"), rw.add_input(tile, "repeats"));
+    ir::PortId bias = rw.add_output(tile, "output");
+    name_value(rw, bias, g.name_str(tile));
+    rw.set_port_type(bias, g.types().tensor(elem_type(g, v), {ir::Dim::known(c)}));
+    set_input(rw, conv, 2, bias, "B");
+    rw.move_before(conv, add);  // after what makes its bias now
+    if (!replace_value(rw, data_outputs(g, add)[0], data_outputs(g, conv)[0])) return false;
+    rw.erase_op(add);
+    return true;
+  }
   size_t off = static_cast<size_t>(r) - vs->size();
   std::vector<int64_t> axes;
   for (size_t i = 0; i < vs->size(); ++i) {

@@ -24,6 +24,7 @@ void register_cleanup(PassRegistry& r);      // dce.cpp: eliminate_deadend, elim
 void register_cse(PassRegistry& r);          // cse.cpp
 void register_fold(PassRegistry& r);         // fold.cpp: constant_folding, shape_folding
 void register_nop(PassRegistry& r);          // nop.cpp: eliminate_identity, eliminate_nop_*
+void register_transpose(PassRegistry& r);    // transpose.cpp: push_transpose_down
 void register_consecutive(PassRegistry& r);  // consecutive.cpp: fuse_consecutive_*
 void register_conv(PassRegistry& r);         // conv.cpp: fuse_bn_into_conv, fuse_add_bias_into_conv, fuse_mul_into_conv, fuse_pad_into_*
 void register_gemm(PassRegistry& r);         // gemm.cpp: fuse_matmul_add_bias_into_gemm, fuse_transpose_into_gemm

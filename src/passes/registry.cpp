@@ -83,6 +83,7 @@ const PassRegistry& PassRegistry::builtin() {
     detail::register_fold(r);
     detail::register_nop(r);
     detail::register_control(r);
+    detail::register_transpose(r);
     detail::register_consecutive(r);
     detail::register_conv(r);
     detail::register_gemm(r);

@@ -1,6 +1,8 @@
 #include "util.h"
 
+#include <algorithm>
 #include <cstring>
+#include <memory>
 
 #include "amanda/interp/executor.h"
 #include "amanda/interp/kernel.h"
@@ -244,6 +246,23 @@ void name_value(ir::Rewriter& rw, PortId out, std::string_view hint) {
   rw.set_attr(out, g.sym("@value"), ir::Value(std::move(name)));
 }
 
+namespace {
+
+// Bytes another object keeps alive (an interpreter block), seen as an ir Buffer.
+class KeptBytes : public Buffer {
+ public:
+  KeptBytes(std::shared_ptr<void> keep, const uint8_t* data, size_t size) : keep_(std::move(keep)), data_(data), size_(size) {}
+  const uint8_t* data() const override { return data_; }
+  size_t size() const override { return size_; }
+
+ private:
+  std::shared_ptr<void> keep_;
+  const uint8_t* data_;
+  size_t size_;
+};
+
+}  // namespace
+
 ir::Tensor to_ir(const interp::Tensor& t0) {
   interp::Tensor t = t0.plain();
   if (t.dtype() == ir::DType::String) {
@@ -253,8 +272,14 @@ ir::Tensor to_ir(const interp::Tensor& t0) {
     r.strings = t.strings();
     return r;
   }
-  std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
-  return ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+  if (!t.owner() || t.nbytes() == 0) {
+    std::string bytes(reinterpret_cast<const char*>(t.raw()), t.nbytes());
+    return ir::Tensor::from_bytes(t.dtype(), t.shape(), std::move(bytes));
+  }
+  // The IR tensor borrows the interpreter's block (or the IR tensor the result shares bytes with):
+  // a folded weight is not copied again (convnext_tiny folds 112 MB of transposed weights).
+  auto owner = std::make_shared<KeptBytes>(t.owner(), t.raw(), t.nbytes());
+  return ir::Tensor::borrow(t.dtype(), t.shape(), owner, t.raw(), t.nbytes());
 }
 
 ir::Tensor int64_tensor(const std::vector<int64_t>& v, std::vector<int64_t> shape) {
@@ -375,6 +400,86 @@ void set_input(ir::Rewriter& rw, OpId op, size_t i, PortId src, std::string_view
   }
   if (ir::EdgeId e = g.first_in_edge(ins[i])) rw.disconnect(e);
   rw.connect(src, ins[i]);
+}
+
+}  // namespace amanda::passes::detail
+
+namespace amanda::passes::detail {
+
+namespace {
+
+// Elements of ES bytes, read and written with memcpy (a constant in a mapped file is not aligned).
+// Heap bytes not zeroed first (a folded weight is written whole right after).
+struct UninitBytes : Buffer {
+  explicit UninitBytes(size_t n) : bytes(new uint8_t[n ? n : 1]), n(n) {}
+  const uint8_t* data() const override { return bytes.get(); }
+  size_t size() const override { return n; }
+  std::unique_ptr<uint8_t[]> bytes;
+  size_t n;
+};
+
+template <size_t ES>
+void transpose_bytes(const uint8_t* src, uint8_t* dst, const std::vector<int64_t>& in, const std::vector<int64_t>& perm) {
+  size_t rank = perm.size();
+  std::vector<int64_t> ist(rank, 1), out(rank);
+  for (size_t i = rank; i-- > 1;) ist[i - 1] = ist[i] * in[i];
+  for (size_t i = 0; i < rank; ++i) out[i] = in[static_cast<size_t>(perm[i])];
+  if (rank == 2 && perm[0] == 1) {  // a matrix: 32 x 32 tiles, both sides stay in cache
+    int64_t rows = in[0], cols = in[1];
+    constexpr int64_t B = 32;
+    for (int64_t r0 = 0; r0 < rows; r0 += B)
+      for (int64_t c0 = 0; c0 < cols; c0 += B)
+        for (int64_t c = c0; c < std::min(cols, c0 + B); ++c)
+          for (int64_t r = r0; r < std::min(rows, r0 + B); ++r)
+            std::memcpy(dst + (c * rows + r) * ES, src + (r * cols + c) * ES, ES);
+    return;
+  }
+  // General: walk the output in order; the innermost output axis strides the input by st.
+  std::vector<int64_t> st(rank);
+  for (size_t i = 0; i < rank; ++i) st[i] = ist[static_cast<size_t>(perm[i])];
+  int64_t inner = rank ? out[rank - 1] : 1, inner_st = rank ? st[rank - 1] : 0;
+  int64_t total = 1;
+  for (int64_t d : out) total *= d;
+  if (total == 0) return;
+  std::vector<int64_t> idx(rank ? rank - 1 : 0, 0);
+  for (int64_t o = 0; o < total; o += inner) {
+    int64_t base = 0;
+    for (size_t i = 0; i + 1 < rank; ++i) base += idx[i] * st[i];
+    for (int64_t k = 0; k < inner; ++k) std::memcpy(dst + (o + k) * ES, src + (base + k * inner_st) * ES, ES);
+    for (size_t i = idx.size(); i-- > 0;) {
+      if (++idx[i] < out[i]) break;
+      idx[i] = 0;
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<ir::Tensor> transpose_tensor(const ir::Tensor& t, const std::vector<int64_t>& perm) {
+  size_t rank = perm.size();
+  if (t.shape.size() != rank || t.dtype == ir::DType::String) return std::nullopt;
+  std::vector<bool> seen(rank, false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(rank) || seen[static_cast<size_t>(p)]) return std::nullopt;
+    seen[static_cast<size_t>(p)] = true;
+  }
+  size_t es = ir::dtype_size(t.dtype);
+  auto n = t.expected_bytes();
+  if (!es || !n || *n != t.size) return std::nullopt;
+  std::vector<int64_t> out(rank);
+  for (size_t i = 0; i < rank; ++i) out[i] = t.shape[static_cast<size_t>(perm[i])];
+  auto buf = std::make_shared<UninitBytes>(t.size);  // every byte is written below
+  uint8_t* dst = buf->bytes.get();
+  switch (es) {
+    case 1: transpose_bytes<1>(t.data, dst, t.shape, perm); break;
+    case 2: transpose_bytes<2>(t.data, dst, t.shape, perm); break;
+    case 4: transpose_bytes<4>(t.data, dst, t.shape, perm); break;
+    case 8: transpose_bytes<8>(t.data, dst, t.shape, perm); break;
+    case 16: transpose_bytes<16>(t.data, dst, t.shape, perm); break;
+    default: return std::nullopt;
+  }
+  const uint8_t* p = buf->bytes.get();
+  return ir::Tensor::borrow(t.dtype, std::move(out), std::move(buf), p, t.size);
 }
 
 }  // namespace amanda::passes::detail

@@ -92,6 +92,11 @@ std::optional<std::vector<OpId>> topo(const Graph& g, OpId scope);
 // Returns nullopt when there is no kernel or the kernel refuses.
 std::optional<std::vector<interp::Tensor>> eval_op(const Graph& g, OpId op, const std::vector<std::optional<interp::Tensor>>& inputs);
 
+// ONNX Transpose of a constant's bytes (out.shape[i] = in.shape[perm[i]]), read unaligned: what
+// constant folding does with the exporters' weight Transposes without copying the weight to an
+// aligned block first. nullopt: strings, a perm that is not one, bytes that do not fit the shape.
+std::optional<ir::Tensor> transpose_tensor(const ir::Tensor& t, const std::vector<int64_t>& perm);
+
 // Ops never folded, merged or removed for their value: random, or with a state.
 bool nondeterministic(std::string_view type);
 

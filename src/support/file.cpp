@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fcntl.h>
@@ -185,6 +186,19 @@ void AtomicFile::prepare() {
 
 void AtomicFile::publish() {
   prepare();
+  // Over an existing file, exchange the two names (one atomic step: the path always names a whole
+  // file, old or new) and then unlink the old file under the temporary name. A plain rename over
+  // it makes ext4 flush the new file's delayed blocks inside rename() (auto_da_alloc) and costs
+  // about 0.1 s of system time per 500 MB (docs/performance.md); where the exchange is not
+  // possible (no file there yet, a file system without RENAME_EXCHANGE) rename as before.
+  // A folder in the way is never exchanged (rename refuses it with the usual error).
+  struct stat there {};
+  if (::lstat(path_.c_str(), &there) == 0 && !S_ISDIR(there.st_mode) &&
+      ::renameat2(AT_FDCWD, temp_.c_str(), AT_FDCWD, path_.c_str(), RENAME_EXCHANGE) == 0) {
+    committed_ = true;
+    ::unlink(temp_.c_str());
+    return;
+  }
   if (::rename(temp_.c_str(), path_.c_str()) != 0) throw Error(path_ + ": error: cannot rename into place: " + errno_text());
   committed_ = true;
 }

@@ -246,6 +246,15 @@ class Evaluator:
                 e = n + 1 + e if e < 0 else e
                 idx.append(slice(b, e))
             return [x[tuple(idx)]]
+        if t == "Gather":  # gather_op.cc: DATA's dims before axis, INDICES' dims, DATA's dims after
+            if a.get("match_outer", 0):
+                raise Unsupported("Gather with match_outer")
+            ax = a.get("axis", 0) % x.dim()
+            i = self.ws[op.input[1]].long()
+            if (i < 0).any() or (i >= x.shape[ax]).any():
+                raise ValueError("Gather: index out of range (Caffe2 does not wrap negative indices)")
+            out = torch.index_select(x, ax, i.reshape(-1))
+            return [out.reshape(list(x.shape[:ax]) + list(i.shape) + list(x.shape[ax + 1:]))]
         if t == "Floor":
             return [torch.floor(x)]
         if t == "Ceil":

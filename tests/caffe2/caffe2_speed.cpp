@@ -1,6 +1,6 @@
 // Speed of reading + writing a NetDef against protobuf's own parse + serialize of the same bytes
 // (docs/performance.md, "Caffe2"), measured in one run, interleaved, best of N.
-//   caffe2_speed [-n N] PREDICT [INIT]      (.pbtxt: protobuf's text format both ways)
+//   caffe2_speed [-n N] [--phases] PREDICT [INIT]      (.pbtxt: protobuf's text format both ways)
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -11,6 +11,7 @@
 
 #include "amanda_caffe2.pb.h"
 #include "netdef.h"
+#include "wire_net.h"
 
 using namespace amanda;
 using Clock = std::chrono::steady_clock;
@@ -24,10 +25,12 @@ static std::string slurp(const std::string& p) {
 
 int main(int argc, char** argv) {
   int n = 20;
+  bool phases = false;
   std::vector<std::string> files;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "-n" && i + 1 < argc) n = std::atoi(argv[++i]);
+    else if (a == "--phases") phases = true;
     else files.push_back(a);
   }
   if (files.empty()) {
@@ -39,7 +42,7 @@ int main(int argc, char** argv) {
   for (const auto& f : files) bytes.push_back(slurp(f));
   size_t total = 0, sink = 0;
   for (const auto& b : bytes) total += b.size();
-  double best_pb = 1e30, best_am = 1e30;
+  double best_pb = 1e30, best_am = 1e30, best_wire = 1e30, best_imp = 1e30, best_exp = 1e30;
   for (int round = 0; round < n; ++round) {
     auto t0 = Clock::now();
     for (const auto& b : bytes) {
@@ -63,7 +66,24 @@ int main(int argc, char** argv) {
     auto t2 = Clock::now();
     best_pb = std::min(best_pb, std::chrono::duration<double, std::milli>(t1 - t0).count());
     best_am = std::min(best_am, std::chrono::duration<double, std::milli>(t2 - t1).count());
+    if (phases && !text) {  // where Amanda's time goes: the wire read alone, the import, the export
+      auto p0 = Clock::now();
+      caffe2_frontend::detail::WireNet wn;
+      caffe2_frontend::detail::read_net_wire(bytes[0], wn);
+      auto p1 = Clock::now();
+      text::Document d2 = caffe2_frontend::import_net({bytes[0], text}, init);
+      auto p2 = Clock::now();
+      caffe2_frontend::ExportedNet e2 = caffe2_frontend::export_net(d2, text);
+      auto p3 = Clock::now();
+      sink += wn.op_size() + e2.predict.size();
+      best_wire = std::min(best_wire, std::chrono::duration<double, std::milli>(p1 - p0).count());
+      best_imp = std::min(best_imp, std::chrono::duration<double, std::milli>(p2 - p1).count());
+      best_exp = std::min(best_exp, std::chrono::duration<double, std::milli>(p3 - p2).count());
+    }
   }
+  if (phases && !text)
+    std::printf("  phases (best of %d): wire read %.3f ms, import (wire read included) %.3f ms, export %.3f ms\n", n, best_wire,
+                best_imp, best_exp);
   std::printf("%s: %.2f MB, protobuf parse+serialize %.3f ms, amanda read+write %.3f ms, ratio %.2f (best of %d; %zu)\n",
               files[0].c_str(), total / 1e6, best_pb, best_am, best_am / best_pb, n, sink % 10);
   return 0;

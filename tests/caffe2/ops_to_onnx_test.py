@@ -114,6 +114,8 @@ CASES = [
     ("reshape_old_shape", "Reshape", ["x"], {"shape": [1, -1]}, {}, X4, 2),
     ("reshape_input", "Reshape", ["x", "ns"], {}, {"ns": np.array([4, 64], dtype=np.int64)}, X4, 1),
     ("slice", "Slice", ["x"], {"starts": [0, 1, 2, 0], "ends": [1, 3, 8, 4]}, {}, X4, 1),
+    ("gather_axis0", "Gather", ["x", "gi"], {}, {"gi": np.array([2, 0, 1], dtype=np.int64)}, (3, 5, 2), 1),
+    ("gather_axis2_2d", "Gather", ["x", "gi"], {"axis": 2}, {"gi": np.array([[7, 0], [3, 3]], dtype=np.int64)}, X4, 1),
     ("roi_align", "RoIAlign", ["x", "r"], {"pooled_h": 2, "pooled_w": 3, "spatial_scale": 0.5, "sampling_ratio": 2},
      {"r": np.array([[0, 1, 1, 9, 11], [0, 0, 0, 15, 15], [0, 2.5, 3, 6, 7]], dtype=np.float32)}, X4, 1),
     # constants in the predict net itself: GivenTensor*Fill ops before the op that reads them
@@ -134,6 +136,7 @@ REFUSED = [  # (name, op, inputs, args, extra, shape, text the refusal must hold
     ("spatial_bn_training", "SpatialBN", ["x", "s", "bb", "m", "v"], {"is_test": 0}, CH, X4, "training mode"),
     ("dropout_training", "Dropout", ["x"], {"is_test": 0}, {}, X4, "training mode"),
     ("pool_legacy_padded", "MaxPool", ["x"], {"kernel": 3, "stride": 2, "pad": 1, "legacy_pad": 3}, {}, X4, "CAFFE_LEGACY_POOLING"),
+    ("gather_match_outer", "Gather", ["x", "gi"], {"axis": 1, "match_outer": 1}, {"gi": np.array([[0, 1]], dtype=np.int64)}, X4, "match_outer"),
     ("slice_negative", "Slice", ["x"], {"starts": [0, 0, 0, 0], "ends": [-1, -1, -1, -2]}, {}, X4, "negative starts or ends"),
 ]
 

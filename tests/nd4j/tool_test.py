@@ -73,6 +73,28 @@ def main():
     r = run(amanda, "convert", bad, "-o", os.path.join(tmp, "grouped.fb"))
     if r.returncode == 0 or os.path.exists(os.path.join(tmp, "grouped.fb")) or "grouped" not in r.stdout + r.stderr:
         fails.append("a grouped Conv: expected a refusal naming the op, got exit %d: %s" % (r.returncode, r.stdout + r.stderr))
+    # amanda validate checks nd4j's ordered arguments (the framework's validate hook): conv2d with its
+    # INT64 argument 3 (sW) taken out of the YAML form, the arguments after it kept, is an error
+    # naming the argument and the op's path; the unchanged YAML form validates.
+    text_form = os.path.join(tmp, "crelu.yaml")
+    r = run(amanda, "fmt", crelu, "-o", text_form)
+    lines = open(text_form).read().split("\n") if r.returncode == 0 else []
+    at = [i for i, l in enumerate(lines) if l.strip() == "- type: conv2d"]
+    sw = [i for i in range(at[0], min(at[0] + 16, len(lines))) if lines[i].strip() == "sW: 1"] if at else []
+    if not sw:
+        fails.append("fmt crelu.fb -o .yaml: no conv2d with sW: 1 in the text form: " + r.stderr)
+    else:
+        r = run(amanda, "validate", text_form)
+        if r.returncode != 0:
+            fails.append("validate crelu.yaml (unchanged): " + r.stdout + r.stderr)
+        del lines[sw[0]]
+        missing = os.path.join(tmp, "crelu_no_sw.yaml")
+        open(missing, "w").write("\n".join(lines))
+        r = run(amanda, "validate", missing)
+        msg = r.stdout + r.stderr
+        if r.returncode == 0 or "argument 3 'sW'" not in msg or "conv2d/Conv2D" not in msg:
+            fails.append("validate of conv2d without sW: expected an error naming argument 3 'sW' and the op, got exit %d: %s"
+                         % (r.returncode, msg))
     for f in fails:
         print("FAIL:", f)
     print("amanda on .fb files: %d problems" % len(fails))

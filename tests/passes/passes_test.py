@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+import zlib
 
 import numpy as np
 import onnx
@@ -236,6 +237,84 @@ case("exclude_by_name", "eliminate_identity",
      [n.op_type for n in m.graph.node] == ["Identity", "Relu"])
 
 
+# a computed bias of one value ([] or [1]) for every channel: Reshape to [1] (not for [1]), Tile to [C]
+for shape, name in (([], "scalar"), ([1], "one")):
+    case(f"add_bias_into_conv_{name}", "fuse_add_bias_into_conv",
+         model([node("Conv", ["x", "w"], ["c"]), node("Add", ["c", "a"], ["y"])], [("x", [1, 3, 5, 5]), ("a", shape)], [("y", [1, 4, 3, 3])],
+               [init("w", rand(4, 3, 3, 3))]),
+         gone=("Add",), present=("Tile",), kept=("Conv",))
+case("add_bias_into_conv_broadcasting_kept", "fuse_add_bias_into_conv",
+     model([node("Conv", ["x", "w"], ["c"]), node("Add", ["c", "a"], ["y"])], [("x", [1, 3, 5, 5]), ("a", [1, 1, 1, 1, 1])], [("y", [1, 1, 4, 3, 3])],
+           [init("w", rand(4, 3, 3, 3))]),
+     kept=("Add", "Conv"), check=lambda m: "Tile" not in [n.op_type for n in m.graph.node])
+
+# ONNX inference's data propagation of Mul with an empty operand (the Shape of a scalar, [0]
+# values) and a one-value one: amanda optimize crashed on handtrack's conversion with it
+m_empty = model([node("Shape", ["x"], ["s"]), node("Mul", ["s", "two"], ["m"]), node("Cast", ["m"], ["mf"], to=F),
+                 node("Add", ["x", "one"], ["y0"]), node("ReduceSum", ["mf"], ["r"], keepdims=0), node("Add", ["y0", "r"], ["y"])],
+                [("x", [])], [("y", [])], [init("two", np.array([2], np.int64)), init("one", np.float32(1.5))])
+case("data_prop_empty_operand", "constant_folding,shape_folding,eliminate_deadend", m_empty, gone=("Shape", "Mul"))
+
+# eliminate_nop_dropout (onnxoptimizer's narrower rule, not default): a Dropout whose ratio
+# attribute is 0 (opset < 12) goes; one with ratio 0.5 stays for this pass
+case("nop_dropout", "eliminate_nop_dropout",
+     model([node("Dropout", ["x"], ["a"], ratio=0.0), node("Relu", ["a"], ["b"]), node("Dropout", ["b"], ["y"], ratio=0.5)],
+           [("x", [2, 3])], [("y", [2, 3])], opset=11),
+     check=lambda m: [n.op_type for n in m.graph.node] == ["Relu", "Dropout"])
+
+# ---- push_transpose_down (channels-last conversions: NHWC <-> NCHW around each Conv)
+TP, TQ = dict(perm=[0, 2, 3, 1]), dict(perm=[0, 3, 1, 2])  # NCHW -> NHWC, NHWC -> NCHW
+PT = "push_transpose_down,fuse_consecutive_transposes,eliminate_nop_transpose,eliminate_deadend"
+
+
+def n_transposes(m):
+    return sum(1 for n in m.graph.node if n.op_type == "Transpose")
+
+
+# Relu and Clip in NHWC between two Convs: both Transposes cancel
+case("push_transpose_unary", PT,
+     model([node("Conv", ["x", "w1"], ["c1"]), node("Transpose", ["c1"], ["t1"], **TP), node("Relu", ["t1"], ["r"]),
+            node("Clip", ["r", "lo", "hi"], ["k"]), node("Transpose", ["k"], ["t2"], **TQ), node("Conv", ["t2", "w2"], ["y"])],
+           [("x", [1, 3, 6, 6])], [("y", [1, 4, 2, 2])],
+           [init("w1", rand(5, 3, 3, 3)), init("w2", rand(4, 5, 3, 3)), init("lo", np.float32(0)), init("hi", np.float32(0.5))]),
+     gone=("Transpose",), kept=("Relu", "Clip", "Conv"))
+# a residual Add in NHWC: one input a Transpose, the other a value whose NCHW Transpose exists;
+# a constant per-channel bias [C] (NHWC's last axis) is permuted to [C, 1, 1]; Pad's pads and
+# ReduceMean's axes (keepdims=0 over H, W: no Transpose left) are remapped
+case("push_transpose_broadcast_pad_reduce", PT,
+     model([node("Conv", ["x", "w1"], ["c1"]), node("Transpose", ["c1"], ["t1"], **TP), node("Relu", ["t1"], ["r"]),
+            node("Transpose", ["r"], ["t2"], **TQ), node("Conv", ["t2", "w2"], ["c2"], pads=[1, 1, 1, 1]),
+            node("Transpose", ["c2"], ["t3"], **TP), node("Add", ["r", "t3"], ["a"]), node("Add", ["a", "bias"], ["ab"]),
+            node("Pad", ["ab", "pads"], ["p"]), node("ReduceMean", ["p"], ["y"], axes=[1, 2], keepdims=0)],
+           [("x", [1, 3, 6, 6])], [("y", [1, 4])],
+           [init("w1", rand(4, 3, 1, 1)), init("w2", rand(4, 4, 3, 3)), init("bias", rand(4)),
+            init("pads", np.array([0, 1, 2, 0, 0, 2, 1, 0], dtype=np.int64))]),
+     gone=("Transpose",), kept=("Add", "Pad", "ReduceMean", "Conv"))
+# what must not move: a Transpose whose other use is not pushable (MatMul), an Add whose other
+# input is a plain value with no inverse Transpose, a Concat with a constant input
+case("push_transpose_kept", PT,
+     model([node("Transpose", ["x"], ["t"], **TP), node("Relu", ["t"], ["r"]), node("MatMul", ["t", "m"], ["mm"]),
+            node("Transpose", ["z"], ["tz"], **TP), node("Add", ["tz", "w"], ["a"]),
+            node("Transpose", ["z"], ["tz2"], **TP), node("Concat", ["tz2", "c"], ["cc"], axis=3)],
+           [("x", [1, 3, 4, 4]), ("z", [1, 3, 4, 4]), ("w", [1, 4, 4, 3])], [("r", [1, 4, 4, 3]), ("mm", [1, 4, 4, 5]), ("a", [1, 4, 4, 3]), ("cc", [1, 4, 4, 5])],
+           [init("m", rand(3, 5)), init("c", rand(1, 4, 4, 2))]),
+     kept=("Transpose", "Relu", "Add", "Concat", "MatMul"), check=lambda m: n_transposes(m) == 3)
+# a graph output computed by the pushed op keeps its name and layout
+case("push_transpose_graph_output", "push_transpose_down",
+     model([node("Transpose", ["x"], ["t"], **TP), node("Sigmoid", ["t"], ["y"])], [("x", [1, 3, 4, 5])], [("y", [1, 4, 5, 3])]),
+     kept=("Transpose", "Sigmoid"),
+     check=lambda m: m.graph.node[-1].op_type == "Transpose" and m.graph.node[-1].output[0] == "y")
+# constant_folding's Transpose fast path: a 2-D weight (tiles), a 4-D one, a default perm, int64
+case("fold_transposes", "constant_folding,eliminate_unused_initializer",
+     model([node("Transpose", ["w"], ["wt"], perm=[1, 0]), node("MatMul", ["x", "wt"], ["m1"]),
+            node("Transpose", ["k"], ["kt"], perm=[2, 0, 3, 1]), node("Transpose", ["d"], ["dt"]),
+            node("Reshape", ["kt", "s"], ["kt_r"]), node("Add", ["m1", "kt_r"], ["y0"]),
+            node("Reshape", ["dt", "s"], ["dt_r"]), node("Add", ["y0", "dt_r"], ["y"])],
+           [("x", [2, 37])], [("y", [2, 70])],
+           [init("w", rand(70, 37)), init("k", rand(2, 5, 7, 2)), init("d", rand(7, 5, 2, 2)), init("s", np.array([2, 70], dtype=np.int64))]),
+     gone=("Transpose",), kept=("MatMul",))
+
+
 def counts(m):
     c = collections.Counter()
 
@@ -247,6 +326,48 @@ def counts(m):
                     walk(a.g)
     walk(m.graph)
     return c
+
+
+SINK_TABLE = os.path.join(HERE, "..", "mapping", "tables", "onnx_13_sink_transposes.yaml")
+BAD_TABLES = {
+    # file text -> the "file:line:column" the refusal must name
+    "bad_yaml.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/13\n  rules:\n    - rule_name: bad\n      src:\n"
+                      "        ops: [{id: t, type: Transpose, attrs: {perm: {ref: p}}\n", ":8:1:"),
+    "bad_graph.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/13\n  rules:\n    - rule_name: bad\n      src:\n"
+                       "        ops:\n          - {id: t, type: Transpose}\n      dst:\n        graph: |\n          y = Relu(X=\n", ":11:16:"),
+    "not_rewrite.yaml": ("table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules: []\n", ": not a rewrite table"),
+}
+
+
+def table_cases(amanda, work, failures, jobs):
+    """`amanda optimize --table`: a rewrite table as a pass (the mapping layer's test table of two
+    rules that enable each other), and malformed tables refused with file, line and column."""
+    m = model([node("Transpose", ["x"], ["a"], perm=[1, 0, 2]), node("Relu", ["a"], ["b"]), node("Transpose", ["b"], ["c"], perm=[0, 2, 1]),
+               node("Relu", ["c"], ["d"]), node("Transpose", ["d"], ["y"], perm=[2, 1, 0])], [("x", [2, 3, 4])], [("y", [4, 2, 3])])
+    src, dst = os.path.join(work, "table_sink.onnx"), os.path.join(work, "table_sink.opt.onnx")
+    onnx.save(m, src)
+    r = subprocess.run([amanda, "optimize", src, "-o", dst, "-q", "--passes", "eliminate_deadend", "--table", SINK_TABLE],
+                       capture_output=True, text=True)
+    if r.returncode != 0:
+        failures.append(f"table_sink: amanda optimize failed: {r.stderr.strip()}")
+    else:
+        got = [(n.op_type, [list(a.ints) for a in n.attribute]) for n in onnx.load(dst).graph.node]
+        if got != [("Relu", []), ("Relu", []), ("Transpose", [[0, 2, 1]])]:
+            failures.append(f"table_sink: {got}")
+        f = os.path.join(work, "table_sink.x.bin")
+        np.random.default_rng(27).uniform(-1, 1, size=[2, 3, 4]).astype(np.float32).tofile(f)
+        jobs.append({"id": "table_sink", "reference": src, "candidates": [dst],
+                     "inputs": {"x": {"type": "float32", "dims": [2, 3, 4], "file": f}}})
+    for name, (text, want) in BAD_TABLES.items():
+        path = os.path.join(work, name)
+        with open(path, "w") as fh:
+            fh.write(text)
+        r = subprocess.run([amanda, "optimize", src, "-o", os.path.join(work, "never.onnx"), "--table", path],
+                           capture_output=True, text=True)
+        if r.returncode != 1 or path + want not in r.stderr:
+            failures.append(f"{name}: want exit 1 and '{want}' in the message, got {r.returncode}: {r.stderr.strip()}")
+        if os.path.exists(os.path.join(work, "never.onnx")):
+            failures.append(f"{name}: an output was written")
 
 
 def main():
@@ -286,10 +407,12 @@ def main():
                 continue
             dims = [d.dim_value if d.dim_value else 2 for d in i.type.tensor_type.shape.dim]
             f = os.path.join(work, f"{c['name']}.{i.name}.bin")
-            rand(*dims).tofile(f)
+            # each case's inputs from its own seed: adding a case does not change the others'
+            np.random.default_rng(zlib.crc32(c["name"].encode())).uniform(-1, 1, size=dims).astype(np.float32).tofile(f)
             inputs[i.name] = {"type": "float32", "dims": dims, "file": f}
         if c["compare"]:
             jobs.append({"id": c["name"], "reference": src, "candidates": [dst], "inputs": inputs})
+    table_cases(amanda, work, failures, jobs)
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)
     cmp = subprocess.run(["node", JS, "--jobs", os.path.join(work, "jobs.json")], capture_output=True, text=True)

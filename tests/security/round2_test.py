@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """Hostile inputs, second round (issue 32): one case per failure the issue lists. Every input is
 made here; the tool runs on it and must
-  - end with exit 0, 1 or 2 (the case says which), within 10 s of CPU time and 60 s of wall time,
+  - end with exit 0, 1 or 2 (the case says which), within 10 s of CPU time (its children's
+    included; a case may allow more: the libtorch child's default limit) and 60 s of wall time,
     under 2 GB peak memory;
   - read nothing outside the model's folder (under strace -f -y where strace exists: no file below
     the "outside" folder, which holds a secret, is opened);
@@ -393,6 +394,43 @@ def shape_case(op, shape):
     return make
 
 
+def eye_like_rank_case(rank):
+    """EyeLike of a tensor that is not 2-D (found by run_fuzz: the kernel read dimension 0 of a
+    scalar, a null reference under UBSan): refused with the node's location."""
+    def make(d, amanda, outside):
+        shape_op_model(os.path.join(d, "m.onnx"), "EyeLike", [3] * rank)
+        return ["run", "m.onnx", "-q"], {1}, ["EyeLike", "2-D"], set()
+    return make
+
+
+def misaligned_flatgraph():
+    """A SameDiff FlatGraph that FlatBuffers' verifier accepts, whose one node ("n", op "add")
+    has an extraInteger ([long]) starting at byte 108: 4 mod 8 (nd4j_fuzz found such a file;
+    FlatBuffers then reads the 8-byte numbers with unaligned loads). Hand-laid: root offset,
+    FlatGraph's vtable and table (field 2: nodes), the nodes vector, FlatNode's vtable and table
+    (fields 1 name, 9 extraInteger, 16 opName), the two strings, the vector."""
+    def u16(*v):
+        return struct.pack("<%dH" % len(v), *v)
+    slots = [0] * 17
+    slots[1], slots[9], slots[16] = 4, 8, 12
+    b = struct.pack("<I", 16)                                   # 0: root table at 16
+    b += u16(10, 8, 0, 0, 4) + b"\0\0"                         # 4: FlatGraph vtable (nodes at +4)
+    b += struct.pack("<iI", 16 - 4, 24 - 20)                    # 16: FlatGraph table -> vector at 24
+    b += struct.pack("<II", 1, 72 - 28)                         # 24: nodes: 1 -> FlatNode at 72
+    b += u16(38, 16, *slots) + b"\0\0"                         # 32: FlatNode vtable
+    b += struct.pack("<iIII", 72 - 32, 88 - 76, 104 - 80, 96 - 84)  # 72: FlatNode table
+    b += struct.pack("<I", 1) + b"n\0" + b"\0\0"                # 88: name
+    b += struct.pack("<I", 3) + b"add\0"                        # 96: opName
+    b += struct.pack("<Iq", 1, 7)                               # 104: [long] of 1, element at 108
+    assert len(b) == 116
+    return b
+
+
+def c_nd4j_misaligned_long_vector(d, amanda, outside):
+    write(os.path.join(d, "m.fb"), misaligned_flatgraph())
+    return ["inspect", "m.fb"], {1}, ["8-byte aligned"], set()
+
+
 def c_npy_unicode(d, amanda, outside):
     x = helper.make_tensor_value_info("x", TensorProto.STRING, [None])
     y = helper.make_tensor_value_info("y", TensorProto.STRING, [None])
@@ -446,6 +484,38 @@ def c_ts_from_file(d, amanda, outside):
     torchscript(os.path.join(d, "m.pt"), forward([
         "t = torch.from_file(\"%s\", False, 7, dtype=0)" % secret, "return torch.add(x, torch.sum(t))"]))
     return ["convert", "m.pt", "--input-shape", "1,3", "-o", "out.onnx"], {0, 1}, [], {"out.onnx"}
+
+
+def forever(d):
+    """A module whose forward() loops forever on any input (the sum only grows): the libtorch-free
+    reader converts it (an ONNX Loop); libtorch's reader runs it while propagating shapes, and
+    `--check` runs it. The libtorch children are stopped at their CPU-time limit."""
+    torchscript(os.path.join(d, "m.pt"), forward([
+        "y = x", "while bool(torch.gt(torch.sum(y), -1.0)):", "  y = torch.add(y, 1.0)", "return y"]))
+
+
+def plugin_words(amanda, words):
+    """The message words a libtorch case expects; without the PyTorch plugin the refusal says so."""
+    return words if os.path.exists(os.path.join(os.path.dirname(amanda), "libamanda_torch.so")) else ["PyTorch"]
+
+
+def c_ts_forward_forever_check(d, amanda, outside):
+    forever(d)
+    return (["convert", "m.pt", "--input-shape", "1,3", "--check", "-o", "out.onnx"], {1},
+            plugin_words(amanda, ["CPU-time limit of 2 s"]), set(), {"env": {"AMANDA_TORCH_TIMEOUT": "2"}})
+
+
+def c_ts_forward_forever_libtorch_reader(d, amanda, outside):
+    forever(d)
+    return (["convert", "m.pt", "--input-shape", "1,3", "--reader", "libtorch", "-o", "out.onnx"], {1},
+            plugin_words(amanda, ["CPU-time limit of 2 s"]), set(), {"env": {"AMANDA_TORCH_TIMEOUT": "2"}})
+
+
+def c_ts_forward_forever_check_default(d, amanda, outside):
+    # The default limit of a small archive: 10 s of CPU time (the case's own CPU limit allows it).
+    forever(d)
+    return (["convert", "m.pt", "--input-shape", "1,3", "--check", "-o", "out.onnx"], {1},
+            plugin_words(amanda, ["CPU-time limit of 10 s"]), set(), {"cpu": 14.0})
 
 
 def c_ts_tuple_40_deep(d, amanda, outside):
@@ -509,6 +579,9 @@ CASES = [
     ("hang.fifo_named_x_onnx_convert", c_fifo_onnx_convert),
     ("hang.npy_input_fifo", c_npy_fifo),
     ("hang.torchscript_tuple_40_deep", c_ts_tuple_40_deep),
+    ("hang.torchscript_forward_forever_check", c_ts_forward_forever_check),
+    ("hang.torchscript_forward_forever_libtorch_reader", c_ts_forward_forever_libtorch_reader),
+    ("hang.torchscript_forward_forever_check_default_limit", c_ts_forward_forever_check_default),
     ("memory.pb_const_6e8_zeros_max_memory_1G", c_pb_const_6e8_zeros),
     ("memory.pb_const_1_5e9_zeros_default_budget", c_pb_const_6e9_zeros),
     ("memory.pb_string_const", c_pb_string_const),
@@ -519,6 +592,9 @@ CASES = [
     ("memory.run_tile", shape_case("Tile", [1000000, 1000000])),
     ("memory.run_eye_like", shape_case("EyeLike", [1000000, 1000000])),
     ("memory.run_random_input_huge_shape", c_random_input_huge),
+    ("crash.run_eye_like_rank_1", eye_like_rank_case(1)),
+    ("crash.run_eye_like_rank_0", eye_like_rank_case(0)),
+    ("crash.nd4j_misaligned_long_vector", c_nd4j_misaligned_long_vector),
     ("memory.table_repeat_long_string", c_table_repeat_long_string),
     ("wrong.run_range_2_64", c_range_2_64),
     ("partial.run_failed_leaves_no_output_dir", c_run_failed_leaves_no_dir),
@@ -611,10 +687,13 @@ def main():
             os.makedirs(d)
             os.makedirs(outside)
             write(os.path.join(outside, "secret"), "secret\n")
-            args, codes, words, may_leave = make(d, amanda, outside)
+            made = make(d, amanda, outside)
+            args, codes, words, may_leave = made[:4]
+            opts = made[4] if len(made) > 4 else {}
+            cpu_limit = opts.get("cpu", LIMIT_CPU_S)
             before = listing(d)
             outside_before = listing(outside)
-            code, out, err, secs, rss, cpu = run(amanda, args, d, timeout=LIMIT_WALL_S + 5)
+            code, out, err, secs, rss, cpu = run(amanda, args, d, timeout=LIMIT_WALL_S + 5, env=opts.get("env"))
             after = listing(d)
             problems = []
             if code not in codes:
@@ -622,8 +701,8 @@ def main():
             missing = [w for w in words if w not in err + out]
             if missing:
                 problems.append("the message lacks %s" % missing)
-            if cpu > LIMIT_CPU_S:
-                problems.append("took %.1f s of CPU (limit %.0f s)" % (cpu, LIMIT_CPU_S))
+            if cpu > cpu_limit:
+                problems.append("took %.1f s of CPU (limit %.0f s)" % (cpu, cpu_limit))
             if secs > LIMIT_WALL_S:
                 problems.append("took %.1f s of wall time" % secs)
             if rss > LIMIT_RSS_KB:
@@ -650,7 +729,7 @@ def main():
                         shutil.rmtree(p)
                     elif os.path.exists(p):
                         os.remove(p)
-                bad = opened_outside(amanda, args, d, outside)
+                bad = opened_outside(amanda, args, d, outside, env=opts.get("env"))
                 if bad:
                     problems.append("opened outside the model's folder: %s" % bad[:3])
             if a.python and not problems and not name.startswith("wrong.outputs") and not args[0] == "run":

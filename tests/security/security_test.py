@@ -39,13 +39,14 @@ HAVE_STRACE = shutil.which("strace") is not None
 
 # ---------------------------------------------------------------- running the tool
 
-def run(amanda, args, cwd, timeout=60):
-    """Runs amanda; returns (exit code, stdout, stderr, wall seconds, peak RSS in KB, CPU seconds)."""
+def run(amanda, args, cwd, timeout=60, env=None):
+    """Runs amanda (with `env` added to the environment); returns (exit code, stdout, stderr, wall
+    seconds, peak RSS in KB, CPU seconds: its own and its children's)."""
     out_path = os.path.join(cwd, "..", "stdout.txt")
     err_path = os.path.join(cwd, "..", "stderr.txt")
     with open(out_path, "wb") as out, open(err_path, "wb") as err:
         t0 = time.monotonic()
-        p = subprocess.Popen([amanda] + args, cwd=cwd, stdout=out, stderr=err)
+        p = subprocess.Popen([amanda] + args, cwd=cwd, stdout=out, stderr=err, env=dict(os.environ, **(env or {})))
         deadline = t0 + timeout
         while True:
             pid, status, usage = os.wait4(p.pid, os.WNOHANG)
@@ -62,11 +63,11 @@ def run(amanda, args, cwd, timeout=60):
     return code, open(out_path, errors="replace").read(), open(err_path, errors="replace").read(), secs, usage.ru_maxrss, cpu
 
 
-def opened_outside(amanda, args, cwd, outside):
+def opened_outside(amanda, args, cwd, outside, env=None):
     """Paths below `outside` that the tool opened successfully (strace -f -y)."""
     log = os.path.join(cwd, "..", "strace.txt")
     subprocess.run(["strace", "-f", "-y", "-qq", "-e", "trace=open,openat,openat2,creat", "-o", log, amanda] + args,
-                   cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120)
+                   cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=120, env=dict(os.environ, **(env or {})))
     bad = []
     for line in open(log, errors="replace"):
         m = re.search(r"= (\d+)<([^>]*)>", line)

@@ -49,11 +49,20 @@ def attr_pb(k, v):
 class Case:
     def __init__(self, name, refuse=None):
         self.name, self.nodes, self.inputs, self.refuse = name, [], [], refuse
+        self.patch = None  # model.json (a dict) -> None: edits the TF.js model amanda fmt wrote
+        self.warn = None   # a text the conversion's stderr must hold
+        # False: an input of unknown rank stays one (no consumer fixes it): onnx.checker wants a
+        # shape on every main-graph input (check_value_info), onnxruntime runs it
+        self.checker = True
+        # False: TF.js cannot run the graph (its executor fails on it), so the case checks the
+        # conversion and onnx.checker only, and is counted apart
+        self.tfjs = True
         self.seed = sum(map(ord, name))
 
-    def placeholder(self, name, shape, dtype="float32", low=None, rng=None):
-        self.nodes.append(f'node {{ name: "{name}" op: "Placeholder" {attr_pb("dtype", DT[dtype])} '
-                          f'attr {{ key: "shape" value {{ {shape_pb(shape)} }} }} }}')
+    def placeholder(self, name, shape, dtype="float32", low=None, rng=None, rankless=False):
+        # rankless: no shape attribute (unknown rank, as TF.js accepts); `shape` is what is fed
+        shape_attr = "" if rankless else f'attr {{ key: "shape" value {{ {shape_pb(shape)} }} }} '
+        self.nodes.append(f'node {{ name: "{name}" op: "Placeholder" {attr_pb("dtype", DT[dtype])} {shape_attr}}}')
         spec = {"name": name, "shape": shape, "dtype": dtype}
         if low is not None:
             spec.update(low=low, range=rng)
@@ -190,6 +199,86 @@ def loops(case):
     c2.op("z", "TensorListStack", ["m/exit_li", "shape3"], element_dtype=F, num_elements=-1)
 
 
+def nested_loops(case):
+    # A while loop inside a while loop, as TF1's while_loop nests them: the inner frame's Enters
+    # read values of the outer frame (its counter, its constant Enters); the inner result feeds the
+    # outer NextIteration. x <- (inner: y <- y * 0.5 + i, twice) + j, three times.
+    c = case("while_nested")
+    # TF.js 4.22's executor does not run this hand-written nested frame ("Cannot compute the
+    # outputs [y]": its Enter pushes a context per call); converted and checked only
+    c.tfjs = False
+    x = c.placeholder("x", [2, 3])
+    c.const("zero", [0], [], "int32")
+    c.const("n", [3], [], "int32")
+    c.const("m", [2], [], "int32")
+    c.const("one", [1], [], "int32")
+    c.const("half", [0.5], [])
+    for k, t in (("n", I), ("m", I), ("one", I), ("half", F)):
+        c.op(f"o/enter_{k}", "Enter", [k], T=t, frame_name="o", is_constant=True, parallel_iterations=10)
+
+    def outer_body(ids):
+        i, v = ids
+        # the inner counter's start: a Const in the outer frame (on the pivot's control edge, as TF writes it)
+        c.nodes.append('node { name: "o/zero_j" op: "Const" input: "^o/id_i" attr { key: "dtype" value { type: DT_INT32 } } '
+                       'attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }')
+        z = "o/zero_j"
+        for k, src, t in (("i", i, I), ("m", "o/enter_m", I), ("one", "o/enter_one", I), ("half", "o/enter_half", F)):
+            c.op(f"o/in/enter_{k}", "Enter", [src], T=t, frame_name="o/in", is_constant=True, parallel_iterations=10)
+
+        def inner_body(jids):
+            j, y = jids
+            m = c.op("o/in/mul", "Mul", [y, "o/in/enter_half"], T=F)
+            fi = c.op("o/in/fi", "Cast", ["o/in/enter_i"], SrcT=I, DstT=F)
+            return [c.op("o/in/inc", "AddV2", [j, "o/in/enter_one"], T=I), c.op("o/in/add", "AddV2", [m, fi], T=F)]
+
+        ex_j, ex_y = while_loop(c, "o/in", [("j", z, "int32", False), ("y", v, "float32", False)],
+                                lambda mm: c.op("o/in/less", "Less", [mm[0], "o/in/enter_m"], T=I), inner_body)
+        fj = c.op("o/fj", "Cast", [ex_j], SrcT=I, DstT=F)
+        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)]
+
+    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)],
+                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body)
+    c.op("y", "Identity", [ex_x], T=F)
+    c.op("count", "Identity", [ex_i], T=I)
+
+
+def tensor_array_loop(case):
+    # TF1's map over rows with TensorArrays, as tf.while_loop writes it: an input array scattered
+    # from x at Range(0, n) and read at the iteration's index, an output array whose flow is a loop
+    # variable, written there, and gathered at Range(0, size) after the loop: y[i] = x[i] * 2 + i.
+    c = case("while_tensor_array")
+    x = c.placeholder("x", [4, 3])
+    c.const("n", [4], [], "int32")
+    c.const("zero", [0], [], "int32")
+    c.const("one", [1], [], "int32")
+    c.const("two", [2.0], [])
+    for name in ("ta_in", "ta_out"):
+        c.nodes.append(f'node {{ name: "{name}" op: "TensorArrayV3" input: "n" attr {{ key: "dtype" value {{ type: DT_FLOAT }} }} '
+                       'attr { key: "element_shape" value { shape { dim { size: 3 } } } } attr { key: "dynamic_size" value { b: false } } '
+                       'attr { key: "clear_after_read" value { b: true } } attr { key: "identical_element_shapes" value { b: true } } '
+                       'attr { key: "tensor_array_name" value { s: "" } } }')
+    rng = c.op("rng", "Range", ["zero", "n", "one"], Tidx=I)
+    sc = c.op("sc", "TensorArrayScatterV3", ["ta_in", rng, x, "ta_in:1"], T=F)
+    for k, src, t in (("n", "n", I), ("hin", "ta_in", "DT_RESOURCE"), ("fin", sc, F), ("hout", "ta_out", "DT_RESOURCE"),
+                      ("two", "two", F), ("one", "one", I)):
+        c.op(f"w/enter_{k}", "Enter", [src], T=t, frame_name="w", is_constant=True, parallel_iterations=10)
+
+    def body(ids):
+        i, f = ids
+        r = c.op("w/read", "TensorArrayReadV3", ["w/enter_hin", i, "w/enter_fin"], dtype=F)
+        v = c.op("w/v", "AddV2", [c.op("w/m", "Mul", [r, "w/enter_two"], T=F), c.op("w/fi", "Cast", [i], SrcT=I, DstT=F)], T=F)
+        wf = c.op("w/write", "TensorArrayWriteV3", ["w/enter_hout", i, v, f], T=F)
+        return [c.op("w/inc", "AddV2", [i, "w/enter_one"], T=I), wf]
+
+    (ex_f,) = while_loop(c, "w", [("i", "zero", "int32", False), ("f", "ta_out:1", "float32", False)],
+                            lambda m: c.op("w/less", "Less", [m[0], "w/enter_n"], T=I), body, keep=["f"])
+    sz = c.op("sz", "TensorArraySizeV3", ["ta_out", ex_f])
+    r2 = c.op("rng2", "Range", ["zero", sz, "one"], Tidx=I)
+    c.nodes.append(f'node {{ name: "g" op: "TensorArrayGatherV3" input: "ta_out" input: "{r2}" input: "{ex_f}" '
+                   'attr { key: "dtype" value { type: DT_FLOAT } } attr { key: "element_shape" value { shape { dim { size: 3 } } } } }')
+    c.op("y", "Identity", ["g"], T=F)
+
+
 def conds(case):
     # TF1 cond: Switch(x, p) feeds both branches, Merge(false result, true result); a second Merge
     # passes the false side through unchanged. p = sum(x) > 0: the two seeds take both branches.
@@ -210,6 +299,43 @@ def conds(case):
         c.op("m2", "Merge", ["sw", c.op("t2", "Tanh", ["sw:1"], T=F)], T=F, N=2)
         c.op("y", "Identity", ["m"], T=F)
         c.op("y2", "Identity", ["m2"], T=F)
+
+
+# Input ranges for ops with a domain (TF.js and onnxruntime agree on NaN, but a case of NaNs
+# compares nothing).
+DOMAIN = {"Log": (0.05, 3), "Sqrt": (0, 3), "Rsqrt": (0.05, 3), "Acosh": (1, 3), "Log1p": (-0.9, 3), "Reciprocal": (0.1, 2),
+          "Acos": (-0.99, 1.98), "Asin": (-0.99, 1.98), "Atanh": (-0.99, 1.98)}
+
+
+def vocabulary_cases(case):
+    """One case per elementwise op of TF.js's graph-executor vocabulary (categories basic_math and
+    arithmetic of namespaces/tensorflow/vocabulary/tfjs-*-graph-ops.txt), two shapes each: the
+    unary ones on [2, 3, 4] and a scalar-free [5], the binary ones with and without broadcasting."""
+    import glob
+    path = sorted(glob.glob(os.path.join(ROOT, "namespaces/tensorflow/vocabulary/tfjs-*-graph-ops.txt")))[-1]
+    ops = [l.split() for l in open(path) if l.strip() and not l.startswith("#")]
+    binary = {"Add", "AddV2", "Sub", "Mul", "Div", "RealDiv", "DivNoNan", "FloorDiv", "FloorMod", "Maximum", "Minimum", "Pow",
+              "SquaredDifference", "Mod", "Atan2"}
+    special = {"AddN", "BiasAdd", "ClipByValue", "Complex", "ComplexAbs", "Imag", "Real", "Prelu", "LeakyRelu"}
+    for op, cat in ops:
+        if cat not in ("basic_math", "arithmetic") or op in special:
+            continue
+        if op in binary:
+            for k, (sa, sb) in enumerate((([2, 3, 4], [2, 3, 4]), ([2, 3, 4], [3, 1]))):
+                c = case(f"vocab_{op}_{k}")
+                lo = (0.1, 2) if op in ("Pow", "Div", "RealDiv", "FloorDiv", "FloorMod", "Mod", "DivNoNan") else (None, None)
+                c.op("y", op, [c.placeholder("a", sa, low=lo[0], rng=lo[1]), c.placeholder("b", sb, low=lo[0], rng=lo[1])], T=F)
+        else:
+            for k, sh in enumerate(([2, 3, 4], [5])):
+                c = case(f"vocab_{op}_{k}")
+                lo, rng = DOMAIN.get(op, (None, None))
+                x = c.placeholder("x", sh, low=lo, rng=rng)
+                # NaNs and infinities to find: log of the negative half, 1 / round(x) where |x| < 0.5
+                if op in ("IsNan", "IsFinite"):
+                    x = c.op("lg", "Log", [x], T=F)
+                elif op == "IsInf":
+                    x = c.op("inv", "Reciprocal", [c.op("rd", "Round", [x], T=F)], T=F)
+                c.op("y", op, [x], T=F)
 
 
 def cases():
@@ -402,9 +528,78 @@ def cases():
         c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", b, [3], "int32"), c.const("e", e, [3], "int32"),
                                    c.const("s", s, [3], "int32")], T=F, Index=I, begin_mask=bm, end_mask=em, shrink_axis_mask=sm,
              ellipsis_mask=0, new_axis_mask=0)
-    c = case("StridedSlice_ellipsis", refuse="StridedSlice")
-    c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", [0, 1], [2], "int32"), c.const("e", [0, 3], [2], "int32"),
-                               c.const("s", [1, 1], [2], "int32")], T=F, Index=I, ellipsis_mask=1)
+    # the general rule: ellipsis, new axes beside shrunk ones, bounds computed at run time
+    for name, b, e, s, bm, em, el, na, sm in (
+            ("ellipsis_first", [0, 1], [0, 3], [1, 1], 0, 0, 1, 0, 0),           # x[..., 1:3]
+            ("ellipsis_mid", [1, 0, 2], [2, 0, 4], [1, 1, 1], 0, 0, 2, 0, 0),    # x[1:2, ..., 2:4]
+            ("ellipsis_shrink", [0, 2], [0, 3], [1, 1], 0, 0, 1, 0, 2),          # x[..., 2]
+            ("ellipsis_newaxis", [0, 0], [0, 0], [1, 1], 0, 0, 1, 2, 0),         # x[..., None]
+            ("ellipsis_all", [0, 1, 0], [0, 0, 0], [1, 1, 1], 5, 5, 2, 0, 0),    # x[:, ..., :] (the ellipsis: one axis)
+            ("ellipsis_negstep", [0, -1], [0, 0], [1, -2], 0, 2, 1, 0, 0),       # x[..., ::-2]
+            ("newaxis_shrink", [0, 1, 0, 2], [0, 2, 0, 5], [1, 1, 1, 1], 0, 0, 0, 5, 2),  # x[None, 1, None, 2:5]
+            ("newaxis_mid", [1, 0, 0], [3, 0, 4], [1, 1, 2], 0, 0, 0, 2, 0)):   # x[1:3, None, 0:4:2]
+        c = case(f"StridedSlice_{name}")
+        n = len(b)
+        c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), c.const("b", b, [n], "int32"), c.const("e", e, [n], "int32"),
+                                   c.const("s", s, [n], "int32")], T=F, Index=I, begin_mask=bm, end_mask=em, shrink_axis_mask=sm,
+             ellipsis_mask=el, new_axis_mask=na)
+    for name, bm, em, sm, st in (("runtime", 0, 0, 0, 1), ("runtime_masks", 1, 4, 0, 1), ("runtime_shrink", 0, 0, 2, 1),
+                                 ("runtime_step2", 0, 2, 0, 2)):
+        # begin/end computed in the graph (a Shape of another input, plus constants): run-time bounds
+        c = case(f"StridedSlice_{name}")
+        sh = c.op("sh", "Shape", [c.placeholder("z", [2, 3, 4])], T=F, out_type=I)
+        bb = c.op("bb", "AddV2", [sh, c.const("k", [-1, -2, -3], [3], "int32")], T=I)
+        c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5]), bb, sh, c.const("s", [1, st, 1], [3], "int32")], T=F, Index=I,
+             begin_mask=bm, end_mask=em, shrink_axis_mask=sm, ellipsis_mask=0, new_axis_mask=0)
+    c = case("StridedSlice_runtime_rankless")
+    c.checker = False
+    c.op("y", "StridedSlice", [c.placeholder("x", [3, 4, 5], rankless=True), c.const("b", [1], [1], "int32"), c.const("e", [3], [1], "int32"),
+                               c.const("s", [1], [1], "int32")], T=F, Index=I, begin_mask=0, end_mask=0, shrink_axis_mask=0,
+         ellipsis_mask=0, new_axis_mask=0)
+    # ---- Atan2 (all four quadrants: inputs in [-1, 1))
+    c = case("Atan2")
+    c.op("y", "Atan2", [c.placeholder("a", [4, 5]), c.placeholder("b", [4, 5])], T=F)
+    c = case("Atan2_broadcast")
+    c.op("y", "Atan2", [c.placeholder("a", [2, 1, 5]), c.placeholder("b", [3, 1])], T=F)
+    # ---- BatchMatMulV2 adj_x/adj_y on operands of unknown rank (placeholders without a shape)
+    for ax, ay in ((True, False), (False, True), (True, True)):
+        c = case(f"BatchMatMulV2_adj{int(ax)}{int(ay)}_rankless")
+        c.checker = False
+        a_shape = [2, 4, 3] if ax else [2, 3, 4]
+        b_shape = [5, 4] if ay else [4, 5]
+        c.op("y", "BatchMatMulV2", [c.placeholder("a", a_shape, rankless=True), c.placeholder("b", [1] + b_shape, rankless=True)],
+             T=F, adj_x=ax, adj_y=ay)
+    c = case("BatchMatMulV2_adj_rank4")
+    c.op("y", "BatchMatMulV2", [c.placeholder("a", [2, 3, 4, 3]), c.placeholder("b", [3, 5, 4])], T=F, adj_x=True, adj_y=True)
+    # ---- loading as TF.js loads: a Const whose node says float64 (int64) where the manifest says
+    # float32 (int32); TF.js decodes with the manifest's dtype
+    for dt, tfdt in (("float32", "DT_DOUBLE"), ("int32", "DT_INT64")):
+        c = case(f"manifest_dtype_{dt}")
+        if dt == "float32":
+            w = c.weights("w", [3, 4])
+            c.op("y", "Mul", [c.placeholder("x", [3, 4]), w], T=F)
+        else:
+            w = c.const("w", [3, 1, 2], [3], "int32")
+            c.op("y", "Transpose", [c.placeholder("x", [2, 3, 4]), c.const("p", [1, 0, 2], [3], "int32")], T=F, Tperm=I)
+            c.op("z", "Tile", [c.placeholder("t", [2, 2, 2]), w], T=F, Tmultiples=I)
+
+        def patch(m, tfdt=tfdt):
+            for n in m["modelTopology"]["node"]:
+                if n["name"] == "w":
+                    n["attr"]["dtype"]["type"] = tfdt
+                    n["attr"]["value"]["tensor"]["dtype"] = tfdt
+        c.patch = patch
+        c.warn = "its Const node"
+    # ---- rank-less placeholders: inputs of unknown rank
+    c = case("rankless_elementwise")
+    c.checker = False
+    c.op("y", "Tanh", [c.op("m", "Mul", [c.placeholder("x", [2, 3, 4], rankless=True), c.const("k", [1.5], [])], T=F)], T=F)
+    c = case("rankless_conv")  # the Conv2D fixes the rank: 4, dims unknown
+    c.op("y", "Conv2D", [c.placeholder("x", [1, 6, 6, 2], rankless=True), c.weights("w", [3, 3, 2, 2])], T=F, padding="SAME",
+         strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("rankless_reduce")
+    c.checker = False
+    c.op("y", "Sum", [c.placeholder("x", [2, 3, 4], rankless=True), c.const("ax", [1], [1], "int32")], T=F, Tidx=I, keep_dims=False)
     c = case("GatherV2")
     c.op("y", "GatherV2", [c.placeholder("x", [4, 5]), c.const("i", [3, 0, 2], [3], "int32"), c.const("ax", [1], [], "int32")],
          Tparams=F, Tindices=I, Taxis=I, batch_dims=0)
@@ -474,14 +669,95 @@ def cases():
          pad_to_max_output_size=False)
     # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand) and conds
     loops(case)
+    nested_loops(case)
+    tensor_array_loop(case)
     conds(case)
     for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
         c = case(f"Conv2DBackpropInput_{pad}_s{st}_{size}")
         c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, size, size, 2], [4], "int32"), c.weights("w", [3, 3, 2, 3]),
                                           c.placeholder("x", [1, 5, 5, 3])], T=F, padding=pad, strides=[1, st, st, 1],
              dilations=[1, 1, 1, 1], data_format="NHWC")
-    c = case("Unique", refuse="Unique")
-    c.op("y", "Unique", [c.placeholder("x", [5])], T=F, out_idx=I)
+    # run-time input_sizes (a Shape of another input), EXPLICIT padding (TF.js runs both; NCHW it does not)
+    for pad, st, size in (("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 2, 12), ("SAME", 1, 5)):
+        c = case(f"Conv2DBackpropInput_runtime_{pad}_s{st}_{size}")
+        sz = c.op("sz", "Shape", [c.placeholder("z", [1, size, size, 2])], T=F, out_type=I)
+        c.op("y", "Conv2DBackpropInput", [sz, c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 5, 5, 3])], T=F, padding=pad,
+             strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    # (sizes a forward convolution of 5 rows/columns comes from: (size + pads - 3) / stride + 1 = 5)
+    for st, (h, w), ep in ((1, (5, 5), [0, 0, 1, 1, 1, 1, 0, 0]), (2, (8, 10), [0, 0, 1, 2, 0, 1, 0, 0]),
+                           (2, (9, 11), [0, 0, 1, 2, 0, 1, 0, 0]), (2, (12, 11), [0, 0, 0, 0, 0, 0, 0, 0])):
+        c = case(f"Conv2DBackpropInput_EXPLICIT_s{st}_{h}x{w}")
+        c.op("y", "Conv2DBackpropInput", [c.const("sz", [1, h, w, 2], [4], "int32"),
+                                          c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 5, 5, 3])], T=F, padding="EXPLICIT",
+             explicit_paddings=ep, strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    vocabulary_cases(case)
+    # ---- ops of TF.js's vocabulary the tables gained with issue 28
+    c = case("UniqueFloat")
+    c.op("u", "Unique", [c.op("r", "Round", [c.placeholder("x", [9], low=0.0, rng=3.0)], T=F)], T=F, out_idx=I)
+    c.op("y", "Identity", ["u"], T=F)
+    c.op("i", "Identity", ["u:1"], T=I)
+    c = case("Unique")  # repeated values: integers in [0, 4)
+    c.op("u", "Unique", [c.placeholder("x", [9], "int32", low=0, rng=4)], T=I, out_idx=I)
+    c.op("y", "Identity", ["u"], T=I)
+    c.op("i", "Identity", ["u:1"], T=I)
+    c = case("NonMaxSuppressionV2")
+    c.op("y", "NonMaxSuppressionV2", [c.placeholder("b", [12, 4], low=0.0, rng=1.0), c.placeholder("s", [12], low=0.0, rng=1.0),
+                                      c.const("m", [5], [], "int32"), c.const("iou", [0.3], [])], T=F)
+    for op in ("Ones", "Zeros"):
+        c = case(f"tfjs_{op}")
+        c.op("z", op, [c.op("sh", "Shape", [c.placeholder("x", [2, 3])], T=F, out_type=I)], T=F)
+        c.op("y", "AddV2", ["z", "x"], T=F)
+    c = case("PlaceholderWithDefault")
+    c.op("y", "PlaceholderWithDefault", [c.op("d", "Mul", [c.placeholder("x", [2, 3]), c.const("k", [3.0], [])], T=F)], dtype=F)
+    c = case("BroadcastArgs")
+    c.op("y", "BroadcastArgs", [c.op("s0", "Shape", [c.placeholder("a", [2, 1, 4])], T=F, out_type=I),
+                                c.op("s1", "Shape", [c.placeholder("b", [3, 1])], T=F, out_type=I)], T=I)
+    c.op("z", "Mul", ["a", c.op("f", "Fill", ["y", c.const("one", [1.0], [])], T=F, index_type=I)], T=F)
+    c = case("LinSpace")
+    c.op("y", "LinSpace", [c.const("a", [-1.5], []), c.const("b", [2.0], []), c.const("n", [7], [], "int32")], T=F, Tidx=I)
+    c.op("z", "Mul", [c.placeholder("x", [7]), "y"], T=F)
+    c = case("TensorScatterUpdate")
+    c.op("y", "TensorScatterUpdate", [c.placeholder("x", [5, 3]), c.const("i", [4, 0, 2], [3, 1], "int32"), c.placeholder("u", [3, 3])],
+         T=F, Tindices=I)
+    for k in (False, True):
+        c = case(f"EuclideanNorm_keep{int(k)}")
+        c.op("y", "EuclideanNorm", [c.placeholder("x", [3, 4, 5]), c.const("ax", [0, 2], [2], "int32")], T=F, Tidx=I, keep_dims=k)
+    c = case("FusedBatchNormV2")
+    c.op("bn", "FusedBatchNormV2", [c.placeholder("x", [1, 4, 5, 3]), c.weights("s", [3]), c.weights("o", [3]),
+                                    c.const("m", [0.1, -0.2, 0.3], [3]), c.const("v", [0.5, 1.5, 2.0], [3])],
+         T=F, U=F, epsilon=0.001, data_format="NHWC", is_training=False)
+    c.op("y", "Identity", ["bn"], T=F)
+    for op in ("LowerBound", "UpperBound"):
+        c = case(op)  # sorted rows: a cumulative sum of non-negative steps; values on a coarse grid (ties)
+        srt = c.op("srt", "Cumsum", [c.op("r", "Round", [c.placeholder("a", [2, 6], low=0.0, rng=2.0)], T=F), c.const("ax", [1], [], "int32")],
+                   T=F, Tidx=I, exclusive=False, reverse=False)
+        c.op("y", op, [srt, c.op("v", "Round", [c.placeholder("b", [2, 5], low=0.0, rng=8.0)], T=F)], T=F, out_type=I)
+    c = case("ListDiff")
+    c.op("d", "ListDiff", [c.placeholder("x", [8], "int32", low=0, rng=6), c.placeholder("y", [3], "int32", low=0, rng=6)], T=I, out_idx=I)
+    c.op("o", "Identity", ["d"], T=I)
+    c.op("i", "Identity", ["d:1"], T=I)
+    # (TF.js 4.22's op list reads num_upper from input 1 too, num_lower's: it computes
+    # band_part(x, lo, lo), so only cases with lo == hi have a TF.js reference)
+    for lo, hi in ((1, 1), (-1, -1), (0, 0)):
+        c = case(f"MatrixBandPart_{lo}_{hi}".replace("-", "m"))
+        c.op("y", "MatrixBandPart", [c.placeholder("x", [2, 4, 5]), c.const("lo", [lo], [], "int32"), c.const("hi", [hi], [], "int32")],
+             T=F, Tindex=I)
+    for pad, st in (("SAME", 1), ("VALID", 2), ("SAME", 2)):
+        c = case(f"tfjs_Conv1D_{pad}_s{st}")
+        c.op("y", "Conv1D", [c.placeholder("x", [2, 9, 3]), c.weights("w", [3, 3, 4])], T=F, stride=st, padding=pad, data_format="NWC",
+             dilation=1)
+    c = case("tfjs_DepthwiseConv2d")
+    c.op("y", "DepthwiseConv2d", [c.placeholder("x", [1, 7, 6, 3]), c.weights("w", [3, 3, 3, 2])], T=F, padding="SAME",
+         strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
+    c = case("Concat_v1")
+    c.op("y", "Concat", [c.const("ax", [1], [], "int32"), c.placeholder("a", [2, 3]), c.placeholder("b", [2, 2])], T=F, N=2)
+    c = case("StringSplit", refuse="StringSplit")
+    c.nodes.append('node { name: "s" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { '
+                   'dtype: DT_STRING tensor_shape { dim { size: 1 } } string_val: "a b" } } } }')
+    c.nodes.append('node { name: "sep" op: "Const" attr { key: "dtype" value { type: DT_STRING } } attr { key: "value" value { tensor { '
+                   'dtype: DT_STRING tensor_shape { } string_val: " " } } } }')
+    c.op("y", "StringSplit", ["s", "sep"], skip_empty=True)
+    c.op("z", "Mul", [c.placeholder("x", [2]), c.const("k", [2.0], [])], T=F)
     return out
 
 
@@ -507,9 +783,14 @@ def main():
         open(p, "w").write(text.replace('dst: {graph: "c = Sub(a, b)"}', 'dst: {graph: "c = Add(a, b)"}'))
         env["AMANDA_TABLES_DIR"] = tables
     import onnx
-    todo, failures, refused_ok, converted = [], [], 0, 0
-    for c in cases():
+    todo, failures, refused_ok, converted, not_compared = [], [], 0, 0, []
+    full = os.environ.get("AMANDA_FULL_SWEEP") == "1"
+    for k, c in enumerate(cases()):
         if only and not only.search(c.name):
+            continue
+        # CI: the vocabulary's generated cases as a deterministic sample (every third);
+        # AMANDA_FULL_SWEEP=1 runs them all
+        if c.name.startswith("vocab_") and not full and not only and sum(map(ord, c.name)) % 3:
             continue
         d = os.path.join(work, c.name)
         os.makedirs(d)
@@ -519,7 +800,22 @@ def main():
         if r.returncode:
             failures.append(f"{c.name}: amanda fmt failed: {r.stderr.strip()}")
             continue
+        if c.patch:
+            mj = os.path.join(d, "model.json")
+            m = json.load(open(mj))
+            c.patch(m)
+            json.dump(m, open(mj, "w"))
+            # written back unchanged: amanda fmt of the lenient model gives the same model.json and shard
+            os.makedirs(os.path.join(d, "back"))
+            r = subprocess.run([amanda, "fmt", "model.json", "-o", "back/model.json"], cwd=d, capture_output=True, text=True)
+            if r.returncode or json.load(open(os.path.join(d, "back/model.json"))) != m or \
+                    open(os.path.join(d, "back/group1-shard1of1.bin"), "rb").read() != open(os.path.join(d, "group1-shard1of1.bin"), "rb").read():
+                failures.append(f"{c.name}: the lenient model is not written back unchanged: {r.stderr.strip()}")
+                continue
         r = subprocess.run([amanda, "convert", "model.json", "-o", "model.onnx"], cwd=d, capture_output=True, text=True, env=env)
+        if c.warn and c.warn not in r.stderr:
+            failures.append(f"{c.name}: no warning '{c.warn}' in: {r.stderr.strip()}")
+            continue
         if c.refuse and c.refuse.startswith("error:"):
             # refused before the tables (a loop the lowering cannot convert): the message names it
             if r.returncode == 1 and not os.path.exists(os.path.join(d, "model.onnx")) and c.refuse[6:] in r.stderr:
@@ -538,11 +834,17 @@ def main():
             continue
         try:
             m = onnx.load(os.path.join(d, "model.onnx"))
-            onnx.checker.check_model(m, full_check=True)
+            if c.checker:
+                onnx.checker.check_model(m, full_check=True)
+            elif any(i.type.tensor_type.HasField("shape") for i in m.graph.input if i.name.startswith("a:") or i.name.startswith("x:")):
+                raise Exception("a rank-less placeholder got a rank no consumer fixes")
         except Exception as e:
             failures.append(f"{c.name}: onnx.checker: {e}")
             continue
         converted += 1
+        if not c.tfjs:
+            not_compared.append(c.name)
+            continue
         todo.append({"name": c.name, "tfjs": f"{c.name}/model.json", "onnx": f"{c.name}/model.onnx", "inputs": c.inputs})
     with open(os.path.join(work, "cases.json"), "w") as f:
         json.dump(todo, f)
@@ -565,7 +867,8 @@ def main():
         failures.append(f"the comparison ran {len(r.stdout.splitlines())} of {len(todo)} cases: {r.stderr[-2000:]}")
     total = len(todo) + refused_ok + len([f for f in failures if ": should be refused" in f])
     print(f"{matched} of {len(todo)} converted cases match TF.js (worst relative difference {worst:.3g}); "
-          f"{refused_ok} refused as expected; {len(failures)} failures")
+          f"{refused_ok} refused as expected; {len(not_compared)} converted without a TF.js reference "
+          f"({', '.join(not_compared)}); {len(failures)} failures")
     for f in failures:
         print("FAIL " + f)
     if plant:

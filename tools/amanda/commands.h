@@ -50,6 +50,9 @@ namespace amanda::tool {
 // `amanda table coverage` (coverage_command.cpp): per op, converted / conditional / impossible.
 int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables,
                        const std::string& matrix_framework = "onnx");
+// `amanda table coverage --vocabulary FILE`: covered / refused / missing against lists of ops.
+int run_vocabulary_coverage(const std::string& from, const std::string& to, const std::vector<std::string>& files,
+                            mapping::TableSet& tables);
 
 std::string inspect_report(const text::Document& doc, const Diagnostics& problems);
 

@@ -89,6 +89,7 @@ int run_convert(const ConvertOpts& o) {
   pipeline::PassContext& ctx = kept_until_exit(std::make_unique<pipeline::PassContext>(
       io::read_any(o.in, diags, request.options, &reg), reg, tables));
   ctx.request = request;
+  for (const auto& d : diags.items()) std::cerr << d.str() << '\n';  // the reader's warnings (a lenient TF.js manifest)
   auto t1 = std::chrono::steady_clock::now();
   pipeline::PassList passes = pipeline::conversion_passes(ctx);
   if (o.print_pipeline) {
@@ -282,7 +283,10 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   auto matrix_fw = std::make_shared<std::string>("onnx");
   coverage->add_option("--framework", *matrix_fw, "--matrix: the framework whose versions it shows (default onnx)");
   coverage->add_option("--tables", *dirs, "More table files or folders");
-  coverage->callback([cov, matrix, matrix_fw, dirs, &exit_code] {
+  auto vocab = std::make_shared<std::vector<std::string>>();
+  coverage->add_option("--vocabulary", *vocab,
+                       "Files listing ops (one a line; namespaces/tensorflow/vocabulary/): covered / refused / missing against each");
+  coverage->callback([cov, matrix, matrix_fw, dirs, vocab, &exit_code] {
     if (!*matrix && (cov->first.empty() || cov->second.empty())) {
       std::cerr << "amanda: error: table coverage needs --from and --to, or --matrix\n";
       exit_code = kUsage;
@@ -291,6 +295,10 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
     try {
       mapping::TableSet set;
       load_tables(set, *dirs);
+      if (!vocab->empty()) {
+        exit_code = run_vocabulary_coverage(full_namespace(cov->first), full_namespace(cov->second), *vocab, set);
+        return;
+      }
       exit_code = run_table_coverage(*matrix ? "" : full_namespace(cov->first), *matrix ? "" : full_namespace(cov->second), *matrix, set,
                                      *matrix_fw);
     } catch (const std::exception& e) {

@@ -1,6 +1,7 @@
 // `amanda table coverage`: per op, what the tables and the schemas do with it between two versions
 // of a family (docs/opset-conversion.md is its --matrix output over ONNX opsets 1..17).
 #include <algorithm>
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -137,7 +138,87 @@ Verdict chain(const std::vector<const mapping::Table*>& tables, const std::strin
   return worst;
 }
 
+// A vocabulary file: one op a line (its first word), `#` comments.
+std::vector<std::string> read_vocabulary(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the vocabulary", path));
+  std::vector<std::string> ops;
+  std::string line;
+  while (std::getline(in, line)) {
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos || line[b] == '#') continue;
+    size_t e = line.find_first_of(" \t\r", b);
+    ops.push_back(line.substr(b, e == std::string::npos ? std::string::npos : e - b));
+  }
+  return ops;
+}
+
 }  // namespace
+
+int run_vocabulary_coverage(const std::string& from, const std::string& to, const std::vector<std::string>& files,
+                            mapping::TableSet& tables) {
+  // Against a list of ops (TF.js's graph executor, a peer converter's supported list): covered (a
+  // rule, or code before the tables), refused with the rules' reason, or missing (no rule). An op
+  // with no rule is unmapped in a conversion between two frameworks, whatever the target calls an
+  // op of the same name, so schemas are not compared here.
+  auto reg = tool_registry();
+  std::vector<const mapping::Table*> plan = tables.plan(from, to);
+  std::vector<const pipeline::ConversionExtension*> exts;
+  for (const auto& e : pipeline::FrameworkRegistry::instance().extensions())
+    if (e->applies(from, to)) exts.push_back(e.get());
+  std::vector<const mapping::Table*> first;
+  for (const mapping::Table* t : plan)
+    if (t->src == from) first.push_back(t);
+  bool missing_any = false;
+  for (const std::string& file : files) {
+    size_t covered = 0, conditional = 0, refused = 0, missing = 0;
+    std::cout << fmt::format("## {} ({} -> {})\n\n", file, from, to);
+    for (const std::string& op : read_vocabulary(file)) {
+      std::string how;
+      for (const auto* e : exts)
+        if (how.empty()) how = e->handles_before_tables(op);
+      if (!how.empty()) {
+        ++covered;
+        std::cout << fmt::format("{:<40} {:<11} {}\n", op, "covered", "before the tables: " + how);
+        continue;
+      }
+      // An op of a namespace the tables import (TF.js's `tfjs::Prelu`) is matched by that spelling.
+      std::string type = op;
+      for (const mapping::Table* t : first)
+        for (const auto& r : t->rules)
+          for (const auto& o : r.src.ops)
+            if (o.type.size() > op.size() && o.type.ends_with("::" + op)) type = o.type;
+      // Rules that map it, and the reasons of those that refuse it (`unsupported:`).
+      size_t maps = 0;
+      std::string refusals;
+      for (const mapping::Table* t : first)
+        for (const auto& r : t->rules)
+          for (const auto& o : r.src.ops)
+            if (o.type == type) {
+              if (r.unsupported) refusals += (refusals.empty() ? "" : "; ") + *r.unsupported;
+              else ++maps;
+              break;
+            }
+      Verdict v{Cover::Hole, "no rule"};
+      if (maps && refusals.empty()) v = {Cover::Converted, fmt::format("{} rule{}", maps, maps == 1 ? "" : "s")};
+      else if (maps) v = {Cover::Conditional, fmt::format("{} rule{}; refused: {}", maps, maps == 1 ? "" : "s", refusals)};
+      else if (!refusals.empty()) v = {Cover::Impossible, refusals};
+      std::string_view cls;
+      switch (v.cover) {
+        case Cover::Hole: cls = "missing"; ++missing; break;
+        case Cover::Impossible: cls = "refused"; ++refused; break;
+        case Cover::Conditional: cls = "conditional"; ++conditional; break;
+        default: cls = "covered"; ++covered; break;
+      }
+      std::cout << fmt::format("{:<40} {:<11} {}\n", op, cls, v.why);
+    }
+    std::cout << fmt::format("\n{}: {} ops: {} covered, {} covered with conditions (refused otherwise, with the reason), "
+                             "{} refused with a reason, {} missing\n\n",
+                             file, covered + conditional + refused + missing, covered, conditional, refused, missing);
+    missing_any |= missing != 0;
+  }
+  return missing_any ? kInvalid : kOk;
+}
 
 int run_table_coverage(const std::string& from, const std::string& to, bool matrix, mapping::TableSet& tables,
                        const std::string& matrix_framework) {

@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "amanda/mapping/engine.h"
+#include "amanda/mapping/table.h"
 #include "amanda/pipeline/pipeline.h"
 #include "amanda/passes/registry.h"
 #include "amanda/support/progress.h"
@@ -20,7 +22,7 @@ namespace {
 
 struct OptimizeOpts {
   std::string in, out, passes, report, format;
-  std::vector<std::string> exclude;
+  std::vector<std::string> exclude, tables;
   bool check = false, list = false, external_data = false, quiet = false, no_descend = false;
   size_t fold_limit = size_t(64) << 20;
   size_t rounds = 32;
@@ -90,6 +92,33 @@ void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const 
   }
 }
 
+// Rewrite tables (same-namespace mapping tables, docs/mapping-tables.md) as passes named
+// "table:FILE", after the named passes in each round: rewrites as data beside the C++ passes. A
+// malformed table is refused here, before anything runs, with its file, line and column.
+void add_table_passes(passes::PassRegistry& reg, std::vector<std::string>& names, const std::vector<std::string>& files) {
+  if (files.empty()) return;
+  auto schemas = std::shared_ptr<schema::Registry>(tool_registry());
+  for (const auto& f : files) {
+    std::shared_ptr<mapping::Table> t(mapping::read_table(f));
+    if (t->src != t->dst)
+      throw Error(f + ": not a rewrite table (it maps " + t->src + " to " + t->dst + "; a rewrite table maps a namespace to itself)");
+    Diagnostics d;
+    mapping::check_table(*t, *schemas, d);
+    if (d.has_errors()) throw Error(d.str());
+    std::string name = "table:" + f;
+    reg.add({name, "the rules of the rewrite table " + f + " to a fixed point",
+             [t, schemas](ir::Graph& g, const passes::PassOptions&) {
+               passes::PassResult r;
+               mapping::Report rep = mapping::rewrite(g, *t, *schemas);
+               for (const auto& [rule, n] : rep.by_rule) r.rewrites += n;
+               for (const auto& e : rep.errors) r.notes.push_back(e);
+               return r;
+             },
+             false, false});
+    names.push_back(name);
+  }
+}
+
 int run_optimize(const OptimizeOpts& o) {
   auto t0 = std::chrono::steady_clock::now();
   Diagnostics diags;
@@ -98,8 +127,9 @@ int run_optimize(const OptimizeOpts& o) {
   if (o.check) source.emplace(read_input(o.in, diags));
   auto t1 = std::chrono::steady_clock::now();
   type_graph(doc.graph);
-  const auto& reg = passes::PassRegistry::builtin();
+  passes::PassRegistry reg = passes::PassRegistry::builtin();
   std::vector<std::string> names = o.passes.empty() ? reg.default_passes() : split_list(o.passes);
+  add_table_passes(reg, names, o.tables);
   passes::PassOptions po;
   po.exclude = o.exclude;
   po.fold_size_limit = o.fold_limit;
@@ -109,7 +139,7 @@ int run_optimize(const OptimizeOpts& o) {
   size_t total = names.size() * po.max_iterations, done = 0;
   auto progress = std::make_shared<Progress>("optimize", total);
   po.on_pass = [&](const std::string&, const passes::PassResult&) { progress->set(++done); };
-  passes::PipelineResult res = passes::run_pipeline(doc.graph, names, po);
+  passes::PipelineResult res = passes::run_pipeline(doc.graph, names, po, reg);
   progress.reset();
   auto t2 = std::chrono::steady_clock::now();
   int rc = kOk;
@@ -171,6 +201,10 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
   c->add_option("-o,--output", o->out, "Output file (format by extension)");
   c->add_option("--passes", o->passes, "Comma-separated pass names (default: every pass marked default, in --list order)");
   c->add_option("--exclude", o->exclude, "Op name or glob pattern (* ?) no pass may change; repeatable")->take_all();
+  c->add_option("--table", o->tables,
+                "A rewrite table (a mapping table whose src and dst are the graph's namespace) run as a pass after the others, "
+                "each round; repeatable")
+      ->take_all();
   c->add_option("--fold-size-limit", o->fold_limit, "constant_folding: largest folded tensor in bytes (default 64 MiB)");
   c->add_option("--rounds", o->rounds, "Run the pass list again while something changes, at most this many times (default 32)");
   c->add_flag("--no-subgraphs", o->no_descend, "Leave If/Loop/Scan bodies as they are");

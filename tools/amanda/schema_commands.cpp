@@ -213,6 +213,9 @@ int run_validate(const std::string& file, const std::string& ns, const std::vect
   // A graph of the typed core must also type-check: every op's inputs as its rule wants them.
   std::string_view graph_ns = ns.empty() ? doc->graph.str(doc->graph.graph_namespace(doc->graph.root())) : std::string_view(ns);
   if (graph_ns == core::kNamespace && doc->graph.root_kind() != ir::Graph::RootKind::Op) core::infer_types(doc->graph, problems);
+  // The framework's own checks beyond the schema (nd4j's ordered arguments).
+  if (doc->graph.root_kind() != ir::Graph::RootKind::Op)
+    if (const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(graph_ns)) f->validate(doc->graph, problems);
   for (const auto& d : problems.items()) std::cerr << d.str() << '\n';
   if (summary || !r.ok()) {
     std::cout << fmt::format("{:>8} {:>8}  {}\n", "ops", "problems", "namespace op-type");

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "amanda/ir/tensor.h"
+#include "amanda/support/diagnostics.h"
 
 namespace amanda::interp {
 
@@ -21,6 +22,13 @@ int64_t numel(const Shape& s);
 std::string shape_str(const Shape& s);  // "[1, 3, 224, 224]"
 
 class Tensor;
+
+// A dimension or element index past a tensor's rank or size (a kernel reading what a hostile model
+// left out); the executor adds the node's location.
+class NoSuchDim : public Error {
+ public:
+  using Error::Error;
+};
 
 // A library's own arrangement of a tensor's bytes (oneDNN's blocked layouts), which a chain of
 // kernels that understand it passes along instead of converting back to row-major after every
@@ -52,7 +60,12 @@ class Tensor {
   DType dtype() const { return dtype_; }
   const Shape& shape() const { return shape_; }
   int64_t rank() const { return static_cast<int64_t>(shape_.size()); }
-  int64_t dim(int64_t i) const { return shape_[static_cast<size_t>(i)]; }
+  // Checked: a kernel that trusts a hostile model's rank (EyeLike of a 1-D tensor) gets a
+  // NoSuchDim, which the executor reports with the node's location, not a read past the shape.
+  int64_t dim(int64_t i) const {
+    if (i < 0 || i >= rank()) no_such_dim(i);
+    return shape_[static_cast<size_t>(i)];
+  }
   int64_t numel() const { return numel_; }
   size_t nbytes() const { return nbytes_; }
   bool defined() const { return dtype_ != DType::Undefined; }
@@ -89,6 +102,8 @@ class Tensor {
   std::vector<int64_t> to_i64_vector() const;
 
  private:
+  [[noreturn]] void no_such_dim(int64_t i) const;
+  [[noreturn]] void no_such_element(int64_t i) const;
   DType dtype_ = DType::Undefined;
   Shape shape_;
   int64_t numel_ = 0;

@@ -83,6 +83,9 @@ struct Rule {
 
 struct ConstantSpec {  // how the dst namespace spells a constant: Constant(value=T) -> output
   std::string type = "Constant", attr = "value", port = "output";
+  // `values: any`: the constant op holds any value (TorchScript's prim::Constant: ints, lists,
+  // bools, strings, None), not only tensors; `const:` arguments are then written as they evaluate.
+  bool any_value = false;
 };
 
 struct Table {

@@ -140,12 +140,20 @@ class Framework {
   // fold/infer fixed point, `amanda infer`). Never throws for a graph it cannot type: the report
   // says so and the graph keeps the types it had.
   virtual InferReport infer_types(ir::Graph& g, const InferRequest& request) const { return {}; }
+  // Checks beyond the namespace schema that `amanda validate` runs on a graph of its namespaces
+  // (nd4j: every op's ordered arguments complete, each of its descriptor's type). Adds each problem,
+  // with its path, to `problems` and returns how many it added.
+  virtual size_t validate(const ir::Graph& g, Diagnostics& problems) const { return 0; }
   // What a conversion does to a graph of its namespaces before the tables (and between two tables
   // of a chain): by default infer_types.
   virtual void prepare(ir::Graph& g, const InferRequest& request) const { infer_types(g, request); }
   // Whether a conversion between two of its namespaces that a rule refused is tried again after
   // folding the values no graph input changes into constants (what the interpreter can run).
   virtual bool retry_after_folding() const { return false; }
+  // Whether a conversion into this framework from a source of another framework that retries after
+  // folding (retry_after_folding) may retry too: its ops take as constants what the source computes
+  // in the graph (PyTorch's int-list arguments: Slice bounds, Reshape shapes).
+  virtual bool converts_after_folding() const { return false; }
   // Whether `expand` can replace ops of this type in namespace ns (`amanda table coverage`).
   virtual bool can_expand(const std::string& type, const std::string& ns) const { return false; }
   // Replaces an op a target namespace of this framework lacks by ops of the same namespace (ONNX
@@ -191,6 +199,10 @@ class ConversionExtension {
   virtual std::string_view name() const = 0;
   virtual bool applies(std::string_view from_ns, std::string_view to_ns) const = 0;
   virtual void contribute_passes(PassList& passes, const ConversionInfo& info) const = 0;
+  // What its passes do with an op of the source namespace before the tables run (a TF Placeholder
+  // becomes a graph input, TF1 loop frames ONNX Loops): "" when they leave it to the tables.
+  // `amanda table coverage --vocabulary` counts such ops as covered, with this as the reason.
+  virtual std::string handles_before_tables(std::string_view type) const { return {}; }
 };
 
 class FrameworkRegistry {

@@ -5,6 +5,8 @@
 #include "amanda/frameworks/onnx/infer.h"
 #include "amanda/frameworks/tensorflow/onnx_boundary.h"
 #include "amanda/pipeline/pipeline.h"
+#include "output_ranks.h"
+#include "tensor_arrays.h"
 
 namespace amanda::conversions {
 
@@ -31,18 +33,51 @@ void finish(ir::Graph& g) {
     onnx_frontend::infer_types(g, o);
   } catch (const std::exception&) {
   }
+  rank_unranked_outputs(g);
 }
 
 class TensorFlowToOnnx final : public pipeline::ConversionExtension {
  public:
   std::string_view name() const override { return "tensorflow-onnx"; }
   bool applies(std::string_view from, std::string_view to) const override {
-    return from.starts_with("amanda/tensorflow/") && to.starts_with("amanda/onnx/");
+    // PyTorch is reached from TensorFlow through ONNX (the planner's chain, issue 29): the same
+    // boundary; the finish (ONNX value_info) only when ONNX is the target.
+    return from.starts_with("amanda/tensorflow/") && (to.starts_with("amanda/onnx/") || to.starts_with("amanda/pytorch/"));
+  }
+  std::string handles_before_tables(std::string_view type) const override {
+    static const std::pair<std::string_view, std::string_view> kBoundary[] = {
+        {"Placeholder", "a graph input (of unknown rank when its shape gives none)"},
+        {"NoOp", "dropped with the control edges (ONNX runs by data flow)"},
+        {"Enter", "TF1 while loops become ONNX Loops (tf1_loops.cpp; nested loops refused)"},
+        {"Exit", "TF1 while loops become ONNX Loops"},
+        {"NextIteration", "TF1 while loops become ONNX Loops"},
+        {"LoopCond", "TF1 while loops become ONNX Loops"},
+        {"Switch", "TF1 loops and conds become ONNX Loop / If (tf1_conds.cpp; nested conds refused)"},
+        {"Merge", "TF1 loops and conds become ONNX Loop / If"},
+        {"TensorListFromTensor", "inside a TF1 loop: the tensor, read by GetItem"},
+        {"TensorListGetItem", "inside a TF1 loop: a Gather of the list's tensor"},
+        {"TensorListReserve", "inside a TF1 loop: a scan output"},
+        {"TensorListSetItem", "inside a TF1 loop: a scan output"},
+        {"TensorListStack", "after a TF1 loop: the scan output"},
+        {"TensorArrayV3", "in a TF1 loop: a TensorList (tensor_arrays.cpp), then the loop lowering's forms"},
+        {"TensorArrayScatterV3", "scattered at Range(0, n) for a TF1 loop: the tensor itself"},
+        {"TensorArrayReadV3", "in a TF1 loop, at the iteration's index: a Gather of the scattered tensor"},
+        {"TensorArrayWriteV3", "in a TF1 loop, at the iteration's index: a scan output"},
+        {"TensorArrayGatherV3", "of every element after a TF1 loop: the scan output"},
+        {"TensorArraySizeV3", "the size a TF1 loop's gather reads: dropped with it"},
+    };
+    for (auto [op, how] : kBoundary)
+      if (op == type) return std::string(how);
+    return {};
   }
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     passes.add({"tensorflow-onnx.boundary", pipeline::Stage::Boundary,
                 "placeholders become graph inputs, fetched tensors graph outputs; TF1 loops and conds become Loop and If",
-                [](pipeline::PassContext& c) { tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs")); }});
+                [](pipeline::PassContext& c) {
+                  rewrite_tensor_arrays(c.doc.graph);  // TF1 TensorArrays -> TensorLists, which the loop lowering converts
+                  tf_frontend::make_onnx_boundary(c.doc.graph, c.request.options.all("outputs"));
+                }});
+    if (!info.target_ns.starts_with("amanda/onnx/")) return;
     passes.add({"tensorflow-onnx.finish", pipeline::Stage::Finish,
                 "graph outputs take their names; every value its inferred type and shape (value_info)",
                 [](pipeline::PassContext& c) { finish(c.doc.graph); }});

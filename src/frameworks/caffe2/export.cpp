@@ -76,6 +76,7 @@ class Exporter {
     Symbol name, no_name, args, device, engine, control, grad, debug, domain, version, unknown, blob, value;
   } s_;
   absl::flat_hash_map<uint32_t, std::string> generated_;  // port -> a blob name made up for it
+  std::string op_buf_, args_buf_, arg_buf_;                // the wire writer's scratch
 
   [[noreturn]] void fail(OpId op, const std::string& msg) const { throw Error(g_.path(op) + ": " + msg); }
   [[noreturn]] void fail(PortId p, const std::string& msg) const { throw Error(g_.path(p) + ": " + msg); }
@@ -118,6 +119,19 @@ class Exporter {
   std::string blob_of_graph_port(PortId p) const {
     if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
     return std::string(g_.port_name_str(p));
+  }
+
+  // The same as a view, for the wire writer, which copies it at once (a made-up name's view is good
+  // until the next one is made): no string per port.
+  std::string_view blob_view(PortId p) {
+    if (g_.is_graph(g_.port_op(p))) {
+      if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
+      return g_.port_name_str(p);
+    }
+    if (const Value* b = s_.blob ? g_.attr(p, s_.blob) : nullptr; b && b->is_string()) return b->as_string();
+    if (const Value* b = s_.value ? g_.attr(p, s_.value) : nullptr; b && b->is_string()) return b->as_string();
+    blob(p);
+    return generated_.find(p.value)->second;
   }
 
   // The blob an output port (of an op or, for a graph input, of the graph) writes.
@@ -198,7 +212,8 @@ class Exporter {
 
   // An argument as field `field` of its message (5: an op's, 6: a net's).
   bool argument_wire(std::string_view name, const Value& v, std::string& out, uint32_t field = 5) {
-    std::string a;
+    std::string& a = arg_buf_;  // (reused: its capacity stays)
+    a.clear();
     put_str(a, 1, name);
     switch (v.kind()) {
       case Value::Kind::Null: break;
@@ -271,7 +286,8 @@ class Exporter {
   }
 
   bool op_wire(OpId op, std::string& out) {
-    std::string d;
+    std::string& d = op_buf_;  // (reused, as args_buf_: their capacity stays)
+    d.clear();
     auto ins = g_.inputs(op);
     size_t n_in = ins.size();
     while (n_in > 0 && (g_.is_control(ins[n_in - 1]) || !g_.producer(ins[n_in - 1]))) --n_in;
@@ -279,13 +295,14 @@ class Exporter {
       if (g_.is_control(ins[i])) continue;
       PortId src = g_.producer(ins[i]);
       if (!src) return false;  // the message path says what is wrong
-      put_str(d, 1, blob(src));
+      put_str(d, 1, blob_view(src));
     }
     for (PortId p : g_.outputs(op))
-      if (!g_.is_control(p)) put_str(d, 2, blob(p));
+      if (!g_.is_control(p)) put_str(d, 2, blob_view(p));
     const Value *name = nullptr, *no_name = nullptr, *device = nullptr, *engine = nullptr, *control = nullptr, *grad = nullptr,
                 *debug = nullptr, *domain = nullptr, *version = nullptr;
-    std::string args;
+    std::string& args = args_buf_;
+    args.clear();
     for (const auto& [k, v] : g_.attrs(op)) {
       if (k == s_.name) name = &v;
       else if (k == s_.no_name) no_name = &v;

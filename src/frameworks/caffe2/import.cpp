@@ -77,22 +77,30 @@ class Importer {
     }
 
     Scope s;
+    // Only a name ending in '.' and digits can be taken by a version name (blob.1, blob.2, ...):
+    // the set holds those alone (most nets have none), not every blob.
     s.collect = [&n](absl::flat_hash_set<std::string_view>& names) {
+      auto add = [&names](std::string_view b) {
+        size_t k = b.size();
+        while (k > 0 && b[k - 1] >= '0' && b[k - 1] <= '9') --k;
+        if (k > 0 && k < b.size() && b[k - 1] == '.') names.insert(b);
+      };
       for (const auto& op : n.op()) {
-        for (const auto& b : op.input()) names.insert(b);
-        for (const auto& b : op.output()) names.insert(b);
+        for (const auto& b : op.input()) add(b);
+        for (const auto& b : op.output()) add(b);
       }
-      for (const auto& b : n.external_input()) names.insert(b);
-      for (const auto& b : n.external_output()) names.insert(b);
+      for (const auto& b : n.external_input()) add(b);
+      for (const auto& b : n.external_output()) add(b);
     };
-    s.current.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
+    s.blobs.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
     Names port_names;
     for (const auto& b : n.external_input()) {
       PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
       g_.set_port_role(p, ir::PortRole::GraphInput);
-      if (!s.current.contains(b)) s.current[b] = p;  // a blob listed twice: its first port
-      s.versions[b] = 1;
+      Blob& e = s.blobs[b];
+      if (!e.port) e.port = p;  // a blob listed twice: its first port
+      e.versions = 1;
     }
     if (lifted) lift(*lifted, s);
     int k = 0;
@@ -100,18 +108,22 @@ class Importer {
     Names out_names;
     for (const auto& b : n.external_output()) {
       PortId p = graph_port(gn, ir::PortDir::Out, b, out_names);
-      auto it = s.current.find(b);
-      if (it != s.current.end()) g_.connect(it->second, p);
+      auto it = s.blobs.find(b);
+      if (it != s.blobs.end() && it->second.port) g_.connect(it->second.port, p);
     }
   }
 
  private:
   // Blob names are views of the message's strings (it outlives the import).
+  struct Blob {
+    PortId port;       // the port holding its latest version (none yet: null)
+    int versions = 0;  // versions written so far
+  };
   struct Scope {
     std::function<void(absl::flat_hash_set<std::string_view>&)> collect;  // every blob name of the net
-    absl::flat_hash_map<std::string_view, PortId> current;  // blob -> the port holding its latest version
-    absl::flat_hash_map<std::string_view, int> versions;    // blob -> versions written so far
-    absl::flat_hash_set<std::string_view> names;            // every blob name, made at the first rewrite
+    absl::flat_hash_map<std::string_view, Blob> blobs;      // blob -> its latest version's port, versions so far
+    absl::flat_hash_set<std::string_view> names;            // the blob names a version name could take, made at the first rewrite
+    bool collected = false;
     std::deque<std::string> made;                           // names made for versions
   };
 
@@ -209,7 +221,7 @@ class Importer {
 
   void lift(const std::vector<Lifted>& lifted, Scope& s) {
     for (const auto& l : lifted) {
-      PortId p = s.current.at(l.blob);
+      PortId p = s.blobs.at(l.blob).port;
       g_.set_port_role(p, ir::PortRole::Initializer);
       g_.set_port_type(p, g_.types().tensor(l.tensor.dtype, ir::dims_of(l.tensor.shape)));
       g_.set_attr(p, g_.sym("initializer"), Value(l.tensor));
@@ -228,10 +240,13 @@ class Importer {
 
   // The value name of a new version of `blob`: the blob itself the first time, then blob.1, blob.2
   // ... (skipping names the net uses).
-  std::string_view version_name(std::string_view blob, Scope& s) {
-    int& v = s.versions[blob];
+  std::string_view version_name(std::string_view blob, Blob& e, Scope& s) {
+    int& v = e.versions;
     if (v++ == 0) return blob;
-    if (s.names.empty()) s.collect(s.names);
+    if (!s.collected) {
+      s.collect(s.names);
+      s.collected = true;
+    }
     for (;;) {
       std::string name = std::string(blob) + "." + std::to_string(v - 1);
       if (!s.names.contains(name)) {
@@ -275,25 +290,27 @@ class Importer {
     for (int i = 0; i < d.input_size(); ++i) {
       std::string_view b = d.input(i);
       PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));
-      auto it = s.current.find(b);
+      auto [it, fresh_blob] = s.blobs.try_emplace(b);
       PortId src;
-      if (it != s.current.end()) {
-        src = it->second;
+      if (!fresh_blob && it->second.port) {
+        src = it->second.port;
       } else {  // a blob nothing here writes and the net does not list: an input it does not declare
         src = graph_port(gn, ir::PortDir::In, b, port_names);
         g_.set_attr(src, g_.sym("@implicit"), Value(true));
-        s.current[b] = src;
-        s.versions[b] = 1;
+        Blob& e = s.blobs[b];
+        e.port = src;
+        e.versions = 1;
       }
       g_.connect(src, in);
     }
     for (int i = 0; i < d.output_size(); ++i) {
       std::string_view b = d.output(i);
       PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
-      std::string_view v = version_name(b, s);
+      Blob& e = s.blobs[b];
+      std::string_view v = version_name(b, e, s);
       g_.set_attr(out, s_value_, Value(v));
       if (v != b) g_.set_attr(out, s_blob_, Value(b));
-      s.current[b] = out;
+      e.port = out;
     }
     if (d.arg_size()) args(d.arg(), op, "", "@args");
     if (d.has_device_option()) g_.set_attr(op, s_device_, device_option_value(d.device_option()));
@@ -447,6 +464,11 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
     kept.Swap(rest.mutable_op());
     rest.CopyFrom(in);
     rest.mutable_op()->Swap(&kept);
+  }
+  if (fast) {  // sized once: the op, port and edge arrays would otherwise grow (and copy) as the net is read
+    size_t ports = wn.ext_in.size() + wn.ext_out.size(), edges = wn.ext_out.size();
+    for (const auto& op : wn.ops_) ports += op.in_n + op.out_n, edges += op.in_n;
+    g.reserve(wn.ops_.size() + 2, ports, edges);
   }
   if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
   else imp.net(pn, root, options.file_name, init ? &lifted : nullptr);

@@ -323,6 +323,20 @@ void fill(Ctx& c) {
   if (shape) c.set(0, e, ir::dims_of(*shape));
 }
 
+// gather_op.cc: DATA's dimensions before `axis`, then INDICES', then DATA's after (match_outer: not typed).
+void gather(Ctx& c) {
+  const TypeData* x = c.ranked(0);
+  const TypeData* i = c.ranked(1);
+  if (!x || !i || c.i("match_outer", 0) != 0) return;
+  int64_t r = static_cast<int64_t>(x->dims.size()), a = c.i("axis", 0);
+  if (a < 0) a += r;
+  if (a < 0 || a >= r) return;
+  std::vector<Dim> out(x->dims.begin(), x->dims.begin() + a);
+  out.insert(out.end(), i->dims.begin(), i->dims.end());
+  out.insert(out.end(), x->dims.begin() + a + 1, x->dims.end());
+  c.set(0, x->elem, std::move(out));
+}
+
 using Rule = std::function<void(Ctx&)>;
 
 // One entry per op type.
@@ -368,6 +382,7 @@ const absl::flat_hash_map<std::string_view, Rule>& rules() {
     m["Squeeze"] = [](Ctx& c) { squeeze(c, false); };
     m["ExpandDims"] = [](Ctx& c) { squeeze(c, true); };
     m["ResizeNearest"] = resize_nearest;
+    m["Gather"] = gather;
     for (const char* t : {"GivenTensorFill", "GivenTensorIntFill", "GivenTensorInt64Fill", "GivenTensorDoubleFill",
                           "GivenTensorBoolFill", "GivenTensorInt16Fill"})
       m[t] = fill;

@@ -132,16 +132,27 @@ bool arguments_readable(const WireArgs& args) {
   return true;
 }
 
-bool op(std::string_view b, WireOp& o) {
+// Adds blob `s` to the run (begin b, count n) of `pool`; false when the run is not contiguous.
+bool add_to_run(std::vector<std::string_view>& pool, uint32_t& b, uint32_t& n, std::string_view s) {
+  if (n == 0) b = static_cast<uint32_t>(pool.size());
+  else if (b + n != pool.size()) return false;
+  if (pool.size() >= UINT32_MAX) return false;
+  pool.push_back(s);
+  ++n;
+  return true;
+}
+
+bool op(std::string_view b, WireOp& o, std::vector<std::string_view>& pool) {
   wire::Reader r(b);
+  o.pool = &pool;
   while (!r.done()) {
     uint32_t f, t;
     uint64_t v;
     std::string_view s;
     if (!r.tag(f, t)) return false;
     switch (f) {
-      case 1: if (!len(r, t, s)) return false; o.in.push_back(s); break;
-      case 2: if (!len(r, t, s)) return false; o.out.push_back(s); break;
+      case 1: if (!len(r, t, s) || !add_to_run(pool, o.in_b, o.in_n, s)) return false; break;
+      case 2: if (!len(r, t, s) || !add_to_run(pool, o.out_b, o.out_n, s)) return false; break;
       case 3: if (!len(r, t, s)) return false; o.name_ = s; break;
       case 4: if (!len(r, t, s)) return false; o.type_ = s; break;
       case 5: {
@@ -178,6 +189,7 @@ bool read_net_wire(std::string_view bytes, WireNet& n) {
     uint32_t f, t;
     while (!c.done() && c.tag(f, t) && c.skip(t)) ops += f == 2;
     n.ops_.reserve(ops);
+    n.blobs_.reserve(ops * 3);
   }
   wire::Reader r(bytes);
   while (!r.done()) {
@@ -190,7 +202,7 @@ bool read_net_wire(std::string_view bytes, WireNet& n) {
       case 2:
         if (!len(r, t, s)) return false;
         n.ops_.emplace_back();
-        if (!op(s, n.ops_.back())) return false;
+        if (!op(s, n.ops_.back(), n.blobs_)) return false;
         break;
       case 3: if (!len(r, t, s)) return false; n.type_ = s; break;
       case 4: if (!varint(r, t, v)) return false; n.workers_ = static_cast<int32_t>(v); break;

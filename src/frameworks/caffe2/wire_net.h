@@ -6,6 +6,7 @@
 #pragma once
 
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -31,19 +32,23 @@ struct WireArgs {
 };
 
 struct WireOp {
-  std::vector<std::string_view> in, out, ctrl;
+  // The inputs and outputs: runs of the net's blob pool (no vectors per op: a net of many small
+  // ops is mostly allocations otherwise). A run that is not contiguous on the wire is protobuf's.
+  const std::vector<std::string_view>* pool = nullptr;
+  uint32_t in_b = 0, in_n = 0, out_b = 0, out_n = 0;
+  std::vector<std::string_view> ctrl;
   std::optional<std::string_view> name_, type_, engine_, debug_, domain_;
   std::optional<ir::Value> device_;
   std::optional<bool> grad_;
   std::optional<int64_t> version_;
   WireArgs args_;
 
-  const std::vector<std::string_view>& input() const { return in; }
-  const std::vector<std::string_view>& output() const { return out; }
-  int input_size() const { return static_cast<int>(in.size()); }
-  std::string_view input(int i) const { return in[static_cast<size_t>(i)]; }
-  int output_size() const { return static_cast<int>(out.size()); }
-  std::string_view output(int i) const { return out[static_cast<size_t>(i)]; }
+  std::span<const std::string_view> input() const { return {pool->data() + in_b, in_n}; }
+  std::span<const std::string_view> output() const { return {pool->data() + out_b, out_n}; }
+  int input_size() const { return static_cast<int>(in_n); }
+  std::string_view input(int i) const { return (*pool)[in_b + static_cast<size_t>(i)]; }
+  int output_size() const { return static_cast<int>(out_n); }
+  std::string_view output(int i) const { return (*pool)[out_b + static_cast<size_t>(i)]; }
   bool has_name() const { return name_.has_value(); }
   std::string_view name() const { return name_.value_or(std::string_view()); }
   bool has_type() const { return type_.has_value(); }
@@ -73,6 +78,7 @@ struct WireNet {
   WireArgs args_;
   std::vector<WireOp> ops_;
   std::vector<std::string_view> ext_in, ext_out;
+  std::vector<std::string_view> blobs_;  // the ops' inputs and outputs, in runs (WireOp)
 
   bool has_name() const { return name_.has_value(); }
   std::string_view name() const { return name_.value_or(std::string_view()); }

@@ -10,6 +10,7 @@
 #include <map>
 
 #include "amanda/support/diagnostics.h"
+#include "frameworks/nd4j/flat_align.h"
 #include "frameworks/nd4j/flat_array.h"
 #include "frameworks/nd4j/nd4j.h"
 #include "frameworks/nd4j/records.h"
@@ -340,11 +341,16 @@ std::string port_name(const std::vector<std::string>& names, size_t i) {
   return i < names.size() ? names[i] : "more." + std::to_string(i - names.size());
 }
 
-text::Document read_flatgraph(std::shared_ptr<const Buffer> bytes, const std::string& where) {
+text::Document read_flatgraph(std::shared_ptr<const Buffer> input, const std::string& where) {
+  // FlatBuffers reads scalars with plain loads: aligned bytes, and 8-byte vectors aligned in them
+  // (flat_align.h), before any accessor runs.
+  std::shared_ptr<const Buffer> bytes = aligned_flatbuffer(std::move(input));
   const auto* data = reinterpret_cast<const uint8_t*>(bytes->data());
   flatbuffers::Verifier v(data, bytes->size(), /*max_depth=*/64, /*max_tables=*/4000000);
   if (bytes->size() < 8 || !fb::VerifyFlatGraphBuffer(v))
     throw Error(where + ": not a SameDiff FlatGraph (the FlatBuffers verifier rejects it: a bad offset, size or nesting)");
+  if (std::string m = misaligned_vector(fb::GetFlatGraph(data), data); !m.empty())
+    throw Error(where + ": not a SameDiff FlatGraph written by FlatBuffers: " + m + " is not 8-byte aligned");
   text::Document doc;
   Reader(doc, bytes, where).run(fb::GetFlatGraph(data));
   return doc;

@@ -1,6 +1,8 @@
 // nd4j / SameDiff as a framework plug-in (include/amanda/pipeline/framework.h).
 #include "amanda/pipeline/framework.h"
 
+#include "amanda/interp/fold.h"
+
 #include "amanda/pipeline/pipeline.h"
 #include "frameworks/nd4j/nd4j.h"
 
@@ -9,6 +11,26 @@ namespace amanda::nd4j {
 namespace {
 
 bool is_nd4j(std::string_view ns) { return ns.starts_with("amanda/nd4j"); }
+
+// A torch export computes shapes, slice bounds and attention masks in the graph (Shape -> Gather ->
+// Concat -> Reshape, swin_t's Range/ConstantOfShape masks); DL4J's rules take those as constants
+// (Reshape's shape, Slice's bounds become ordered arguments). So what no graph input changes is
+// folded first, typing with the small tensors' values between rounds (a round makes more shapes
+// known) and once more after, as the conversions into amanda/core and TensorFlow do.
+void fold_onnx_source(pipeline::PassContext& ctx) {
+  const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(ctx.info.source_ns);
+  if (!f) return;
+  pipeline::InferRequest with_values;
+  with_values.propagate_values = true;
+  with_values.registry = &ctx.registry;
+  for (int round = 0; round < 8; ++round) {
+    f->prepare(ctx.doc.graph, with_values);
+    if (!interp::fold_constants(ctx.doc.graph).folded) break;
+  }
+  pipeline::InferRequest plain;
+  plain.registry = &ctx.registry;
+  f->prepare(ctx.doc.graph, plain);
+}
 
 class Nd4jFramework final : public pipeline::Framework {
  public:
@@ -36,7 +58,13 @@ class Nd4jFramework final : public pipeline::Framework {
   void add_namespaces(schema::Registry& registry) const override { add_to(registry); }
   void register_conventions(ir::Conventions& c) const override { nd4j::register_conventions(c); }
 
+  size_t validate(const ir::Graph& g, Diagnostics& problems) const override { return check_ordered_args(g, problems); }
+
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
+    if (is_nd4j(info.target_ns) && info.source_ns.starts_with("amanda/onnx/"))
+      passes.add({"nd4j.fold", pipeline::Stage::Prepare,
+                  "ONNX -> nd4j: fold the values no graph input changes (computed shapes, slice bounds, masks) into constants",
+                  [](pipeline::PassContext& ctx) { fold_onnx_source(ctx); }});
     if (is_nd4j(info.target_ns) && !is_nd4j(info.source_ns)) {
       passes.add({"nd4j.constants", pipeline::Stage::Boundary,
                   "constant ops become CONSTANT variables (graph inputs with an initializer): SameDiff has no constant op",

@@ -20,7 +20,10 @@ void binary(onnx::DataPropagationContext& ctx, F f) {
   if (!a || !b) return;
   int na = a->dim_size(), nb = b->dim_size();
   if (na != nb && na != 1 && nb != 1) fail_shape_inference("cannot broadcast ", na, " and ", nb, " values");
-  int n = na == nb ? na : std::max(na, nb);
+  // An empty operand ([0] values) broadcast with one value gives no values: n is the other's
+  // size only when neither is empty (handtrack's TF.js conversion has such a Mul; reading dim(0)
+  // of the empty one crashed `amanda optimize`).
+  int n = na == nb ? na : (na == 0 || nb == 0) ? 0 : std::max(na, nb);
   onnx::TensorShapeProto out;
   for (int i = 0; i < n; ++i) {
     const auto& x = a->dim(na == 1 ? 0 : i);

@@ -4,6 +4,8 @@
 // between TensorFlow and ONNX lives in src/conversions/.
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "amanda/frameworks/tensorflow/from_graph_ports.h"
 #include "amanda/frameworks/tensorflow/graphdef.h"
 #include "amanda/frameworks/tensorflow/namespaces.h"
@@ -40,7 +42,20 @@ class TensorFlowFramework final : public pipeline::Framework {
   text::Document read(pipeline::ReadContext& ctx) const override {
     // Through the gate (SavedModel folders, TF.js shards: no link, FIFO or name leaving the folder).
     const std::string& path = ctx.files.model_path();
-    if (!ctx.files.model_is_folder() && std::filesystem::path(path).extension() == ".json") return tf_frontend::read_tfjs(ctx.files);
+    if (!ctx.files.model_is_folder() && std::filesystem::path(path).extension() == ".json") {
+      text::Document doc = tf_frontend::read_tfjs(ctx.files);
+      // Weights whose manifest dtype differs from their Const node's: read as TF.js reads them.
+      ir::Graph& g = doc.graph;
+      if (Symbol k = g.symbols().find("@tfjs_topology_dtype"); k != SymbolTable::kNone)
+        for (ir::OpId op = g.first_child(g.root()); op; op = g.next_sibling(op))
+          if (const ir::Value* d = g.attr(op, k); d && d->is_string()) {
+            const ir::Value* v = g.attr(op, g.sym("value"));
+            ctx.diags.warning(path, fmt::format("weight '{}': the manifest says {}, its Const node {}; decoded as {}, as TF.js does",
+                                                g.name_str(op), v && v->is_tensor() ? ir::dtype_name(v->as_tensor().dtype) : "?",
+                                                d->as_string(), v && v->is_tensor() ? ir::dtype_name(v->as_tensor().dtype) : "?"));
+          }
+      return doc;
+    }
     if (ctx.files.model_is_folder() || std::filesystem::path(path).filename() == "saved_model.pb")
       return tf_frontend::read_saved_model(ctx.files);
     return tf_frontend::read_graph(ctx.files);

@@ -27,6 +27,23 @@ std::string onnx_type_string(ir::DType t) {
   }
 }
 
+// The rank an op's input must have (TF's NHWC image ops: 4, MatMul: 2), 0 when it takes any.
+size_t rank_fixed_by_consumers(const ir::Graph& g, OpId placeholder) {
+  static const std::pair<std::string_view, size_t> kRank[] = {
+      {"Conv2D", 4}, {"DepthwiseConv2dNative", 4}, {"tfjs::_FusedConv2D", 4}, {"tfjs::FusedDepthwiseConv2dNative", 4},
+      {"tfjs::DepthwiseConv2d", 4}, {"MaxPool", 4}, {"AvgPool", 4}, {"FusedBatchNorm", 4}, {"FusedBatchNormV3", 4},
+      {"ResizeBilinear", 4}, {"ResizeNearestNeighbor", 4}, {"DepthToSpace", 4}, {"SpaceToDepth", 4}, {"LRN", 4},
+      {"MatMul", 2}, {"tfjs::_FusedMatMul", 2}};
+  if (g.outputs(placeholder).empty()) return 0;
+  for (PortId c : g.consumers(g.output(placeholder, 0))) {
+    OpId user = g.port_op(c);
+    if (g.port_index(c) != 0) continue;  // (the data input: the filter's rank is the filter's)
+    for (auto [type, rank] : kRank)
+      if (g.type_str(user) == type) return rank;
+  }
+  return 0;
+}
+
 // "node", "node:k" -> (node, k)
 std::pair<std::string, size_t> split_tensor_name(const std::string& s) {
   size_t c = s.rfind(':');
@@ -149,8 +166,25 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     auto dtype = dt && dt->is_string() ? ir::dtype_from_name(dt->as_string()) : std::nullopt;
     if (!dtype) throw Error(fmt::format("Placeholder '{}': its dtype is not one ONNX has", node));
     const Value* sh = g.attr(op, g.sym("shape"));
+    Value fixed;  // a rank-less placeholder's rank when a consumer fixes it: unknown dims
     if (!sh || !sh->is_list())
-      throw Error(fmt::format("Placeholder '{}': its shape attribute gives no rank (an ONNX graph input needs one)", node));
+      if (size_t r = rank_fixed_by_consumers(g, op)) {
+        fixed = Value(Value::List(r, Value(int64_t(-1))));
+        sh = &fixed;
+      }
+    if (!sh || !sh->is_list()) {
+      // No rank (`shape` absent or unknown_rank, as TF.js's loader accepts): an ONNX graph input of
+      // unknown rank, a tensor type without a shape (ONNX allows it; onnxruntime takes any rank).
+      std::string name = node + ":0";
+      PortId in = g.add_port(root, ir::PortDir::In, g.sym(name));
+      g.set_port_type(in, g.types().unranked(*dtype));
+      g.set_attr(in, g.sym("type"), Value(onnx_type_string(*dtype)));
+      PortId out = g.outputs(op).empty() ? PortId() : g.output(op, 0);
+      for (auto& [n, p] : out_ports)
+        if (p == out) p = in;
+      if (out) g.replace_all_uses(out, in);
+      continue;
+    }
     std::vector<ir::Dim> dims;
     Value::List shape_attr;
     for (size_t i = 0; i < sh->as_list().size(); ++i) {
@@ -187,6 +221,13 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
       g.set_attr(port, g.sym("shape"), sig[i].shape);
       g.set_port_type(port, g.types().tensor(*sig[i].dtype, std::span<const ir::Dim>(sig[i].dims)));
     }
+  }
+  // The rank TF's rules give an output the signature does not type, for the ONNX output when
+  // onnx 1.12's inference cannot give it (a run-time Slice; conversions/tensorflow_onnx/output_ranks.cpp).
+  for (PortId port : g.outputs(root)) {
+    if (g.is_control(port) || g.attr(port, g.sym("shape"))) continue;
+    if (PortId src = g.producer(port); src)
+      if (int r = tf_output_rank(g, src); r >= 0) g.set_attr(port, g.sym("@tf_rank"), Value(int64_t(r)));
   }
   // Control edges and NoOps mean nothing in ONNX.
   for (OpId op : ops) {

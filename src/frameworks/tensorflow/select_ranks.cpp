@@ -80,7 +80,7 @@ class Ranks {
     static const std::set<std::string_view> broadcast = {
         "Add", "AddV2", "Sub", "Mul", "RealDiv", "Div", "FloorDiv", "FloorMod", "Maximum", "Minimum", "Pow",
         "Less", "LessEqual", "Greater", "GreaterEqual", "Equal", "NotEqual", "LogicalAnd", "LogicalOr",
-        "SquaredDifference", "SelectV2", "BatchMatMulV2"};
+        "SquaredDifference", "SelectV2", "BatchMatMulV2", "BatchMatMul", "Atan2", "DivNoNan", "Mod"};
     std::string_view t = g_.type_str(op);
     if (t == "Const") {
       const Value* v = attr(op, "value");
@@ -137,7 +137,7 @@ class Ranks {
     if (t == "Reshape") return const_count(in(op, 1));
     if (t == "Fill") return const_count(in(op, 0));
     if (t == "StridedSlice") {
-      if (int_attr(op, "ellipsis_mask")) return -1;
+      // (with an ellipsis too: it stands for the axes the other entries leave)
       int x = rank(in(op, 0), d);
       if (x < 0) return -1;
       return x - __builtin_popcountll(static_cast<uint64_t>(int_attr(op, "shrink_axis_mask"))) +
@@ -160,13 +160,15 @@ class Ranks {
       return x < 1 ? -1 : x - 1;
     }
     if (t == "Conv2D" || t == "DepthwiseConv2dNative" || t == "MaxPool" || t == "AvgPool" || t == "ResizeBilinear" ||
-        t == "ResizeNearestNeighbor")
+        t == "ResizeNearestNeighbor" || t == "Conv2DBackpropInput")
       return 4;
     return -1;
   }
 };
 
 }  // namespace
+
+int tf_output_rank(const ir::Graph& g, ir::PortId out) { return Ranks(g).rank(out); }
 
 size_t select_to_select_v2(ir::Graph& g) {
   Ranks r(g);

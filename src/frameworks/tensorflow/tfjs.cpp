@@ -420,7 +420,13 @@ class TfjsImporter {
     auto [declared_dtype, declared_shape] = std::move(dec->second);
     declared_.erase(dec);
     ir::DType dt = ir_type(s.dtype);
-    if (declared_dtype != dt || declared_shape != s.shape)
+    // TF.js decodes a weight's bytes with the manifest's dtype whatever its Const node declares
+    // (tfjs-core io_utils decodeWeights): so does this reader when only the dtypes disagree; the
+    // node's dtype is kept (@tfjs_topology_dtype) so that the topology is written back unchanged,
+    // and TensorFlowFramework::read warns.
+    const bool dtype_only = declared_dtype != dt && declared_shape == s.shape && dt != ir::DType::Undefined &&
+                            declared_dtype != ir::DType::Undefined && (s.dtype == "string") == (declared_dtype == ir::DType::String);
+    if ((declared_dtype != dt && !dtype_only) || declared_shape != s.shape)
       fail(where + ": the manifest says " + s.dtype + " " + shape_text(s.shape) + ", its Const node " +
            std::string(ir::dtype_name(declared_dtype)) + " " + shape_text(declared_shape));
     auto [buf, data] = span(bufs, offset, bytes);
@@ -486,6 +492,7 @@ class TfjsImporter {
     }
     g.set_attr(op, value_key, Value(std::move(t)));
     g.set_attr(op, g.sym("@tensor.value"), Value(Value::Map{{"storage", Value("weights")}}));
+    if (dtype_only) g.set_attr(op, g.sym("@tfjs_topology_dtype"), Value(std::string(ir::dtype_name(declared_dtype))));
     if (raw) g.set_attr(op, g.sym("@quantized"), Value(std::move(*raw)));
   }
 
@@ -667,6 +674,8 @@ class TfjsExporter {
     auto& av = (*it->second->mutable_attr())["value"];
     tf::TensorProto* tp = av.mutable_tensor();
     tf::DataType dt = tp->dtype();
+    if (const Value* node_dt = attr(op, "@tfjs_topology_dtype"); node_dt && node_dt->is_string())
+      if (auto d = ir::dtype_from_name(node_dt->as_string())) dt = tf_dtype(*d);  // as the file had it (the reader's leniency)
     tf::TensorShapeProto shape = tp->tensor_shape();
     tp->Clear();
     tp->set_dtype(dt);

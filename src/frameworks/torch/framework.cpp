@@ -9,6 +9,7 @@
 #include "amanda/frameworks/torch/torchscript.h"
 #include "amanda/pipeline/framework.h"
 #include "amanda/schema/registry.h"
+#include "frameworks/torch/script_writer.h"
 #include "frameworks/torchscript/namespace_file.h"
 
 namespace amanda::frameworks {
@@ -75,6 +76,26 @@ class PyTorchFramework final : public pipeline::Framework {
     for (const auto& s : ctx.options.all("input_shape")) io.input_shapes.push_back(parse_shape(s, io.dim_names));
     return torch_frontend::read_torchscript(ctx.files.model_path(), io, ctx.registry);
   }
+
+  // Writing: a graph of the PyTorch namespace as a TorchScript archive (script_writer.h); a graph
+  // of another framework gets there through the planner's tables (ONNX -> PyTorch).
+  int detect_write(std::string_view path, std::string_view) const override {
+    return path.ends_with(".pt") || path.ends_with(".pth") || path.ends_with(".torchscript") ? 50 : 0;
+  }
+  void write(const text::Document& doc, pipeline::WriteContext& ctx) const override {
+    std::string_view ns = doc.graph.type_str(doc.graph.root());
+    if (!ns.starts_with(kPrefix))
+      throw Error(ctx.files.output_path() + ": a TorchScript archive holds a graph of the PyTorch namespace, not " +
+                  std::string(ns) + " (convert it first: --to pytorch)");
+    torch_frontend::write_torchscript(doc.graph, ctx.files);
+  }
+  std::vector<std::string> default_targets(std::string_view, std::string_view source_ns) const override {
+    if (source_ns.starts_with(kPrefix)) return {std::string(source_ns)};
+    return {std::string(kPrefix) + "1.13"};
+  }
+  // aten ops take strides, dims and shapes as values: an ONNX source computing them from constants
+  // converts once they are folded.
+  bool converts_after_folding() const override { return true; }
 
   void add_namespaces(schema::Registry& r) const override { r.add_provider(torch_frontend::make_torch_namespace_provider()); }
   void register_conventions(ir::Conventions& c) const override { torch_frontend::register_conventions(c); }

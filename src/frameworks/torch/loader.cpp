@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -202,16 +203,28 @@ class TempDir {
   std::string path_;
 };
 
-int timeout_seconds() {
+// The libtorch children's CPU-time limit, in seconds. Model code runs there (libtorch's reader
+// propagates shapes by running ops; `--check` runs forward()), so a forward() that loops forever
+// must end in seconds, not minutes: 10 s plus 1 s per 10 MB of archive (a forward's work grows
+// with its weights: torchvision's resnet50, 100 MB, reads and runs in about a second and gets 20
+// s). $AMANDA_TORCH_TIMEOUT sets it (seconds) for a model that needs longer.
+int cpu_limit_seconds(const std::string& path) {
   if (const char* e = std::getenv("AMANDA_TORCH_TIMEOUT")) {
     int v = std::atoi(e);
     if (v > 0) return v;
   }
-  return 600;
+  std::error_code ec;
+  uintmax_t bytes = std::filesystem::file_size(path, ec);
+  if (ec) bytes = 0;
+  return static_cast<int>(10 + std::min<uintmax_t>(bytes / 10'000'000, 3600));
 }
 
+// The wall-clock limit: twice the CPU-time limit and 10 s more (a child on a busy shared machine
+// gets less than a core; one that blocks uses no CPU at all and is stopped here).
+int wall_limit_seconds(int cpu) { return 2 * cpu + 10; }
+
 // Runs `work` in a child process under the libtorch reader's limits (no core file; address space:
-// the memory budget + 6 GiB; CPU time: $AMANDA_TORCH_TIMEOUT) and waits for it, with a wall-clock
+// the memory budget + 6 GiB; CPU time: cpu_limit_seconds) and waits for it, with a wall-clock
 // limit too. `work` writes its result into the folder and throws on failure; the child's error
 // message reaches the parent through error.txt. Throws amanda::Error naming `path` and `what` when
 // the child fails, crashes or times out.
@@ -224,6 +237,7 @@ std::string& last_sandbox() {
 template <class Work>
 void run_isolated(const std::string& path, const std::string& what, const TempDir& dir, Work work) {
   std::string err_file = dir.path() + "/error.txt";
+  const int cpu_limit = cpu_limit_seconds(path);
   std::cout.flush();
   std::cerr.flush();
   pid_t pid = fork();
@@ -239,7 +253,7 @@ void run_isolated(const std::string& path, const std::string& what, const TempDi
       struct rlimit mem {as, as};
       setrlimit(RLIMIT_AS, &mem);
 #endif
-      rlim_t cpu = static_cast<rlim_t>(timeout_seconds());
+      rlim_t cpu = static_cast<rlim_t>(cpu_limit);
       struct rlimit t {cpu, cpu + 5};
       setrlimit(RLIMIT_CPU, &t);
       const Loaded& l = load();
@@ -248,7 +262,7 @@ void run_isolated(const std::string& path, const std::string& what, const TempDi
       // forward()): the child reads only the archive and the system's libraries, writes only its
       // private folder, and has no network (Landlock where the kernel has it; seccomp always).
       SandboxPolicy policy;
-      policy.read = {path, "/usr", "/lib", "/lib64", "/proc/self", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"};
+      policy.read = {path, "/usr", "/lib", "/lib64", "/proc/self", "/proc/cpuinfo", "/sys/devices/system/cpu", "/dev/null", "/dev/urandom"};
       if (std::string d = exe_dir(); !d.empty()) policy.read.push_back(d);
       if (*AMANDA_TORCH_PLUGIN_DIR) policy.read.push_back(AMANDA_TORCH_PLUGIN_DIR);
       if (const char* e = std::getenv("AMANDA_TORCH_PLUGIN")) policy.read.push_back(e);
@@ -274,24 +288,28 @@ void run_isolated(const std::string& path, const std::string& what, const TempDi
     _exit(code);
   }
   int status = 0;
-  const int limit_ms = timeout_seconds() * 1000 + 10000;
-  for (int waited = 0;; waited += 10) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(wall_limit_seconds(cpu_limit));
+  for (;;) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (r < 0 && errno != EINTR) throw Error(path + ": error: lost the " + what + "'s process: " + std::strerror(errno));
-    if (waited >= limit_ms) {
+    if (std::chrono::steady_clock::now() >= deadline) {
       kill(pid, SIGKILL);
       waitpid(pid, &status, 0);
-      throw Error(path + ": error: refused: the " + what + " took more than " + std::to_string(timeout_seconds()) +
-                  " s ($AMANDA_TORCH_TIMEOUT)");
+      throw Error(path + ": error: refused: the " + what + " took more than " + std::to_string(wall_limit_seconds(cpu_limit)) +
+                  " s of wall-clock time (twice its CPU-time limit of " + std::to_string(cpu_limit) +
+                  " s and 10 s; $AMANDA_TORCH_TIMEOUT sets the CPU-time limit)");
     }
     struct timespec ts {0, 10'000'000};
     nanosleep(&ts, nullptr);
   }
   if (WIFSIGNALED(status)) {
     int sig = WTERMSIG(status);
+    if (sig == SIGXCPU)
+      throw Error(path + ": error: refused: the " + what + " was stopped at its CPU-time limit of " + std::to_string(cpu_limit) +
+                  " s (a forward() that does not end? 10 s + 1 s per 10 MB of archive; $AMANDA_TORCH_TIMEOUT sets it)");
     throw Error(path + ": error: refused: libtorch's " + what.substr(9) + " crashed on this archive (signal " + std::to_string(sig) + ", " +
-                strsignal(sig) + ")" + (sig == SIGXCPU ? " after its CPU-time limit ($AMANDA_TORCH_TIMEOUT)" : ""));
+                strsignal(sig) + ")");
   }
   try {
     last_sandbox() = std::string(map_file(dir.path() + "/sandbox.txt")->view());

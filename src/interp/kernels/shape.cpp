@@ -487,6 +487,7 @@ void k_trilu(KernelContext& c) {
 
 void k_eye_like(KernelContext& c) {
   const Tensor& x = c.input(0);
+  if (x.rank() != 2) c.fail("EyeLike's input must be 2-D, not of shape " + shape_str(x.shape()));
   DType t = x.dtype();
   if (const ir::Value* d = c.attr("dtype"); d && d->is_int())
     if (auto dt = dtype_from_onnx(d->as_int())) t = *dt;

@@ -52,6 +52,8 @@ size_t select_to_select_v2(ir::Graph& g);
 // form does not have: FusedBatchNorm's batch statistics).
 // Also renames the `onnx::Loop` ops lower_tf1_loops made to `Loop` and names their body outputs.
 void name_onnx_outputs(ir::Graph& g);
+// The rank of a TF op's output where a few ops' rank rules settle it (select_ranks.cpp), or -1.
+int tf_output_rank(const ir::Graph& g, ir::PortId out);
 
 // Between ONNX type inferences of the converted graph: each loop-carried input of the bodies of
 // the Loops lower_tf1_loops made gets the element type and the rank (not the sizes) of the value

@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""ONNX's backend node tests (Debian's libonnx-testdata) -> TorchScript (issue 29).
+
+Each test model is converted with `amanda convert model.onnx -o model.pt`; a converted one is run by
+torch.jit.load (no Amanda in the process) on the test's inputs and compared with the test's expected
+outputs (ONNX's reference) within 1e-5 relative to max(1, |x|). Reports converted / refused (with
+the reason's first line) / matched, and the refusals grouped by op.
+
+    node_tests_sweep.py AMANDA [--every K] [--min-match N] [--report FILE]
+
+CI runs every K-th test (default 10, a deterministic sample); AMANDA_NODE_SWEEP_ALL=1 runs all.
+"""
+import argparse
+import collections
+import glob
+import os
+import re
+import subprocess
+import sys
+import tempfile
+
+import numpy as np
+import onnx
+import torch
+from onnx import numpy_helper
+
+DATA = "/usr/share/libonnx-testdata/data/node"
+TOL = 1e-5
+
+
+def load_pbs(folder, prefix):
+    out = []
+    for f in sorted(glob.glob(os.path.join(folder, prefix + "_*.pb")), key=lambda p: int(re.findall(r"_(\d+)\.pb$", p)[0])):
+        t = onnx.TensorProto()
+        with open(f, "rb") as fh:
+            t.ParseFromString(fh.read())
+        out.append(numpy_helper.to_array(t))
+    return out
+
+
+def compare(got, want):
+    got = np.asarray(got)
+    want = np.asarray(want)
+    if got.shape != want.shape:
+        return f"shape {list(got.shape)} != {list(want.shape)}"
+    if want.dtype == bool or got.dtype == bool or want.dtype.kind in "iu":
+        return None if np.array_equal(got.astype(want.dtype), want) else "values differ"
+    g = got.astype(np.float64)
+    w = want.astype(np.float64)
+    if not np.array_equal(np.isnan(g), np.isnan(w)):
+        return "NaN positions differ"
+    m = ~np.isnan(w)
+    err = np.abs(g[m] - w[m]) / np.maximum(1.0, np.abs(w[m])) if m.any() else np.zeros(1)
+    e = float(np.max(err)) if err.size else 0.0
+    return None if e <= TOL else f"differs by {e:.2e}"
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("amanda")
+    ap.add_argument("--every", type=int, default=10)
+    ap.add_argument("--min-match", type=int, default=0)
+    ap.add_argument("--report", default=None)
+    a = ap.parse_args()
+    tests = sorted(d for d in os.listdir(DATA) if os.path.isfile(os.path.join(DATA, d, "model.onnx")))
+    if not os.environ.get("AMANDA_NODE_SWEEP_ALL"):
+        tests = tests[:: a.every]
+    counts = collections.Counter()
+    refusals = collections.Counter()
+    lines = []
+    with tempfile.TemporaryDirectory() as work:
+        for t in tests:
+            src = os.path.join(DATA, t, "model.onnx")
+            pt = os.path.join(work, t + ".pt")
+            ops = sorted({n.op_type for n in onnx.load(src).graph.node})
+            r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
+            if r.returncode != 0:
+                why = [l.strip() for l in r.stderr.splitlines() if l.strip() and "cpuinfo" not in l]
+                # the first error, else the first op type the report lists under "unmapped:"
+                reason = next((l for l in why if l.startswith("error") or "error:" in l), None)
+                if reason is None:
+                    k = next((i for i, l in enumerate(why) if l.startswith("unmapped")), None)
+                    reason = "no rule: " + why[k + 1] if k is not None and k + 1 < len(why) else (why[0] if why else "?")
+                counts["refused"] += 1
+                refusals[",".join(ops)] += 1
+                lines.append(f"{t}: refused: {reason[:200]}")
+                continue
+            counts["converted"] += 1
+            ds = os.path.join(DATA, t, "test_data_set_0")
+            ins, outs = load_pbs(ds, "input"), load_pbs(ds, "output")
+            try:
+                m = torch.jit.load(pt)
+                with torch.no_grad():
+                    y = m(*[torch.from_numpy(np.ascontiguousarray(x)) for x in ins])
+                ys = list(y) if isinstance(y, (tuple, list)) else [y]
+                bad = None
+                if len(ys) != len(outs):
+                    bad = f"{len(ys)} outputs, expected {len(outs)}"
+                for u, w in zip(ys, outs):
+                    bad = bad or compare(u.numpy() if isinstance(u, torch.Tensor) else np.asarray(u), w)
+            except Exception as e:  # noqa: BLE001 - reported per test
+                bad = "torch: " + (str(e).strip().splitlines() or ["?"])[-1][:200]
+            if bad:
+                counts["differs"] += 1
+                lines.append(f"{t}: converted, {bad}")
+            else:
+                counts["matched"] += 1
+                lines.append(f"{t}: matched")
+    text = "\n".join(lines)
+    summary = (f"{len(tests)} node tests: {counts['converted']} converted, {counts['refused']} refused, "
+               f"{counts['matched']} matched, {counts['differs']} converted but not matching")
+    top = "\n".join(f"  {n:4d}  {ops}" for ops, n in refusals.most_common(25))
+    if a.report:
+        with open(a.report, "w") as f:
+            f.write(summary + "\n\nrefused, by the test's ops:\n" + top + "\n\n" + text + "\n")
+    print(text)
+    print("refused, by the test's ops (most common):\n" + top)
+    print(summary)
+    return 0 if counts["matched"] >= a.min_match else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
