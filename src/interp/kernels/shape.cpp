@@ -234,8 +234,12 @@ void k_slice(KernelContext& c) {
   const Tensor& x = c.input(0);
   std::vector<int64_t> starts, ends, axes, steps;
   if (c.opset() < 10) {
-    starts = *c.attr_ints("starts");
-    ends = *c.attr_ints("ends");
+    // Before opset 10 starts and ends are required attributes (a file may leave them out, or
+    // give them as inputs the way opset 10 does: refused, never read from an empty optional).
+    auto sa = c.attr_ints("starts"), ea = c.attr_ints("ends");
+    if (!sa || !ea) c.fail("Slice before opset 10 needs the attributes starts and ends");
+    starts = *sa;
+    ends = *ea;
     axes = c.attr_ints("axes").value_or(std::vector<int64_t>{});
   } else {
     starts = c.input(1).to_i64_vector();
@@ -256,17 +260,22 @@ void k_slice(KernelContext& c) {
     int64_t a = norm_axis(c, axes[i], x.rank());
     int64_t dim = x.dim(a), step = steps[i];
     if (step == 0) c.fail("step is 0");
+    // A step longer than the axis selects at most one element, as a step of the axis length does:
+    // clamping it keeps the count and the stride below from overflowing (a hostile step of 2^62
+    // made a wrapped stride that strided_copy followed out of the tensor).
+    int64_t span = std::max<int64_t>(dim, 1);
+    step = std::clamp<int64_t>(step, -span, span);
     int64_t s = starts[i], e = ends[i];
     if (s < 0) s += dim;
     if (e < 0) e += dim;
     if (step > 0) {
       s = std::clamp<int64_t>(s, 0, dim);
       e = std::clamp<int64_t>(e, 0, dim);
-      out[a] = e > s ? (e - s + step - 1) / step : 0;
+      out[a] = e > s ? 1 + (e - s - 1) / step : 0;
     } else {
       s = std::clamp<int64_t>(s, 0, dim - 1);
       e = std::clamp<int64_t>(e, -1, dim - 1);
-      out[a] = s > e ? (s - e - step - 1) / (-step) : 0;
+      out[a] = s > e ? 1 + (s - e - 1) / (-step) : 0;
     }
     if (out[a] > 0) offset += s * ist[a];
     st[a] = ist[a] * step;
