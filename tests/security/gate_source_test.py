@@ -32,6 +32,7 @@ ALLOWED = [
     ("src/text/reader.cpp", "map_model_file", "tensor side files under the path policy (the gate's implementation)"),
     ("src/text/writer.cpp", "AtomicFile", "the text writer's main file and side file, staged and committed together"),
     ("src/frameworks/onnx/export.cpp", "AtomicFile", "the ONNX writer's model and .data side file, staged and committed together"),
+    ("src/frameworks/torch/zip_writer.h", "AtomicFile", "the .pt archive streamed into the WriteGate's main file (script_writer.cpp: files.main())"),
     ("src/frameworks/onnx/proto_util.h", "ModelFiles", "external data through the path policy (the gate's implementation)"),
     ("src/frameworks/onnx/import.cpp", "ModelFiles", "external data through the path policy (the gate's implementation)"),
     ("src/frameworks/onnx/convert.cpp", "map_model_file", "external data through the path policy (the gate's implementation)"),

@@ -1,7 +1,7 @@
 // `amanda table coverage`: per op, what the tables and the schemas do with it between two versions
 // of a family (docs/opset-conversion.md is its --matrix output over ONNX opsets 1..17).
 #include <algorithm>
-#include <fstream>
+#include <sstream>
 #include <iostream>
 #include <map>
 #include <set>
@@ -11,6 +11,7 @@
 #include "amanda/pipeline/framework.h"
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/schema_step.h"
+#include "amanda/support/file.h"
 #include "commands.h"
 
 namespace amanda::tool {
@@ -140,8 +141,9 @@ Verdict chain(const std::vector<const mapping::Table*>& tables, const std::strin
 
 // A vocabulary file: one op a line (its first word), `#` comments.
 std::vector<std::string> read_vocabulary(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw std::runtime_error(fmt::format("{}: cannot read the vocabulary", path));
+  // (map_file: a regular file only, refused with the path and the reason, like every other input.)
+  std::shared_ptr<const Buffer> buf = map_file(path);
+  std::istringstream in{std::string(buf->view())};
   std::vector<std::string> ops;
   std::string line;
   while (std::getline(in, line)) {

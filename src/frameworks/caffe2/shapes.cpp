@@ -123,7 +123,10 @@ void conv_like(Ctx& c, bool pool) {
     const TypeData* w = c.weight(1, wd);
     x = c.ranked(0);
     channels = w && !w->dims.empty() ? w->dims[0] : Dim::unknown();
-    if (c.in.size() > 2) c.weight(2, {channels});
+    if (c.in.size() > 2) {
+      c.weight(2, {channels});
+      x = c.ranked(0);  // (interning the bias's type may move the table x points into)
+    }
   }
   std::vector<Dim> out = x->dims;
   out[ch] = channels;
