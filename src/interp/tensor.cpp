@@ -92,6 +92,14 @@ Tensor Tensor::borrow(std::shared_ptr<const ir::Tensor> t) {
   auto expect = t->expected_bytes();
   if (!expect || *expect != t->size) throw Error("tensor bytes do not match its shape " + shape_str(r.shape_));
   r.nbytes_ = t->size;
+  if (t->dtype == DType::Bool && std::any_of(t->data, t->data + t->size, [](uint8_t b) { return b > 1; })) {
+    // A file's bool bytes may hold any value; kernels read them as C++ bool, where anything but
+    // 0 or 1 is undefined behaviour (run_fuzz: a bool initializer byte 17 in Cast). Nonzero is
+    // true, as in the file formats; the copy holds 0 and 1 only.
+    Tensor c = uninit(DType::Bool, r.shape_);
+    for (size_t i = 0; i < t->size; ++i) c.data_[i] = t->data[i] != 0;
+    return c;
+  }
   size_t align = std::min<size_t>(ir::dtype_size(t->dtype), 8);
   if (align > 1 && reinterpret_cast<uintptr_t>(t->data) % align != 0) {
     // Kernels read elements through typed pointers: misaligned ones are undefined behaviour (and
