@@ -377,7 +377,12 @@ void k_range(KernelContext& c) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       T v = st.data<T>()[0], dt = c.input(2).data<T>()[0];
-      for (int64_t i = 0; i < n; ++i, v = static_cast<T>(v + dt)) y.mutable_data<T>()[i] = v;
+      // The next value only while there is one: stepping past the last element can overflow
+      // int64 (run_fuzz: a last element near INT64_MAX - delta), and the range never needs it.
+      for (int64_t i = 0; i < n; ++i) {
+        y.mutable_data<T>()[i] = v;
+        if (i + 1 < n) v = static_cast<T>(v + dt);
+      }
     }
   });
   c.set_output(0, y);
