@@ -1,4 +1,5 @@
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/fold.h"
 
 #include <algorithm>
 #include <chrono>
@@ -310,5 +311,10 @@ const OptimizePass* find_optimize_pass(std::string_view name) {
   return nullptr;
 }
 const std::vector<OptimizePass>& all_optimize_passes() { return optimize_passes(); }
+
+void fold_and_type(PassContext& ctx) {
+  fold_to_fixed_point(ctx, true);
+  if (const Framework* f = framework_of(ctx.doc.graph)) f->prepare(ctx.doc.graph, infer_request(ctx, false));
+}
 
 }  // namespace amanda::pipeline

@@ -7,6 +7,7 @@
 #include "amanda/ir/types.h"
 #include "amanda/pipeline/framework.h"
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/fold.h"
 #include "amanda/support/diagnostics.h"
 #include "boundary.h"
 #include "netdef.h"
@@ -170,24 +171,9 @@ class Caffe2 final : public pipeline::Framework {
     if (info.target_ns.starts_with("amanda/caffe2/") && info.source_ns.starts_with("amanda/onnx/"))
       passes.add({"caffe2.fold", pipeline::Stage::Prepare,
                   "ONNX -> Caffe2: fold the values no graph input changes (computed shapes) into constants",
-                  [](pipeline::PassContext& ctx) {
-                    // Typed with the small tensors' values between rounds (a round makes more shapes
-                    // known, so more Shape ops fold), and typed once more after: the rules that read a
-                    // rank (MatMul, Softmax, Slice, ...) need the values the folding left (swin_t's
-                    // shifted windows and attention masks).
-                    const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(ctx.info.source_ns);
-                    if (!f) return;
-                    pipeline::InferRequest with_values;
-                    with_values.propagate_values = true;
-                    with_values.registry = &ctx.registry;
-                    for (int round = 0; round < 8; ++round) {
-                      f->prepare(ctx.doc.graph, with_values);
-                      if (!interp::fold_constants(ctx.doc.graph).folded) break;
-                    }
-                    pipeline::InferRequest plain;
-                    plain.registry = &ctx.registry;
-                    f->prepare(ctx.doc.graph, plain);
-                  }});
+                  // (typed once more after folding: the rules that read a rank, MatMul, Softmax, Slice,
+                  // need the values the folding left: swin_t's shifted windows and attention masks)
+                  [](pipeline::PassContext& ctx) { pipeline::fold_and_type(ctx); }});
     if (!info.source_ns.starts_with("amanda/caffe2/")) return;
     if (info.target_ns.starts_with("amanda/onnx/"))
       passes.add({"caffe2.onnx-boundary", pipeline::Stage::Boundary,

@@ -4,6 +4,7 @@
 #include "amanda/interp/fold.h"
 
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/fold.h"
 #include "frameworks/nd4j/nd4j.h"
 
 namespace amanda::nd4j {
@@ -17,20 +18,7 @@ bool is_nd4j(std::string_view ns) { return ns.starts_with("amanda/nd4j"); }
 // (Reshape's shape, Slice's bounds become ordered arguments). So what no graph input changes is
 // folded first, typing with the small tensors' values between rounds (a round makes more shapes
 // known) and once more after, as the conversions into amanda/core and TensorFlow do.
-void fold_onnx_source(pipeline::PassContext& ctx) {
-  const pipeline::Framework* f = pipeline::FrameworkRegistry::instance().for_namespace(ctx.info.source_ns);
-  if (!f) return;
-  pipeline::InferRequest with_values;
-  with_values.propagate_values = true;
-  with_values.registry = &ctx.registry;
-  for (int round = 0; round < 8; ++round) {
-    f->prepare(ctx.doc.graph, with_values);
-    if (!interp::fold_constants(ctx.doc.graph).folded) break;
-  }
-  pipeline::InferRequest plain;
-  plain.registry = &ctx.registry;
-  f->prepare(ctx.doc.graph, plain);
-}
+void fold_onnx_source(pipeline::PassContext& ctx) { pipeline::fold_and_type(ctx); }
 
 class Nd4jFramework final : public pipeline::Framework {
  public:
