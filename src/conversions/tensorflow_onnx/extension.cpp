@@ -3,7 +3,7 @@
 // become ONNX Loop/If, and after the tables the outputs need their value names and every value
 // its type (docs/tensorflow.md, "Conversion to ONNX").
 #include "amanda/frameworks/onnx/infer.h"
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "onnx_boundary.h"
 #include "amanda/pipeline/pipeline.h"
 #include "output_ranks.h"
 #include "tensor_arrays.h"

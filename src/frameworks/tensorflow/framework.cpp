@@ -9,7 +9,7 @@
 #include "amanda/frameworks/tensorflow/from_graph_ports.h"
 #include "amanda/frameworks/tensorflow/graphdef.h"
 #include "amanda/frameworks/tensorflow/namespaces.h"
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "amanda/ir/conventions.h"
 #include "amanda/frameworks/tensorflow/savedmodel.h"
 #include "amanda/frameworks/tensorflow/tfjs.h"
 #include "amanda/pipeline/framework.h"
@@ -85,7 +85,9 @@ class TensorFlowFramework final : public pipeline::Framework {
   std::vector<std::string> default_targets(std::string_view, std::string_view) const override { return {"amanda/tensorflow/2.2"}; }
 
   void add_namespaces(schema::Registry& r) const override { r.add_provider(tf_frontend::make_tf_namespace_provider()); }
-  void register_conventions(ir::Conventions& c) const override { tf_frontend::register_conventions(c); }
+  // TensorFlow's conventions for the framework-neutral layers: `Const` makes a constant (so that
+  // mapping rules can read its tensor with `const:` and shape()).
+  void register_conventions(ir::Conventions& c) const override { c.add_constant_op("Const"); }
   // Into TensorFlow: graph inputs, initializers and outputs become Placeholder, Const and the TF.js
   // signature (a GraphDef has no graph ports).
   void arrive(ir::Graph& g) const override { tf_frontend::graph_ports_to_ops(g); }

@@ -7,7 +7,7 @@
 #include <map>
 #include <set>
 
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "onnx_boundary.h"
 
 namespace amanda::tf_frontend {
 

@@ -18,7 +18,6 @@
 #include <string>
 #include <vector>
 
-#include "amanda/ir/conventions.h"
 #include "amanda/ir/graph.h"
 
 namespace amanda::tf_frontend {
@@ -62,9 +61,5 @@ int tf_output_rank(const ir::Graph& g, ir::PortId out);
 // this every value computed from a loop's result would have an unknown rank (and onnx.checker
 // wants a shape on every graph output). Returns whether it typed anything (infer again then).
 bool type_loop_bodies(ir::Graph& g);
-
-// TensorFlow's conventions for the framework-neutral layers: `Const` makes a constant (so that
-// mapping rules can read its tensor with `const:` and shape()).
-void register_conventions(ir::Conventions& c);
 
 }  // namespace amanda::tf_frontend

@@ -1,5 +1,5 @@
 // The graph boundary of a TensorFlow graph for ONNX (see the header).
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "onnx_boundary.h"
 
 #include <algorithm>
 #include <cctype>
@@ -258,7 +258,6 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
   select_to_select_v2(g);
 }
 
-void register_conventions(ir::Conventions& c) { c.add_constant_op("Const"); }
 
 namespace {
 // Loops and Ifs made by lower_tf1_loops/conds: the type ONNX knows, and each body output the value name of its

@@ -16,7 +16,7 @@
 
 #include <fmt/format.h>
 
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "onnx_boundary.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::tf_frontend {

@@ -30,7 +30,7 @@
 #include <absl/container/flat_hash_map.h>
 #include <fmt/format.h>
 
-#include "amanda/frameworks/tensorflow/onnx_boundary.h"
+#include "onnx_boundary.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::tf_frontend {
