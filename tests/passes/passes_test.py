@@ -175,6 +175,23 @@ case("consecutive_concats", "fuse_consecutive_concats",
 case("log_softmax", "fuse_consecutive_log_softmax",
      model([node("Softmax", ["x"], ["a"], axis=1), node("Log", ["a"], ["y"])], [("x", [2, 3])], [("y", [2, 3])]),
      gone=["Softmax", "Log"], present=["LogSoftmax"])
+# (the pass is the rewrite tables rewrites/onnx/fuse_consecutive_log_softmax/) No axis below
+# opset 13 means axis 1 with 2-D coercion: LogSoftmax must get axis 1 (opset 13's default, -1,
+# would differ on this 3-D input); a Softmax read by another op stays, and so does its Log.
+case("log_softmax_default_axis_opset11", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"]), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])], opset=11),
+     gone=["Softmax", "Log"], present=["LogSoftmax"],
+     check=lambda m: [(a.name, a.i) for n in m.graph.node if n.op_type == "LogSoftmax" for a in n.attribute] in ([], [("axis", 1)]))
+case("log_softmax_default_axis_opset13", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"]), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])]),
+     gone=["Softmax", "Log"], present=["LogSoftmax"])
+case("log_softmax_axis_opset11", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"], axis=2), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])], opset=11),
+     gone=["Softmax", "Log"], present=["LogSoftmax"])
+case("log_softmax_shared_kept", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"], axis=1), node("Log", ["a"], ["y"]), node("Relu", ["a"], ["z"])], [("x", [2, 3])],
+           [("y", [2, 3]), ("z", [2, 3])]),
+     kept=["Softmax", "Log"])
 case("monotone_argmax", "eliminate_nop_monotone_argmax",
      model([node("Exp", ["x"], ["a"]), node("ArgMax", ["a"], ["i"], axis=1), node("Cast", ["i"], ["y"], to=F)], [("x", [2, 3])], [("y", [2, 1])]),
      gone=["Exp"], kept=["ArgMax"])

@@ -11,6 +11,7 @@
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/table.h"
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/rewrite_tables.h"
 #include "amanda/passes/registry.h"
 #include "amanda/support/progress.h"
 #include "check.h"
@@ -58,7 +59,7 @@ std::string json_str(std::string_view s) {
 void type_graph(ir::Graph& g) { pipeline::infer_types(g, true); }
 
 int list_passes() {
-  const auto& reg = passes::PassRegistry::builtin();
+  const auto& reg = pipeline::optimize_registry();
   for (const passes::PassInfo* p : reg.all())
     std::cout << fmt::format("{:<36} {}{}{}\n", p->name, p->in_default ? "" : "[not default] ", p->onnx_only ? "" : "[any namespace] ",
                              p->doc);
@@ -67,7 +68,8 @@ int list_passes() {
 
 // After a failed check: the passes again one at a time from the source, checking after each one
 // that changed something, to name the first pass after which the outputs differ.
-void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const passes::PassOptions& po) {
+void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const passes::PassOptions& po,
+            const passes::PassRegistry& reg) {
   Diagnostics diags;
   text::Document source = read_input(o.in, diags);
   text::Document work = read_input(o.in, diags);
@@ -78,7 +80,7 @@ void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const 
   for (size_t round = 0; round < po.max_iterations; ++round) {
     bool changed = false;
     for (const auto& n : names) {
-      auto r = passes::run_pipeline(work.graph, {n}, one);
+      auto r = passes::run_pipeline(work.graph, {n}, one, reg);
       if (r.ops_before == r.ops_after && !r.passes[0].second.changed()) continue;
       changed = true;
       CheckOptions quiet = o.check_opts;
@@ -95,26 +97,13 @@ void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const 
 // Rewrite tables (same-namespace mapping tables, docs/mapping-tables.md) as passes named
 // "table:FILE", after the named passes in each round: rewrites as data beside the C++ passes. A
 // malformed table is refused here, before anything runs, with its file, line and column.
+// Rewrite tables given with --table (same-namespace mapping tables, docs/mapping-tables.md) as
+// passes named "table:FILE", after the named passes in each round. A malformed table is refused
+// here, before anything runs, with its file, line and column.
 void add_table_passes(passes::PassRegistry& reg, std::vector<std::string>& names, const std::vector<std::string>& files) {
-  if (files.empty()) return;
-  auto schemas = std::shared_ptr<schema::Registry>(tool_registry());
   for (const auto& f : files) {
-    std::shared_ptr<mapping::Table> t(mapping::read_table(f));
-    if (t->src != t->dst)
-      throw Error(f + ": not a rewrite table (it maps " + t->src + " to " + t->dst + "; a rewrite table maps a namespace to itself)");
-    Diagnostics d;
-    mapping::check_table(*t, *schemas, d);
-    if (d.has_errors()) throw Error(d.str());
     std::string name = "table:" + f;
-    reg.add({name, "the rules of the rewrite table " + f + " to a fixed point",
-             [t, schemas](ir::Graph& g, const passes::PassOptions&) {
-               passes::PassResult r;
-               mapping::Report rep = mapping::rewrite(g, *t, *schemas);
-               for (const auto& [rule, n] : rep.by_rule) r.rewrites += n;
-               for (const auto& e : rep.errors) r.notes.push_back(e);
-               return r;
-             },
-             false, false});
+    pipeline::add_table_pass(reg, {f}, name, false, false, true);
     names.push_back(name);
   }
 }
@@ -127,7 +116,7 @@ int run_optimize(const OptimizeOpts& o) {
   if (o.check) source.emplace(read_input(o.in, diags));
   auto t1 = std::chrono::steady_clock::now();
   type_graph(doc.graph);
-  passes::PassRegistry reg = passes::PassRegistry::builtin();
+  passes::PassRegistry reg = pipeline::optimize_registry();
   std::vector<std::string> names = o.passes.empty() ? reg.default_passes() : split_list(o.passes);
   add_table_passes(reg, names, o.tables);
   passes::PassOptions po;
@@ -146,7 +135,7 @@ int run_optimize(const OptimizeOpts& o) {
   if (o.check) {
     rc = check_conversion(*source, doc, {}, o.check_opts);
     if (rc != kOk) {
-      bisect(o, names, po);
+      bisect(o, names, po, reg);
       if (!o.out.empty()) std::cerr << "amanda: the check failed; no output written\n";
       return kInvalid;
     }
