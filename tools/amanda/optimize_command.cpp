@@ -12,7 +12,9 @@
 #include "amanda/mapping/table.h"
 #include "amanda/pipeline/pipeline.h"
 #include "amanda/pipeline/rewrite_tables.h"
+#include "amanda/passes/pattern_text.h"
 #include "amanda/passes/registry.h"
+#include "amanda/support/file.h"
 #include "amanda/support/progress.h"
 #include "check.h"
 #include "commands.h"
@@ -24,6 +26,7 @@ namespace {
 struct OptimizeOpts {
   std::string in, out, passes, report, format;
   std::vector<std::string> exclude, tables;
+  std::string match, why;  // --match PATTERN_FILE, --why OP_NAME
   bool check = false, list = false, external_data = false, quiet = false, no_descend = false;
   size_t fold_limit = size_t(64) << 20;
   size_t rounds = 32;
@@ -106,6 +109,36 @@ void add_table_passes(passes::PassRegistry& reg, std::vector<std::string>& names
     pipeline::add_table_pass(reg, {f}, name, false, false, true);
     names.push_back(name);
   }
+}
+
+// --match: the ops where a text pattern (amanda/passes/pattern_text.h) matches, one path a line;
+// --why NAME: the matcher's answer for the op named NAME (why it does or does not match).
+int run_match(const OptimizeOpts& o) {
+  auto buf = map_file(o.match);
+  passes::TextPattern tp = passes::parse_pattern(std::string_view(reinterpret_cast<const char*>(buf->data()), buf->size()), o.match);
+  Diagnostics diags;
+  text::Document doc = read_input(o.in, diags);
+  type_graph(doc.graph);
+  const ir::Graph& g = doc.graph;
+  size_t n = 0, whys = 0;
+  g.for_each_op([&](ir::OpId op) {
+    if (g.is_graph(op)) return;
+    passes::Match m = passes::match(g, op, tp.root);
+    if (!o.why.empty() && g.name_str(op) == o.why) {
+      ++whys;
+      std::cout << g.path(op) << ": " << (m ? "matches (" + std::to_string(m.ops.size()) + " ops)" : "no match: " + m.why) << '\n';
+    }
+    if (m && o.why.empty()) {
+      ++n;
+      std::cout << g.path(op) << '\n';
+    }
+  });
+  if (!o.why.empty() && !whys) {
+    std::cerr << "amanda: error: no op named '" << o.why << "'\n";
+    return kInvalid;
+  }
+  if (o.why.empty() && !o.quiet) std::cerr << n << " matches\n";
+  return kOk;
 }
 
 int run_optimize(const OptimizeOpts& o) {
@@ -206,6 +239,10 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
   c->add_option("--report", o->report, "Report format on standard output: json")->check(CLI::IsMember({"json", "text"}));
   c->add_flag("--external-data", o->external_data, "ONNX output: big tensors in OUT.data");
   c->add_flag("--list", o->list, "List the passes and exit");
+  c->add_option("--match", o->match,
+                "A pattern file in the matcher's text form (docs/optimize.md, 'Patterns as text'): list the ops where it matches "
+                "and exit (nothing is optimized or written)");
+  c->add_option("--why", o->why, "With --match: the matcher's answer for the op of this name (why it does not match)");
   c->add_flag("-q,--quiet", o->quiet, "No summary");
   c->callback([o, &exit_code] {
     try {
@@ -218,7 +255,7 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
         exit_code = kUsage;
         return;
       }
-      exit_code = run_optimize(*o);
+      exit_code = o->match.empty() ? run_optimize(*o) : run_match(*o);
     } catch (const std::exception& e) {
       std::cerr << "amanda: error: " << e.what() << '\n';
       exit_code = kInvalid;
