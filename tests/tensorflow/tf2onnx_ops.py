@@ -691,6 +691,9 @@ def cases():
                                           c.weights("w", [3, 3, 2, 3]), c.placeholder("x", [1, 5, 5, 3])], T=F, padding="EXPLICIT",
              explicit_paddings=ep, strides=[1, st, st, 1], dilations=[1, 1, 1, 1], data_format="NHWC")
     vocabulary_cases(case)
+    sys.path.insert(0, HERE)
+    from tf2onnx_ops_more import more_cases
+    more_cases(case)
     # ---- ops of TF.js's vocabulary the tables gained with issue 28
     c = case("UniqueFloat")
     c.op("u", "Unique", [c.op("r", "Round", [c.placeholder("x", [9], low=0.0, rng=3.0)], T=F)], T=F, out_idx=I)

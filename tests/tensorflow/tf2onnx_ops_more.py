@@ -1,0 +1,130 @@
+"""Per-op cases for the rules of tables/tensorflow/tf_2.2_onnx_13_more.yaml and the IdentityN /
+ShapeN rules (issue 28's last TF.js vocabulary ops), made by tf2onnx_ops.py's `Case` builder and
+compared against TF.js by its harness: several shapes and attribute values per op."""
+
+F = "DT_FLOAT"
+I = "DT_INT32"
+
+
+def more_cases(case):
+    # ---- Conv3D (NDHWC), SAME/VALID, strides, dilations (VALID; SAME with stride 1)
+    for pad, st, dl, xs, ws in (("SAME", 1, 1, [1, 5, 6, 4, 2], [3, 3, 2, 2, 3]), ("VALID", 1, 1, [2, 5, 5, 5, 3], [2, 3, 3, 3, 2]),
+                                ("SAME", 2, 1, [1, 7, 6, 5, 2], [3, 3, 3, 2, 4]), ("VALID", 2, 1, [1, 8, 7, 6, 1], [3, 2, 3, 1, 2]),
+                                ("VALID", 1, 2, [1, 7, 7, 6, 2], [2, 3, 2, 2, 2]), ("SAME", 1, 2, [1, 6, 7, 5, 2], [3, 2, 3, 2, 3])):
+        c = case(f"Conv3D_{pad}_s{st}_d{dl}_{'x'.join(map(str, xs))}")
+        c.op("y", "Conv3D", [c.placeholder("x", xs), c.weights("w", ws)], T=F, padding=pad, strides=[1, st, st, st, 1],
+             dilations=[1, dl, dl, dl, 1], data_format="NDHWC")
+    c = case("Conv3D_NCDHW", refuse="Conv3D")
+    c.op("y", "Conv3D", [c.placeholder("x", [1, 2, 4, 4, 4]), c.weights("w", [2, 2, 2, 2, 2])], T=F, padding="VALID",
+         strides=[1, 1, 1, 1, 1], dilations=[1, 1, 1, 1, 1], data_format="NCDHW")
+    # ---- 3-D pools: kernels, strides, SAME (the average leaves the padding out) and VALID
+    for op in ("MaxPool3D", "AvgPool3D"):
+        for pad, k, st, xs in (("SAME", 2, 2, [1, 5, 6, 7, 2]), ("VALID", 3, 1, [2, 5, 5, 6, 3]), ("SAME", 3, 2, [1, 6, 5, 4, 1]),
+                               ("VALID", 2, 2, [1, 6, 6, 6, 2])):
+            c = case(f"{op}_{pad}_k{k}_s{st}")
+            c.op("y", op, [c.placeholder("x", xs)], T=F, ksize=[1, k, k, k, 1], strides=[1, st, st, st, 1], padding=pad,
+                 data_format="NDHWC")
+    # ---- MaxPoolWithArgmax: both outputs, with and without the batch in the index
+    for pad, k, st, ib, xs in (("VALID", 2, 2, False, [1, 6, 6, 3]), ("SAME", 3, 2, True, [2, 7, 5, 2]),
+                               ("SAME", 2, 1, False, [2, 4, 5, 3]), ("VALID", 3, 2, True, [3, 7, 7, 1])):
+        c = case(f"MaxPoolWithArgmax_{pad}_k{k}_s{st}_b{int(ib)}")
+        c.op("p", "MaxPoolWithArgmax", [c.placeholder("x", xs)], T=F, ksize=[1, k, k, 1], strides=[1, st, st, 1], padding=pad,
+             include_batch_in_index=ib, Targmax="DT_INT64")
+        c.op("y", "Identity", ["p"], T=F)
+        c.op("i", "Cast", ["p:1"], SrcT="DT_INT64", DstT=I)
+    # ---- SpaceToBatchND / BatchToSpaceND: square and oblong blocks, paddings and crops
+    for b, p, xs in (([2, 2], [0, 0, 0, 0], [1, 4, 4, 3]), ([2, 3], [1, 1, 0, 2], [2, 4, 4, 2]), ([3, 2], [1, 1, 1, 1], [1, 7, 6, 1]),
+                     ([1, 2], [0, 0, 1, 1], [3, 3, 4, 2])):
+        tag = "_".join(map(str, b + p))
+        c = case(f"SpaceToBatchND_{tag}")
+        c.op("y", "SpaceToBatchND", [c.placeholder("x", xs), c.const("b", b, [2], "int32"), c.const("p", p, [2, 2], "int32")], T=F,
+             Tblock_shape=I, Tpaddings=I)
+        c = case(f"BatchToSpaceND_{tag}")
+        n = xs[0] * b[0] * b[1]
+        c.op("y", "BatchToSpaceND", [c.placeholder("x", [n, xs[1], xs[2], xs[3]]), c.const("b", b, [2], "int32"),
+                                     c.const("c", p, [2, 2], "int32")], T=F, Tblock_shape=I, Tcrops=I)
+    # rank 3 (no channel axis) and rank 5 (two trailing axes merged and split back)
+    for xs in ([2, 4, 6], [1, 4, 2, 3, 2]):
+        c = case(f"SpaceToBatchND_rank{len(xs)}")
+        c.op("y", "SpaceToBatchND", [c.placeholder("x", xs), c.const("b", [2, 2], [2], "int32"), c.const("p", [0, 2, 1, 1], [2, 2], "int32")],
+             T=F, Tblock_shape=I, Tpaddings=I)
+        c = case(f"BatchToSpaceND_rank{len(xs)}")
+        c.op("y", "BatchToSpaceND", [c.placeholder("x", [xs[0] * 4] + xs[1:]), c.const("b", [2, 2], [2], "int32"),
+                                     c.const("c", [0, 1, 1, 0], [2, 2], "int32")], T=F, Tblock_shape=I, Tcrops=I)
+    # space -> batch -> a convolution -> batch -> space (TF's dilated convolution as it writes it)
+    # (onnx 1.12's inference gives no rank to a Reshape to a shape computed at run time, and the
+    # TF graph says no shape between the ops: the output has none, so onnx.checker is skipped;
+    # onnxruntime runs it)
+    c = case("SpaceToBatchND_conv_BatchToSpaceND")
+    c.checker = False
+    s = c.op("s", "SpaceToBatchND", [c.placeholder("z", [1, 8, 8, 2]), c.const("b", [2, 2], [2], "int32"),
+                                     c.const("p", [2, 2, 2, 2], [2, 2], "int32")], T=F, Tblock_shape=I, Tpaddings=I)
+    v = c.op("v", "Conv2D", [s, c.weights("w", [3, 3, 2, 3])], T=F, padding="VALID", strides=[1, 1, 1, 1], dilations=[1, 1, 1, 1],
+             data_format="NHWC")
+    c.op("y", "BatchToSpaceND", [v, c.const("b2", [2, 2], [2], "int32"), c.const("c", [0, 0, 0, 0], [2, 2], "int32")], T=F,
+         Tblock_shape=I, Tcrops=I)
+    # ---- Bincount: counts (empty weights) and weights, values outside [0, size) left out
+    for name, wshape, size in (("counts", [0], 5), ("weights", [3, 4], 6), ("counts_small", [0], 3)):
+        c = case(f"Bincount_{name}")
+        x = c.placeholder("x", [3, 4], "int32", low=0, rng=8)
+        w = c.const("w", [], [0]) if wshape == [0] else c.placeholder("w", wshape)
+        c.op("y", "Bincount", [x, c.const("n", [size], [], "int32"), w], T=F)
+    # DenseBincount (TF.js's op list): 1-D and 2-D, counts, weights, binary output (2-D only: TF.js
+    # 4.22's CPU kernel ignores binary_output for a 1-D input and counts, TensorFlow's gives 0/1)
+    for name, xs, wts, bo in (("1d_counts", [7], False, False), ("2d_weights", [3, 5], True, False), ("2d_binary", [3, 6], False, True),
+                              ("1d_weights", [8], True, False), ("2d_binary_weights", [2, 8], True, True)):
+        c = case(f"tfjs_DenseBincount_{name}")
+        x = c.placeholder("x", xs, "int32", low=0, rng=5)
+        w = c.placeholder("w", xs) if wts else c.const("w", [], [0])
+        c.op("y", "DenseBincount", [x, c.const("n", [5], [], "int32"), w], T=F, Tidx=I, binary_output=bo)
+    # ---- SparseToDense: 2-D indices, 1-D indices of a 1-D output, a scalar index; scalar and vector values
+    c = case("SparseToDense_2d")
+    c.op("y", "SparseToDense", [c.const("i", [0, 1, 2, 3, 1, 0], [3, 2], "int32"), c.const("s", [3, 4], [2], "int32"),
+                                c.placeholder("v", [3]), c.placeholder("d", [])], T=F, Tindices=I, validate_indices=True)
+    c = case("SparseToDense_1d_scalar_value")
+    c.op("y", "SparseToDense", [c.const("i", [4, 0, 2], [3], "int32"), c.const("s", [6], [1], "int32"),
+                                c.placeholder("v", []), c.placeholder("d", [])], T=F, Tindices=I, validate_indices=True)
+    c = case("SparseToDense_scalar_index")
+    c.op("y", "SparseToDense", [c.const("i", [3], [], "int32"), c.const("s", [5], [1], "int32"),
+                                c.placeholder("v", []), c.const("d", [-1.0], [])], T=F, Tindices=I, validate_indices=True)
+    c = case("SparseToDense_3d_int")
+    c.op("y", "SparseToDense", [c.const("i", [0, 1, 1, 1, 0, 2], [2, 3], "int32"), c.const("s", [2, 2, 3], [3], "int32"),
+                                c.placeholder("v", [2], "int32", low=-5, rng=10), c.const("d", [7], [], "int32")], T=I, Tindices=I,
+         validate_indices=True)
+    # ---- FakeQuantWithMinMaxVars: TF.js's executor returns the input unchanged, so the cases feed
+    # values already on the nudged grid inside the range, where TensorFlow's op is the identity too
+    # (the rounding and clamping off the grid have no TF.js reference)
+    for lo, hi, nb, nr in ((-1.0, 1.0, 8, False), (0.0, 6.0, 8, True), (-3.0, 2.0, 4, False)):
+        c = case(f"FakeQuantWithMinMaxVars_{nb}_{int(nr)}_{lo}_{hi}".replace("-", "m").replace(".", "p"))
+        qmin, qmax = (1 if nr else 0), 2 ** nb - 1
+        import numpy as np
+        scale = np.float32((np.float32(hi) - np.float32(lo)) / np.float32(qmax - qmin))
+        zp = min(max(qmin - np.float32(lo) / scale, qmin), qmax)
+        zp = np.floor(zp + 0.5)
+        nmin = np.float32((qmin - zp) * scale)
+        k = c.op("k", "Round", [c.placeholder("x", [3, 5], low=0.0, rng=float(qmax - qmin))], T=F)
+        g = c.op("g", "AddV2", [c.op("m", "Mul", [k, c.const("sc", [float(scale)], [])], T=F), c.const("nm", [float(nmin)], [])], T=F)
+        c.op("y", "FakeQuantWithMinMaxVars", [g, c.const("lo", [lo], []), c.const("hi", [hi], [])], num_bits=nb, narrow_range=nr)
+    # ---- Reverse (v1): bools per axis
+    for dims in ([True, False, True], [False, True, False], [False, False, False], [True, True, True]):
+        c = case("Reverse_" + "".join(str(int(d)) for d in dims))
+        c.op("y", "Reverse", [c.placeholder("x", [2, 3, 4]), c.const("d", dims, [3], "bool")], T=F)
+    # ---- Print passes its input through
+    c = case("Print")
+    x = c.placeholder("x", [2, 3])
+    c.op("a", "Abs", [x], T=F)
+    c.nodes.append('node { name: "y" op: "Print" input: "a" input: "x" attr { key: "T" value { type: DT_FLOAT } } '
+                   'attr { key: "U" value { list { type: DT_FLOAT } } } attr { key: "message" value { s: "m" } } '
+                   'attr { key: "first_n" value { i: -1 } } attr { key: "summarize" value { i: 3 } } }')
+    # ---- IdentityN, ShapeN
+    c = case("IdentityN")
+    c.nodes.append('node { name: "n" op: "IdentityN" input: "a" input: "b" attr { key: "T" value { list { type: DT_FLOAT type: DT_INT32 } } } }')
+    c.placeholder("a", [2, 3])
+    c.placeholder("b", [4], "int32", low=-3, rng=9)
+    c.op("y", "Mul", ["n", c.const("k", [2.0], [])], T=F)
+    c.op("z", "Identity", ["n:1"], T=I)
+    for ot in ("DT_INT32", "DT_INT64"):
+        c = case(f"ShapeN_{ot[3:].lower()}")
+        c.op("s", "ShapeN", [c.placeholder("a", [2, 3, 4]), c.placeholder("b", [5])], T=F, N=2, out_type=ot)
+        c.op("y", "Cast", ["s"], SrcT=ot, DstT=F)
+        c.op("z", "Cast", ["s:1"], SrcT=ot, DstT=F)
