@@ -128,3 +128,68 @@ def more_cases(case):
         c.op("s", "ShapeN", [c.placeholder("a", [2, 3, 4]), c.placeholder("b", [5])], T=F, N=2, out_type=ot)
         c.op("y", "Cast", ["s"], SrcT=ot, DstT=F)
         c.op("z", "Cast", ["s:1"], SrcT=ot, DstT=F)
+    tensor_list_cases(case)
+
+
+def tensor_list_cases(case):
+    """TensorLists outside loops (ONNX sequences): push/pop/length, from a tensor read and written,
+    gathered, split and concatenated, scattered at 0..n-1; each ends in a tensor TF.js returns.
+    (TF.js takes no int64 Const: lengths and leading_dims are int32 here, as its converter writes them.)"""
+    V = "DT_VARIANT"
+    # (onnx 1.12's inference gives no shape to what comes out of a sequence: onnx.checker skipped)
+    for pop in (False, True):
+        c = case("TensorList_push_length_stack" + ("_pop" if pop else ""))
+        c.checker = False
+        es = c.const("es", [2, 3], [2], "int32")
+        c.op("l0", "EmptyTensorList", [es, c.const("mx", [-1], [], "int32")], element_dtype=F, shape_type=I)
+        c.op("l1", "TensorListPushBack", ["l0", c.placeholder("p", [2, 3])], element_dtype=F)
+        c.op("l2", "TensorListPushBack", ["l1", c.placeholder("q", [2, 3])], element_dtype=F)
+        c.op("l3", "TensorListPushBack", ["l2", c.op("pq", "Mul", ["p", "q"], T=F)], element_dtype=F)
+        c.op("n", "TensorListLength", ["l3"])
+        if not pop:
+            c.op("y", "TensorListStack", ["l3", es], element_dtype=F, num_elements=-1)
+            continue
+        # TF.js numbers PopBack's outputs otherwise (the tensor first, TF's output 1; no handle) and
+        # pops in place: no TF.js reference for TF's graph, converted and run by onnxruntime only
+        c.tfjs = False
+        c.op("pp", "TensorListPopBack", ["l3", es], element_dtype=F)
+        c.op("y", "TensorListStack", ["pp", es], element_dtype=F, num_elements=-1)
+        c.op("z", "Identity", ["pp:1"], T=F)
+    c = case("TensorList_from_tensor_get_set")
+    es = c.const("es", [3], [1], "int32")
+    c.op("l", "TensorListFromTensor", [c.placeholder("x", [4, 3]), es], element_dtype=F, shape_type=I)
+    c.op("s", "TensorListSetItem", ["l", c.const("i", [2], [], "int32"), c.placeholder("v", [3])], element_dtype=F)
+    c.op("y", "TensorListStack", ["s", es], element_dtype=F, num_elements=-1)
+    c.op("g", "TensorListGetItem", ["l", c.const("j", [1], [], "int32"), es], element_dtype=F)
+    for name, idx in (("perm", [3, 0, 4]), ("repeat", [1, 1, 2, 0])):
+        c = case(f"TensorListGather_{name}")
+        es = c.const("es", [2], [1], "int32")
+        c.op("l", "TensorListFromTensor", [c.placeholder("x", [5, 2]), es], element_dtype=F, shape_type=I)
+        c.op("y", "TensorListGather", ["l", c.const("i", idx, [len(idx)], "int32"), es], element_dtype=F)
+    for op in ("TensorListConcatV2", "TensorListConcat"):
+        c = case(f"TensorListSplit_{op}")
+        # TF.js 4.22's TensorListSplit reshapes each piece to the rows' shape (it fails for a length
+        # above 1, and gives [2] where TensorFlow's element is [1, 2]): no TF.js reference
+        c.tfjs = False
+        c.checker = False
+        es = c.const("es", [-1], [], "int32")  # unknown rank (TF.js merges it with the rows' shape)
+        c.op("l", "TensorListSplit", [c.placeholder("t", [6, 2]), es, c.const("n", [1, 3, 2], [3], "int32")], element_dtype=F,
+             shape_type=I)
+        c.op("m", "TensorListPushBack", ["l", c.placeholder("w", [2, 2])], element_dtype=F)
+        if op == "TensorListConcatV2":
+            c.op("cc", op, ["m", es, c.const("ld", [], [0], "int32")], element_dtype=F, shape_type=I)
+        else:
+            c.op("cc", op, ["m"], element_dtype=F)
+        c.op("y", "Identity", ["cc"], T=F)
+    for op in ("TensorListScatterV2", "TensorListScatter"):
+        c = case(op)
+        es = c.const("es", [3], [1], "int32")
+        ins = [c.placeholder("x", [4, 3]), c.const("i", [0, 1, 2, 3], [4], "int32"), es]
+        if op == "TensorListScatterV2":
+            ins.append(c.const("ne", [4], [], "int32"))
+        c.op("l", op, ins, element_dtype=F, shape_type=I)
+        c.op("y", "TensorListStack", ["l", es], element_dtype=F, num_elements=-1)
+    c = case("TensorListScatter_holes", refuse="TensorListScatter")
+    es = c.const("es", [3], [1], "int32")
+    c.op("l", "TensorListScatter", [c.placeholder("x", [2, 3]), c.const("i", [2, 0], [2], "int32"), es], element_dtype=F, shape_type=I)
+    c.op("y", "TensorListGetItem", ["l", c.const("j", [0], [], "int32"), es], element_dtype=F)
