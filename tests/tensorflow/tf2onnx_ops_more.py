@@ -129,6 +129,7 @@ def more_cases(case):
         c.op("y", "Cast", ["s"], SrcT=ot, DstT=F)
         c.op("z", "Cast", ["s:1"], SrcT=ot, DstT=F)
     tensor_list_cases(case)
+    sampler_cases(case)
 
 
 def tensor_list_cases(case):
@@ -193,3 +194,26 @@ def tensor_list_cases(case):
     es = c.const("es", [3], [1], "int32")
     c.op("l", "TensorListScatter", [c.placeholder("x", [2, 3]), c.const("i", [2, 0], [2], "int32"), es], element_dtype=F, shape_type=I)
     c.op("y", "TensorListGetItem", ["l", c.const("j", [0], [], "int32"), es], element_dtype=F)
+
+
+def sampler_cases(case):
+    """Random ops: compared with TF.js as distributions (Case.samples; tf2onnx_compare.js), many
+    draws per case, added to a placeholder so the graph has an input."""
+    for op, shape in (("RandomUniform", [200, 100]), ("RandomStandardNormal", [100, 200]), ("RandomUniform", [5000])):
+        c = case(f"{op}_{'x'.join(map(str, shape))}")
+        c.samples = True
+        c.op("r", op, [c.const("s", shape, [len(shape)], "int32")], dtype=F, T=I, seed=0, seed2=0)
+        c.op("y", "AddV2", ["r", c.op("z", "Mul", [c.placeholder("x", [1]), c.const("k", [0.0], [])], T=F)], T=F)
+    # (non-negative bounds: TF.js 4.22 draws a float and truncates it toward zero, so below 0 its
+    # integers are not uniform; TensorFlow's, and the converted Floor, are)
+    for lo, hi in ((0, 10), (2, 9)):
+        c = case(f"RandomUniformInt_{lo}_{hi}".replace("-", "m"))
+        c.samples = True
+        c.op("r", "RandomUniformInt", [c.const("s", [100, 100], [2], "int32"), c.const("lo", [lo], [], "int32"),
+                                       c.const("hi", [hi], [], "int32")], Tout=I, T=I, seed=0, seed2=0,
+             minval=lo, maxval=hi)  # (TF.js 4.22's op list reads minval/maxval as attributes, TF's as inputs: both given)
+        c.op("y", "AddV2", ["r", c.op("z", "Mul", [c.placeholder("x", [1], "int32", low=0, rng=1), c.const("k", [0], [], "int32")], T=I)], T=I)
+    c = case("Multinomial")
+    c.samples = True
+    c.op("y", "Multinomial", [c.placeholder("x", [2, 4], low=-1.0, rng=3.0), c.const("n", [20000], [], "int32")], T=F, output_dtype=I,
+         seed=0, seed2=0)
