@@ -60,6 +60,8 @@ class Case:
         self.seed = sum(map(ord, name))
         # True: a sampler (random op); the outputs are compared as distributions (tf2onnx_compare.js)
         self.samples = False
+        # FunctionDefs (text form) of the graph's library: TF2 functional control flow
+        self.library = []
 
     def placeholder(self, name, shape, dtype="float32", low=None, rng=None, rankless=False):
         # rankless: no shape attribute (unknown rank, as TF.js accepts); `shape` is what is fed
@@ -96,7 +98,8 @@ class Case:
         return name
 
     def pbtxt(self):
-        return "\n".join(self.nodes) + "\nversions { producer: 1 }\n"
+        lib = ("library { " + " ".join(self.library) + " }\n") if self.library else ""
+        return "\n".join(self.nodes) + "\n" + lib + "versions { producer: 1 }\n"
 
 
 F = "DT_FLOAT"
@@ -695,7 +698,9 @@ def cases():
     vocabulary_cases(case)
     sys.path.insert(0, HERE)
     from tf2onnx_ops_more import more_cases
+    from tf2onnx_ops_functional import functional_cases
     more_cases(case)
+    functional_cases(case)
     # ---- ops of TF.js's vocabulary the tables gained with issue 28
     c = case("UniqueFloat")
     c.op("u", "Unique", [c.op("r", "Round", [c.placeholder("x", [9], low=0.0, rng=3.0)], T=F)], T=F, out_idx=I)
