@@ -76,6 +76,7 @@ def _while_functions(c, cond_name, body_name):
 
 
 def functional_cases(case):
+    nested_conds(case)
     # (No Consts inside the functions: `amanda fmt` writes a function's Const values inline, and
     # TF.js's function executor reads Const values from the weights manifest only; constants come
     # in as arguments, as TF2 passes captured tensors.)
@@ -124,3 +125,31 @@ def functional_cases(case):
     _if_functions(c)
     _call(c, "pc", "PartitionedCall", [c.placeholder("x", [2]), c.placeholder("y", [2])], Tin=[F, F], Tout=[F, F], f="then_fn")
     c.op("o", "Identity", ["pc"], T=F)
+
+
+def nested_conds(case):
+    """TF1 conds nested as control_flow_ops.cond writes them: the inner cond inside the outer true
+    branch, its Switches fed by the outer Switch's true output and its predicate computed there;
+    thresholds pick each path (outer false; outer true with inner true or false)."""
+    for name, t_out, t_in, side in (("tt", -10.0, -10.0, 1), ("tf", -10.0, 10.0, 1), ("f", 10.0, 0.0, 1),
+                                    ("false_side_ft", 10.0, -10.0, 0), ("false_side_t", -10.0, 0.0, 0)):
+        c = case(f"cond_nested_{name}")
+        x = c.placeholder("x", [2, 3])
+        ax = c.const("axes", [0, 1], [2], "int32")
+        p = c.op("p", "Greater", [c.op("sum", "Sum", [x, ax], T=F, Tidx=I, keep_dims=False), c.const("to", [t_out], [])], T=F)
+        c.op("sw", "Switch", [x, p], T=F)
+        c.op("sw_k", "Switch", [c.op("k", "Abs", [x], T=F), p], T=F)  # an outer value both levels read
+        # the outer true branch: an inner cond on q = sum(sw:1 * sw_k:1) > t_in
+        # (side 0: the inner cond in the outer false branch instead)
+        sx, sk = ("sw:1", "sw_k:1") if side else ("sw", "sw_k")
+        q = c.op("q", "Greater", [c.op("isum", "Sum", [c.op("pr", "Mul", [sx, sk], T=F), ax], T=F, Tidx=I, keep_dims=False),
+                                  c.const("ti", [t_in], [])], T=F)
+        c.op("isw", "Switch", [sx, q], T=F)
+        c.op("isw_k", "Switch", [sk, q], T=F)
+        it = c.op("it", "AddV2", [c.op("i2", "Mul", ["isw:1", "isw:1"], T=F), "isw_k:1"], T=F)
+        i_f = c.op("if_", "Neg", ["isw"], T=F)
+        im = c.op("im", "Merge", [i_f, it], T=F, N=2)
+        t = c.op("t", "Sub", [im, sk], T=F)
+        f = c.op("f", "Tanh", ["sw" if side else "sw:1"], T=F)
+        c.op("m", "Merge", [f, t] if side else [t, f], T=F, N=2)
+        c.op("y", "Identity", ["m"], T=F)

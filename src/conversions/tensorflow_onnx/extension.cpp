@@ -48,11 +48,11 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
     static const std::pair<std::string_view, std::string_view> kBoundary[] = {
         {"Placeholder", "a graph input (of unknown rank when its shape gives none)"},
         {"NoOp", "dropped with the control edges (ONNX runs by data flow)"},
-        {"Enter", "TF1 while loops become ONNX Loops (tf1_loops.cpp; nested loops refused)"},
+        {"Enter", "TF1 while loops (nested ones too) become ONNX Loops (tf1_loops.cpp)"},
         {"Exit", "TF1 while loops become ONNX Loops"},
         {"NextIteration", "TF1 while loops become ONNX Loops"},
         {"LoopCond", "TF1 while loops become ONNX Loops"},
-        {"Switch", "TF1 loops and conds become ONNX Loop / If (tf1_conds.cpp; nested conds refused)"},
+        {"Switch", "TF1 loops and conds (nested ones too) become ONNX Loop / If (tf1_loops.cpp, tf1_conds.cpp)"},
         {"Merge", "TF1 loops and conds become ONNX Loop / If"},
         {"If", "TF2 functional control flow: onnx::If with the branch functions' bodies (tf2_control_flow.cpp)"},
         {"StatelessIf", "TF2 functional control flow: onnx::If with the branch functions' bodies"},
