@@ -120,6 +120,24 @@ def functional_cases(case):
                                      c.placeholder("x", [3]), c.placeholder("wt", [3])],
           T=[I, I, I, F, F], cond="cond_fn", body="body_fn", parallel_iterations=10)
     c.op("y", "Identity", ["w:3"], T=F)
+    # ---- a function whose branch is itself (no end): refused, not expanded forever
+    for op in ("StatelessIf", "StatelessWhile"):
+        c = case(f"{op}_recursive", refuse="error:control flow nested more than")
+        if op == "StatelessIf":
+            c.library.append(_fn("rec", [("p", B), ("x", F)], [("y", F)], [
+                _node("r", "StatelessIf", ["p", "p", "x"], _attr_type("Tcond", B), _attr_types("Tin", [B, F]), _attr_types("Tout", [F]),
+                      'attr { key: "then_branch" value { func { name: "rec" } } }', 'attr { key: "else_branch" value { func { name: "rec" } } }',
+                      'attr { key: "output_shapes" value { list { } } }')], {"y": "r:output:0"}))
+            _call(c, "w", "StatelessIf", [c.placeholder("p", [], "bool"), "p", c.placeholder("x", [2])], Tcond=[B], Tin=[B, F], Tout=[F],
+                  then_branch="rec", else_branch="rec")
+        else:  # the cond function runs a While with itself as cond: the first tests copy it into the root without end
+            c.library.append(_fn("rc", [("x", F)], [("ok", B)], [
+                _node("w2", "StatelessWhile", ["x"], _attr_types("T", [F]), 'attr { key: "cond" value { func { name: "rc" } } }',
+                      'attr { key: "body" value { func { name: "bd" } } }', 'attr { key: "output_shapes" value { list { } } }'),
+                _node("g", "Greater", ["w2:output:0", "x"], _attr_type("T", F))], {"ok": "g:z:0"}))
+            c.library.append(_fn("bd", [("x", F)], [("y", F)], [_node("n", "Neg", ["x"], _attr_type("T", F))], {"y": "n:y:0"}))
+            _call(c, "w", "StatelessWhile", [c.placeholder("x", [2])], T=[F], cond="rc", body="bd")
+        c.op("o", "Identity", ["w"], T=F)
     # ---- a call of a library function by another op: refused by name
     c = case("PartitionedCall", refuse="error:calls a function of the graph's library")
     _if_functions(c)

@@ -40,23 +40,32 @@ class Functional {
   size_t run() {
     if (functions_.empty()) return 0;
     size_t n = 0;
-    std::vector<OpId> scopes{root_};
+    std::vector<std::pair<OpId, int>> scopes{{root_, 0}};  // a scope and how deep in copied functions it is
     while (!scopes.empty()) {
-      OpId scope = scopes.back();
+      auto [scope, depth] = scopes.back();
       scopes.pop_back();
-      for (OpId op : g_.children(scope)) {
-        if (!g_.valid(op) || g_.is_graph(op)) continue;
-        std::string_view t = g_.type_str(op);
-        if (t == "If" || t == "StatelessIf") {
-          lower_if(op, scope, scopes);
-          ++n;
-        } else if (t == "While" || t == "StatelessWhile") {
-          lower_while(op, scope, scopes);
-          ++n;
-        } else if (t == "PartitionedCall" || t == "StatefulPartitionedCall" || functions_.contains(std::string(t))) {
-          throw Error(fmt::format("op '{}' ({}) calls a function of the graph's library: only functional If/While "
-                                  "(StatelessIf, StatelessWhile) are converted to ONNX",
-                                  g_.name_str(op), t));
+      // (scanned again after each lowering: a While's first test copies its cond function, and
+      // whatever control flow that holds, into this scope)
+      for (bool again = true; again;) {
+        again = false;
+        for (OpId op : g_.children(scope)) {
+          if (!g_.valid(op) || g_.is_graph(op)) continue;
+          std::string_view t = g_.type_str(op);
+          bool is_if = t == "If" || t == "StatelessIf", is_while = t == "While" || t == "StatelessWhile";
+          if (is_if || is_while) {
+            if (depth >= kMaxDepth || n >= kMaxLowered)
+              throw Error(fmt::format("op '{}' ({}): control flow nested more than {} functions deep, or more than {} "
+                                      "If/While in all (a function that calls itself?)", short_name(op), t, kMaxDepth, kMaxLowered));
+            std::vector<OpId> made = is_if ? lower_if(op, scope) : lower_while(op, scope);
+            for (OpId b : made) scopes.push_back({b, depth + 1});
+            ++n;
+            again = true;
+            break;
+          }
+          if (t == "PartitionedCall" || t == "StatefulPartitionedCall" || functions_.contains(std::string(t)))
+            throw Error(fmt::format("op '{}' ({}) calls a function of the graph's library: only functional If/While "
+                                    "(StatelessIf, StatelessWhile) are converted to ONNX",
+                                    g_.name_str(op), t));
         }
       }
     }
@@ -67,6 +76,11 @@ class Functional {
   ir::Graph& g_;
   OpId root_;
   std::map<std::string, OpId> functions_;
+  // Copies of functions inside copies, and lowerings in all: a function that calls itself (in a
+  // body, or in a While's cond, whose first test is copied into the same scope) has no end.
+  static constexpr int kMaxDepth = 32;
+  static constexpr size_t kMaxLowered = 1024;
+  size_t copies_ = 0;
 
   std::vector<PortId> data_inputs(OpId op) const {
     std::vector<PortId> r;
@@ -79,6 +93,10 @@ class Functional {
     for (PortId p : g_.outputs(op))
       if (!g_.is_control(p)) r.push_back(p);
     return r;
+  }
+  std::string short_name(OpId op) {
+    std::string n(g_.name_str(op));
+    return n.size() > 96 ? fmt::format("{}/copy{}", n.substr(0, 48), ++copies_) : n;
   }
   std::string unique_name(OpId scope, const std::string& base) {
     std::string n = base;
@@ -105,7 +123,9 @@ class Functional {
   // Copies function fg's body into `scope`; args[k] is the value its input argument k reads there.
   // Returns the values of its output arguments. `tag` keeps the copies' names apart (ONNX's value
   // names are one namespace across a graph and its bodies).
-  std::vector<PortId> inline_function(OpId fg, OpId scope, const std::vector<PortId>& args, const std::string& tag) {
+  std::vector<PortId> inline_function(OpId fg, OpId scope, const std::vector<PortId>& args, std::string tag) {
+    // (copies of copies would otherwise grow their names without bound)
+    if (tag.size() > 96) tag = fmt::format("{}/copy{}", tag.substr(0, 48), ++copies_);
     std::vector<PortId> params = data_inputs(fg);
     if (params.size() != args.size())
       throw Error(fmt::format("function '{}' takes {} arguments, its caller gives {}", g_.name_str(fg), params.size(), args.size()));
@@ -179,8 +199,9 @@ class Functional {
     return b;
   }
 
-  void lower_if(OpId op, OpId scope, std::vector<OpId>& scopes) {
-    std::string base(g_.name_str(op));
+  std::vector<OpId> lower_if(OpId op, OpId scope) {
+    std::vector<OpId> made;
+    std::string base = short_name(op);
     if (const Value* tc = g_.attr(op, g_.sym("Tcond")); tc && tc->is_string() && tc->as_string() != "bool")
       throw Error(fmt::format("op '{}' ({}): a condition of type {} (ONNX's If takes a bool; TF tests a tensor's "
                               "truth by its size and value)", base, g_.type_str(op), tc->as_string()));
@@ -202,14 +223,15 @@ class Functional {
         throw Error(fmt::format("op '{}' ({}): function '{}' gives {} results for {} outputs", base, g_.type_str(op),
                                 g_.name_str(fn), res.size(), outs.size()));
       for (size_t k = 0; k < res.size(); ++k) body_output(gr, res[k], fmt::format("{}_out{}", tag, k), dtype_at(op, "Tout", k));
-      scopes.push_back(gr);
+      made.push_back(gr);
     }
     for (size_t k = 0; k < outs.size(); ++k) g_.replace_all_uses(outs[k], new_outs[k]);
     g_.erase_op(op);
+    return made;
   }
 
-  void lower_while(OpId op, OpId scope, std::vector<OpId>& scopes) {
-    std::string base(g_.name_str(op));
+  std::vector<OpId> lower_while(OpId op, OpId scope) {
+    std::string base = short_name(op);
     auto ins = data_inputs(op);
     auto outs = data_outputs(op);
     if (ins.size() != outs.size())
@@ -248,9 +270,9 @@ class Functional {
     std::vector<PortId> again = inline_function(cond_fn, body, next, base + "/next_test");
     body_output(body, again[0], base + "/cond_out", "bool");
     for (size_t k = 0; k < next.size(); ++k) body_output(body, next[k], fmt::format("{}/v{}_out", base, k), dtype_at(op, "T", k));
-    scopes.push_back(body);
     for (size_t k = 0; k < outs.size(); ++k) g_.replace_all_uses(outs[k], loop_out[k]);
     g_.erase_op(op);
+    return {body};
   }
 };
 
