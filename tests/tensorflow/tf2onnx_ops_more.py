@@ -130,6 +130,7 @@ def more_cases(case):
         c.op("z", "Cast", ["s:1"], SrcT=ot, DstT=F)
     tensor_list_cases(case)
     sampler_cases(case)
+    tensor_array_cases(case)
 
 
 def tensor_list_cases(case):
@@ -217,3 +218,31 @@ def sampler_cases(case):
     c.samples = True
     c.op("y", "Multinomial", [c.placeholder("x", [2, 4], low=-1.0, rng=3.0), c.const("n", [20000], [], "int32")], T=F, output_dtype=I,
          seed=0, seed2=0)
+
+
+def tensor_array_cases(case):
+    """TF1 TensorArrays outside loops: split then concat (with a read, a gather and the size),
+    scattered at 0..n-1 then gathered; a write outside a loop is refused by name."""
+    R = "DT_RESOURCE"
+    for lens in ([2, 1, 3], [1, 1, 1, 1, 1, 1]):
+        c = case("TensorArraySplitV3_" + "_".join(map(str, lens)))
+        c.op("ta", "TensorArrayV3", [c.const("n", [len(lens)], [], "int32")], dtype=F, dynamic_size=False, clear_after_read=False,
+             identical_element_shapes=False, tensor_array_name="ta")
+        # (TF.js reshapes each piece to element_shape: [-1, 2])
+        c.nodes[-1] = c.nodes[-1][:-2] + ' attr { key: "element_shape" value { shape { dim { size: -1 } dim { size: 2 } } } } }'
+        c.op("sp", "TensorArraySplitV3", ["ta", c.placeholder("x", [6, 2]), c.const("l", lens, [len(lens)], "int32"), "ta:1"], T=F)
+        c.op("cc", "TensorArrayConcatV3", ["ta", "sp"], dtype=F)
+        c.op("y", "Identity", ["cc"], T=F)
+        c.op("r", "TensorArrayReadV3", ["ta", c.const("i", [1], [], "int32"), "sp"], dtype=F)
+        c.op("sz", "TensorArraySizeV3", ["ta", "sp"])
+        c.op("cl", "TensorArrayCloseV3", ["ta"])
+    c = case("TensorArrayScatterV3_gather")
+    c.op("ta", "TensorArrayV3", [c.const("n", [4], [], "int32")], dtype=F, dynamic_size=False, clear_after_read=False,
+         identical_element_shapes=True, tensor_array_name="ta")
+    c.op("sc", "TensorArrayScatterV3", ["ta", c.const("ix", [0, 1, 2, 3], [4], "int32"), c.placeholder("x", [4, 3]), "ta:1"], T=F)
+    c.op("y", "TensorArrayGatherV3", ["ta", c.const("g", [3, 1, 1], [3], "int32"), "sc"], dtype=F)
+    c = case("TensorArrayWriteV3_outside_loop", refuse="TensorArrayWriteV3")
+    c.op("ta", "TensorArrayV3", [c.const("n", [2], [], "int32")], dtype=F, dynamic_size=False, clear_after_read=False,
+         identical_element_shapes=True, tensor_array_name="ta")
+    c.op("w", "TensorArrayWriteV3", ["ta", c.const("i", [0], [], "int32"), c.placeholder("x", [3]), "ta:1"], T=F)
+    c.op("y", "TensorArrayReadV3", ["ta", c.const("j", [0], [], "int32"), "w"], dtype=F)

@@ -48,6 +48,7 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
     static const std::pair<std::string_view, std::string_view> kBoundary[] = {
         {"Placeholder", "a graph input (of unknown rank when its shape gives none)"},
         {"NoOp", "dropped with the control edges (ONNX runs by data flow)"},
+        {"TensorArrayCloseV3", "dropped: it frees the array, which is a value (a sequence) in ONNX"},
         {"Enter", "TF1 while loops (nested ones too) become ONNX Loops (tf1_loops.cpp)"},
         {"Exit", "TF1 while loops become ONNX Loops"},
         {"NextIteration", "TF1 while loops become ONNX Loops"},

@@ -235,7 +235,9 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     }
   }
   for (OpId op : ops)
-    if (g.valid(op) && (g.type_str(op) == "Placeholder" || g.type_str(op) == "NoOp")) g.erase_op(op);
+    // (TensorArrayCloseV3 frees an array, which is a value in ONNX: it computes nothing)
+    if (g.valid(op) && (g.type_str(op) == "Placeholder" || g.type_str(op) == "NoOp" || g.type_str(op) == "TensorArrayCloseV3"))
+      g.erase_op(op);
   // ONNX requires a graph name; a GraphDef has none.
   if (g.name_generated(root) || g.name_str(root).empty()) {
     g.set_name(root, g.sym("tensorflow_graph"));
