@@ -168,6 +168,13 @@ class Functional {
     return outs;
   }
 
+  // What feeds input `p` of op `op` (every input of a functional op must be fed).
+  PortId fed(OpId op, PortId p) {
+    PortId src = g_.producer(p);
+    if (!src) throw Error(fmt::format("op '{}' ({}): input '{}' is fed by nothing", short_name(op), g_.type_str(op), g_.port_name_str(p)));
+    return src;
+  }
+
   // A value of the enclosing scope as op `holder`'s body reads it: a capture port of the holder.
   PortId capture(OpId holder, PortId src) {
     OpId op = g_.port_op(src);
@@ -209,7 +216,7 @@ class Functional {
     auto outs = data_outputs(op);
     if (ins.empty()) throw Error(fmt::format("op '{}' ({}) has no condition input", base, g_.type_str(op)));
     OpId iff = g_.create_op(scope, g_.sym("onnx::If"), g_.sym(unique_name(scope, base + "/If")));
-    g_.connect(g_.producer(ins[0]), g_.add_input(iff, g_.sym("cond")));
+    g_.connect(fed(op, ins[0]), g_.add_input(iff, g_.sym("cond")));
     std::vector<PortId> new_outs;
     for (size_t k = 0; k < outs.size(); ++k) new_outs.push_back(g_.add_output(iff, g_.sym(fmt::format("outputs.{}", k))));
     for (int branch = 1; branch >= 0; --branch) {
@@ -217,7 +224,7 @@ class Functional {
       std::string tag = base + (branch ? "/then" : "/else");
       OpId gr = new_body(iff, tag, branch ? "then_branch" : "else_branch");
       std::vector<PortId> args;
-      for (size_t k = 1; k < ins.size(); ++k) args.push_back(capture(iff, g_.producer(ins[k])));
+      for (size_t k = 1; k < ins.size(); ++k) args.push_back(capture(iff, fed(op, ins[k])));
       std::vector<PortId> res = inline_function(fn, gr, args, tag);
       if (res.size() != outs.size())
         throw Error(fmt::format("op '{}' ({}): function '{}' gives {} results for {} outputs", base, g_.type_str(op),
@@ -241,7 +248,7 @@ class Functional {
     g_.add_input(loop, g_.sym("M"));
     PortId cond_in = g_.add_input(loop, g_.sym("cond"));
     std::vector<PortId> init;
-    for (PortId p : ins) init.push_back(g_.producer(p));
+    for (PortId p : ins) init.push_back(fed(op, p));
     // The first test, in the enclosing scope, on the initial values.
     std::vector<PortId> first = inline_function(cond_fn, scope, init, base + "/first_test");
     if (first.size() != 1) throw Error(fmt::format("op '{}': its cond function gives {} results, not 1", base, first.size()));
@@ -268,6 +275,7 @@ class Functional {
     if (next.size() != ins.size())
       throw Error(fmt::format("op '{}': its body function gives {} results for {} loop values", base, next.size(), ins.size()));
     std::vector<PortId> again = inline_function(cond_fn, body, next, base + "/next_test");
+    if (again.size() != 1) throw Error(fmt::format("op '{}': its cond function gives {} results, not 1", base, again.size()));
     body_output(body, again[0], base + "/cond_out", "bool");
     for (size_t k = 0; k < next.size(); ++k) body_output(body, next[k], fmt::format("{}/v{}_out", base, k), dtype_at(op, "T", k));
     for (size_t k = 0; k < outs.size(); ++k) g_.replace_all_uses(outs[k], loop_out[k]);
