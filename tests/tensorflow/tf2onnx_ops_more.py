@@ -131,6 +131,7 @@ def more_cases(case):
     tensor_list_cases(case)
     sampler_cases(case)
     tensor_array_cases(case)
+    tensor_list_resize_cases(case)
 
 
 def tensor_list_cases(case):
@@ -246,3 +247,17 @@ def tensor_array_cases(case):
          identical_element_shapes=True, tensor_array_name="ta")
     c.op("w", "TensorArrayWriteV3", ["ta", c.const("i", [0], [], "int32"), c.placeholder("x", [3]), "ta:1"], T=F)
     c.op("y", "TensorArrayReadV3", ["ta", c.const("j", [0], [], "int32"), "w"], dtype=F)
+
+
+def tensor_list_resize_cases(case):
+    """TensorListResize: shrinking compared with TF.js; growing (new elements read as zeros in
+    TensorFlow) has no TF.js reference (TF.js's grown list holds undefined elements its Stack
+    cannot reshape): converted and run in onnxruntime only."""
+    for n in (2, 4, 6):
+        c = case(f"TensorListResize_{n}")
+        c.checker = False  # (onnx 1.12's inference gives no shape to what comes out of a sequence)
+        es = c.const("es", [3], [1], "int32")
+        c.op("l", "TensorListFromTensor", [c.placeholder("t", [4, 3]), es], element_dtype=F, shape_type=I)
+        c.op("r", "TensorListResize", ["l", c.const("n", [n], [], "int32")])
+        c.op("y", "TensorListStack", ["r", es], element_dtype=F, num_elements=-1)
+        c.tfjs = n <= 4
