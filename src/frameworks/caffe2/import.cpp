@@ -1,5 +1,6 @@
 // Caffe2 NetDef -> text::Document (docs/caffe2.md, "How a NetDef is read").
-#include <deque>
+#include <array>
+#include <forward_list>
 #include <functional>
 #include <type_traits>
 
@@ -95,6 +96,7 @@ class Importer {
     s.blobs.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
     Names port_names;
+    port_names.used.reserve(static_cast<size_t>(n.external_input_size()));
     for (const auto& b : n.external_input()) {
       PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
       g_.set_port_role(p, ir::PortRole::GraphInput);
@@ -119,19 +121,40 @@ class Importer {
     PortId port;       // the port holding its latest version (none yet: null)
     int versions = 0;  // versions written so far
   };
+  // An op's port names, per op type: position -> symbol (0: not made yet), made once per import.
+  struct TypeInfo {
+    const schema::OpSchema* sch = nullptr;
+    std::vector<Symbol> in, out;
+  };
   struct Scope {
     std::function<void(absl::flat_hash_set<std::string_view>&)> collect;  // every blob name of the net
     absl::flat_hash_map<std::string_view, Blob> blobs;      // blob -> its latest version's port, versions so far
     absl::flat_hash_set<std::string_view> names;            // the blob names a version name could take, made at the first rewrite
     bool collected = false;
-    std::deque<std::string> made;                           // names made for versions
+    std::forward_list<std::string> made;                    // names made for versions (a deque allocates even when empty)
   };
 
   ir::Graph& g_;
   const PortNamer& names_;
   std::string file_;
   Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
-  absl::flat_hash_map<Symbol, const schema::OpSchema*> schemas_;  // by op type
+  absl::flat_hash_map<Symbol, TypeInfo> types_;  // by op type
+  // Op types and argument names repeat from op to op: a small direct-mapped cache of the last
+  // strings interned (views of the bytes, which outlive the import) spares the symbol table's hash
+  // and probe; a miss interns and takes the slot. No allocation: a small net's import shows them.
+  struct SymSlot {
+    std::string_view s;
+    Symbol sym = 0;
+  };
+  std::array<SymSlot, 64> sym_cache_{};
+  Symbol sym(std::string_view s) {
+    size_t h = s.size();
+    if (!s.empty()) h = h * 31 + static_cast<unsigned char>(s.front()) * 7 + static_cast<unsigned char>(s.back()) + static_cast<unsigned char>(s[s.size() / 2]) * 131;
+    SymSlot& slot = sym_cache_[h & 63];
+    if (slot.sym && slot.s == s) return slot.sym;
+    slot = {s, g_.sym(s)};
+    return slot.sym;
+  }
 
   [[noreturn]] void fail(const std::string& where, const std::string& msg) const { throw Error(file_ + ": " + where + ": " + msg); }
 
@@ -150,7 +173,7 @@ class Importer {
   // import) or of names made here.
   struct Names {
     absl::flat_hash_set<std::string_view> used;
-    std::deque<std::string> made;
+    std::forward_list<std::string> made;  // (stable; no allocation while empty, as most nets leave it)
   };
 
   PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names) {
@@ -159,8 +182,8 @@ class Importer {
       for (size_t k = g_.ports(gn, dir).size();; ++k) {
         std::string made = "port." + std::to_string(k);
         if (!names.used.contains(made)) {
-          names.made.push_back(std::move(made));
-          name = names.made.back();
+          names.made.push_front(std::move(made));
+          name = names.made.front();
           break;
         }
       }
@@ -172,10 +195,12 @@ class Importer {
   }
 
   // Arguments: each one an attribute (its name the key) when every one has a readable form and a
-  // name of its own; otherwise the whole list kept as bytes in `raw_key`.
+  // name of its own; otherwise the whole list kept as bytes in `raw_key`. An op's go to `out` (its
+  // attribute list, set on the op once it is whole); the net's own to one map attribute.
   template <class R>
-  void args(const R& list, OpId op, std::string_view prefix, const char* raw_key) {
+  void args(const R& list, OpId op, std::string_view prefix, const char* raw_key, ir::AttrList* out = nullptr) {
     bool net_args = prefix == "arg";  // the net's own arguments: one map
+    size_t start = out ? out->size() : 0;
     Value::Map m;
     bool readable = true;
     int n = 0;
@@ -192,7 +217,8 @@ class Importer {
         break;
       }
       if (net_args) m.push_back({std::string(a.name()), std::move(*v)});
-      else g_.set_attr(op, g_.sym(a.name()), std::move(*v));
+      else if (out) out->emplace_back(sym(a.name()), std::move(*v));
+      else g_.set_attr(op, sym(a.name()), std::move(*v));
       ++n;
     }
     if (readable) {
@@ -200,7 +226,9 @@ class Importer {
       return;
     }
     // Not every argument has a readable form: the whole list is kept as bytes instead.
-    for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
+    if (out) out->resize(start);
+    else
+      for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
     for (OpId gr : g_.attr_graphs(op)) g_.erase_op(gr);  // nested nets made before the irregular one
     Value::List raw;
     if constexpr (std::is_same_v<R, WireArgs>) {
@@ -208,7 +236,8 @@ class Importer {
     } else {
       for (const auto& a : list) raw.push_back(kept(a));
     }
-    set(op, raw_key, Value(std::move(raw)));
+    if (out) out->emplace_back(g_.sym(raw_key), Value(std::move(raw)));
+    else set(op, raw_key, Value(std::move(raw)));
   }
 
   Value nested(const c2::NetDef& n, OpId owner, const std::string& arg) {
@@ -250,17 +279,29 @@ class Importer {
     for (;;) {
       std::string name = std::string(blob) + "." + std::to_string(v - 1);
       if (!s.names.contains(name)) {
-        s.made.push_back(std::move(name));
-        s.names.insert(s.made.back());
-        return s.made.back();
+        s.made.push_front(std::move(name));
+        s.names.insert(s.made.front());
+        return s.made.front();
       }
       ++v;
     }
   }
 
+  Symbol port_name(TypeInfo& t, std::string_view type, ir::PortDir dir, int i, int n) {
+    std::vector<Symbol>& v = dir == ir::PortDir::In ? t.in : t.out;
+    if (static_cast<size_t>(i) >= v.size()) v.resize(static_cast<size_t>(i) + 1, 0);
+    Symbol& s = v[static_cast<size_t>(i)];
+    if (!s) s = dir == ir::PortDir::In ? names_.input(t.sch, i, n, g_) : names_.output(t.sch, i, n, g_);
+    (void)type;
+    return s;
+  }
+
   template <class Op>
   void op(const Op& d, OpId gn, Scope& s, int k, Names& port_names) {
     if (!d.has_type() || d.type().empty()) fail(op_where(k, d), "the op has no type");
+    // The op's attributes, set at once when it is whole (one list, not one growth per attribute).
+    ir::AttrList al;
+    al.reserve(static_cast<size_t>(d.arg_size()) + 3);
     // Names as the ONNX reader gives them: an unnamed op (or one whose name the IR cannot hold:
     // taken, or `_k`, the text form's spelling of an anonymous op) is anonymous with the name in
     // @name; one that owns nested nets gets a name of its own, so that its graphs can name it.
@@ -268,7 +309,7 @@ class Importer {
     for (const auto& a : d.arg()) nets |= a.has_n() || a.nets_size();
     OpId op;
     std::string_view name = d.name();
-    Symbol type = g_.sym(d.type());
+    Symbol type = sym(d.type());
     if (name.empty() && nets) {
       for (int j = k;; ++j) {
         std::string candidate = "_" + std::string(d.type()) + "_" + std::to_string(j);
@@ -277,19 +318,19 @@ class Importer {
           break;
         }
       }
-      set(op, d.has_name() ? "@name" : "@no_name", d.has_name() ? Value(name) : Value(true));
+      al.emplace_back(g_.sym(d.has_name() ? "@name" : "@no_name"), d.has_name() ? Value(name) : Value(true));
     } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
       op = g_.create_op(gn, type, Symbol(0), /*generate_name=*/true);
-      if (d.has_name()) g_.set_attr(op, s_name_, Value(name));
+      if (d.has_name()) al.emplace_back(s_name_, Value(name));
     } else {
       op = g_.create_op(gn, type, g_.sym(name));
     }
-    auto [sit, fresh] = schemas_.try_emplace(type, nullptr);
-    if (fresh) sit->second = names_.find(d.type());
-    const schema::OpSchema* sch = sit->second;
+    auto [sit, fresh] = types_.try_emplace(type);
+    if (fresh) sit->second.sch = names_.find(d.type());
+    TypeInfo& ti = sit->second;
     for (int i = 0; i < d.input_size(); ++i) {
       std::string_view b = d.input(i);
-      PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));
+      PortId in = g_.add_input(op, port_name(ti, d.type(), ir::PortDir::In, i, d.input_size()));
       auto [it, fresh_blob] = s.blobs.try_emplace(b);
       PortId src;
       if (!fresh_blob && it->second.port) {
@@ -305,27 +346,35 @@ class Importer {
     }
     for (int i = 0; i < d.output_size(); ++i) {
       std::string_view b = d.output(i);
-      PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
+      PortId out = g_.add_output(op, port_name(ti, d.type(), ir::PortDir::Out, i, d.output_size()));
       Blob& e = s.blobs[b];
       std::string_view v = version_name(b, e, s);
-      g_.set_attr(out, s_value_, Value(v));
-      if (v != b) g_.set_attr(out, s_blob_, Value(b));
+      if (v != b) {
+        ir::AttrList pl;
+        pl.reserve(2);
+        pl.emplace_back(s_value_, Value(v));
+        pl.emplace_back(s_blob_, Value(b));
+        g_.set_attr_list(out, std::move(pl));
+      } else {
+        g_.set_attr(out, s_value_, Value(v));
+      }
       e.port = out;
     }
-    if (d.arg_size()) args(d.arg(), op, "", "@args");
-    if (d.has_device_option()) g_.set_attr(op, s_device_, device_option_value(d.device_option()));
-    if (d.has_engine()) g_.set_attr(op, s_engine_, Value(std::string_view(d.engine())));
+    if (d.arg_size()) args(d.arg(), op, "", "@args", &al);
+    if (d.has_device_option()) al.emplace_back(s_device_, device_option_value(d.device_option()));
+    if (d.has_engine()) al.emplace_back(s_engine_, Value(std::string_view(d.engine())));
     if (d.control_input_size()) {
       Value::List l;
       for (const auto& c : d.control_input()) l.push_back(Value(std::string_view(c)));
-      set(op, "@control_input", Value(std::move(l)));
+      al.emplace_back(g_.sym("@control_input"), Value(std::move(l)));
     }
-    if (d.has_is_gradient_op()) set(op, "@is_gradient_op", Value(d.is_gradient_op()));
-    if (d.has_debug_info()) set(op, "@debug_info", Value(std::string_view(d.debug_info())));
-    if (d.has_domain()) set(op, "@domain", Value(std::string_view(d.domain())));
-    if (d.has_op_version()) set(op, "@op_version", Value(static_cast<int64_t>(d.op_version())));
+    if (d.has_is_gradient_op()) al.emplace_back(g_.sym("@is_gradient_op"), Value(d.is_gradient_op()));
+    if (d.has_debug_info()) al.emplace_back(g_.sym("@debug_info"), Value(std::string_view(d.debug_info())));
+    if (d.has_domain()) al.emplace_back(g_.sym("@domain"), Value(std::string_view(d.domain())));
+    if (d.has_op_version()) al.emplace_back(g_.sym("@op_version"), Value(static_cast<int64_t>(d.op_version())));
     if constexpr (std::is_same_v<Op, c2::OperatorDef>)
-      if (has_unknown(d)) set(op, "@unknown_fields", kept_unknown(d));
+      if (has_unknown(d)) al.emplace_back(g_.sym("@unknown_fields"), kept_unknown(d));
+    if (!al.empty()) g_.set_attr_list(op, std::move(al));
   }
 };
 
@@ -434,14 +483,21 @@ void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
 }  // namespace
 
 text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const ImportOptions& options) {
-  // The messages live on an arena: a net of many small ops is mostly allocations.
-  google::protobuf::Arena arena;
-  c2::NetDef& pn = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
-  c2::NetDef& in = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  // The messages live on an arena (a net of many small ops is mostly allocations), made only when
+  // protobuf parses something: a predict net the wire reader takes alone needs none.
+  std::optional<google::protobuf::Arena> arena_;
+  auto message = [&arena_]() -> c2::NetDef& {
+    if (!arena_) arena_.emplace();
+    return *google::protobuf::Arena::CreateMessage<c2::NetDef>(&*arena_);
+  };
   // The predict net straight from its bytes when it has only what the wire reader reads.
   WireNet wn;
   bool fast = options.wire && !predict.text && read_net_wire(predict.bytes, wn);
-  if (!fast) parse(predict, pn, options.file_name);
+  c2::NetDef* pn_ = nullptr;
+  if (!fast) {
+    pn_ = &message();
+    parse(predict, *pn_, options.file_name);
+  }
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
   PortNamer names(options.schema);
@@ -449,8 +505,10 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   OpId root = g.root();
   g.set_graph_namespace(root, g.sym(kCaffe2Namespace));
   std::vector<Lifted> lifted;
-  c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  c2::NetDef* rest_ = nullptr;
   if (init) {
+    c2::NetDef& in = message();
+    c2::NetDef& rest = *(rest_ = &message());
     std::vector<InitOp> ops;
     if (init->text || !options.wire || !split_init(init->bytes, in, ops)) {
       ops.clear();
@@ -458,7 +516,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
       parse(*init, in, options.init_file_name);
       for (const auto& op : in.op()) ops.push_back({std::nullopt, {}, {}, {}, &op});
     }
-    lifted = fast ? lift_fills(ops, wn, rest) : lift_fills(ops, pn, rest);  // (rest's ops: the init net's ops that stay ops)
+    lifted = fast ? lift_fills(ops, wn, rest) : lift_fills(ops, *pn_, rest);  // (rest's ops: the init net's ops that stay ops)
     in.clear_op();
     google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
     kept.Swap(rest.mutable_op());
@@ -471,14 +529,14 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
     g.reserve(wn.ops_.size() + 2, ports, edges);
   }
   if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
-  else imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
+  else imp.net(*pn_, root, options.file_name, init ? &lifted : nullptr);
   // The graph's own name (what an ONNX model's graph is called after a conversion).
-  std::string_view net_name = fast ? wn.name() : std::string_view(pn.name());
+  std::string_view net_name = fast ? wn.name() : std::string_view(pn_->name());
   if (!net_name.empty()) g.set_name(root, g.sym(net_name));
   if (init) {
     // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
     OpId ig = g.create_attr_graph(root, g.sym("init_net"));
-    imp.net(rest, ig, options.init_file_name, nullptr);
+    imp.net(*rest_, ig, options.init_file_name, nullptr);
     g.set_attr(root, g.sym("init_net"), Value::graph(ig));
   }
   return doc;
