@@ -6,6 +6,7 @@
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <absl/container/flat_hash_map.h>
@@ -96,11 +97,12 @@ class Importer {
     s.blobs.reserve(static_cast<size_t>(n.op_size()) * 2 + n.external_input_size());
 
     Names port_names;
-    port_names.used.reserve(static_cast<size_t>(n.external_input_size()));
     for (const auto& b : n.external_input()) {
-      PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
+      // (The blob map holds only the external inputs yet: it says whether this one was listed before.)
+      auto [it, fresh] = s.blobs.try_emplace(b);
+      PortId p = graph_port(gn, ir::PortDir::In, b, port_names, !fresh);
       g_.set_port_role(p, ir::PortRole::GraphInput);
-      Blob& e = s.blobs[b];
+      Blob& e = it->second;
       if (!e.port) e.port = p;  // a blob listed twice: its first port
       e.versions = 1;
     }
@@ -121,10 +123,12 @@ class Importer {
     PortId port;       // the port holding its latest version (none yet: null)
     int versions = 0;  // versions written so far
   };
-  // An op's port names, per op type: position -> symbol (0: not made yet), made once per import.
+  // An op type's port names: the schema's (looked up once per type), and the symbols of the first
+  // positions (0: not made yet), interned once per import.
   struct TypeInfo {
-    const schema::OpSchema* sch = nullptr;
-    std::vector<Symbol> in, out;
+    const PortNamer::Names* in_names = nullptr;
+    const PortNamer::Names* out_names = nullptr;
+    std::array<Symbol, 8> in{}, out{};
   };
   struct Scope {
     std::function<void(absl::flat_hash_set<std::string_view>&)> collect;  // every blob name of the net
@@ -138,7 +142,7 @@ class Importer {
   const PortNamer& names_;
   std::string file_;
   Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
-  absl::flat_hash_map<Symbol, TypeInfo> types_;  // by op type
+  absl::flat_hash_map<Symbol, TypeInfo> types_ = absl::flat_hash_map<Symbol, TypeInfo>(16);  // by op type
   // Op types and argument names repeat from op to op: a small direct-mapped cache of the last
   // strings interned (views of the bytes, which outlive the import) spares the symbol table's hash
   // and probe; a miss interns and takes the slot. No allocation: a small net's import shows them.
@@ -170,15 +174,30 @@ class Importer {
   // A graph port named by its blob; a blob the IR cannot take as a port name (empty, taken by an
   // earlier port of the same side, starting with '^' or '@') gets `port.K` and the blob in @blob.
   // Port names taken on one side of a graph: views of the blob names (the bytes outlive the
-  // import) or of names made here.
+  // import), of the ports' names, or of names made here. The set is made only when a caller cannot
+  // say whether the blob was taken (`taken`: the external inputs, which the blob map tells) or a
+  // name has to be made; from then on it holds every name of that side.
   struct Names {
     absl::flat_hash_set<std::string_view> used;
+    bool full = false;  // `used` holds every port name of the side
     std::forward_list<std::string> made;  // (stable; no allocation while empty, as most nets leave it)
   };
 
-  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names) {
+  void fill_names(OpId gn, ir::PortDir dir, Names& names) {
+    if (names.full) return;
+    for (PortId p : g_.ports(gn, dir))
+      if (!g_.is_control(p)) names.used.insert(g_.port_name_str(p));
+    names.full = true;
+  }
+
+  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names, std::optional<bool> taken = std::nullopt) {
     std::string_view name = blob;
-    if (blob.empty() || blob.front() == '^' || blob.front() == '@' || names.used.contains(blob)) {
+    if (!taken || names.full) {
+      fill_names(gn, dir, names);
+      taken = names.used.contains(blob);
+    }
+    if (blob.empty() || blob.front() == '^' || blob.front() == '@' || *taken) {
+      fill_names(gn, dir, names);
       for (size_t k = g_.ports(gn, dir).size();; ++k) {
         std::string made = "port." + std::to_string(k);
         if (!names.used.contains(made)) {
@@ -188,7 +207,7 @@ class Importer {
         }
       }
     }
-    names.used.insert(name);
+    if (names.full) names.used.insert(name);
     PortId p = g_.add_port(gn, dir, g_.sym(name));
     if (name != blob) g_.set_attr(p, s_blob_, Value(blob));
     return p;
@@ -287,12 +306,13 @@ class Importer {
     }
   }
 
-  Symbol port_name(TypeInfo& t, std::string_view type, ir::PortDir dir, int i, int n) {
-    std::vector<Symbol>& v = dir == ir::PortDir::In ? t.in : t.out;
-    if (static_cast<size_t>(i) >= v.size()) v.resize(static_cast<size_t>(i) + 1, 0);
-    Symbol& s = v[static_cast<size_t>(i)];
-    if (!s) s = dir == ir::PortDir::In ? names_.input(t.sch, i, n, g_) : names_.output(t.sch, i, n, g_);
-    (void)type;
+  Symbol port_name(TypeInfo& t, ir::PortDir dir, int i) {
+    bool in = dir == ir::PortDir::In;
+    const PortNamer::Names* names = in ? t.in_names : t.out_names;
+    const char* fallback = in ? "input" : "output";
+    if (static_cast<size_t>(i) >= t.in.size()) return PortNamer::name_at(names, i, fallback, g_);
+    Symbol& s = (in ? t.in : t.out)[static_cast<size_t>(i)];
+    if (!s) s = PortNamer::name_at(names, i, fallback, g_);
     return s;
   }
 
@@ -326,11 +346,16 @@ class Importer {
       op = g_.create_op(gn, type, g_.sym(name));
     }
     auto [sit, fresh] = types_.try_emplace(type);
-    if (fresh) sit->second.sch = names_.find(d.type());
+    if (fresh) {
+      if (const schema::OpSchema* sch = names_.find(d.type())) {
+        sit->second.in_names = names_.names_of(&sch->inputs);
+        sit->second.out_names = names_.names_of(&sch->outputs);
+      }
+    }
     TypeInfo& ti = sit->second;
     for (int i = 0; i < d.input_size(); ++i) {
       std::string_view b = d.input(i);
-      PortId in = g_.add_input(op, port_name(ti, d.type(), ir::PortDir::In, i, d.input_size()));
+      PortId in = g_.add_input(op, port_name(ti, ir::PortDir::In, i));
       auto [it, fresh_blob] = s.blobs.try_emplace(b);
       PortId src;
       if (!fresh_blob && it->second.port) {
@@ -346,7 +371,7 @@ class Importer {
     }
     for (int i = 0; i < d.output_size(); ++i) {
       std::string_view b = d.output(i);
-      PortId out = g_.add_output(op, port_name(ti, d.type(), ir::PortDir::Out, i, d.output_size()));
+      PortId out = g_.add_output(op, port_name(ti, ir::PortDir::Out, i));
       Blob& e = s.blobs[b];
       std::string_view v = version_name(b, e, s);
       if (v != b) {
@@ -471,7 +496,10 @@ void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
     Collector errors;
     google::protobuf::TextFormat::Parser p;
     p.RecordErrorsTo(&errors);
-    if (!p.ParseFromString(std::string(b.bytes), &n))
+    // Read in place (a copy of a large net's text is a block above glibc's mmap threshold: mapped
+    // and unmapped, page by page, on every read).
+    google::protobuf::io::ArrayInputStream in(b.bytes.data(), static_cast<int>(b.bytes.size()));
+    if (!p.Parse(&in, &n))
       throw ParseError(SourceLoc{file, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
                        "not a Caffe2 NetDef in text form: " + errors.first);
     return;

@@ -42,7 +42,7 @@ void make_names(const std::vector<schema::PortSchema>& ports, std::vector<std::s
 
 }  // namespace
 
-const PortNamer::Names& PortNamer::names_of(const std::vector<schema::PortSchema>* ports) const {
+const PortNamer::Names* PortNamer::names_of(const std::vector<schema::PortSchema>* ports) const {
   if (ns_ == shipped_namespace()) {
     // The shipped namespace lives as long as the process: its ports' names are made once per
     // process, not once per import (a small net's import is otherwise mostly this).
@@ -51,21 +51,24 @@ const PortNamer::Names& PortNamer::names_of(const std::vector<schema::PortSchema
     std::lock_guard<std::mutex> lock(m);
     auto [it, made] = shared.try_emplace(ports);
     if (made) make_names(*ports, it->second.names, it->second.variadic);
-    return it->second;
+    return &it->second;
   }
   auto [it, made] = own_.try_emplace(ports);
   if (made) make_names(*ports, it->second.names, it->second.variadic);
-  return it->second;
+  return &it->second;
+}
+
+Symbol PortNamer::name_at(const Names* c, int i, const char* fallback, ir::Graph& g) {
+  if (c) {
+    if (c->variadic >= 0 && i >= c->variadic) return g.sym(c->names[c->variadic] + "." + std::to_string(i - c->variadic));
+    if (i < static_cast<int>(c->names.size())) return g.sym(c->names[static_cast<size_t>(i)]);
+  }
+  return g.sym(std::string(fallback) + "." + std::to_string(i));
 }
 
 Symbol PortNamer::name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const {
   (void)n;
-  if (ports) {
-    const Names& c = names_of(ports);
-    if (c.variadic >= 0 && i >= c.variadic) return g.sym(c.names[c.variadic] + "." + std::to_string(i - c.variadic));
-    if (i < static_cast<int>(c.names.size())) return g.sym(c.names[static_cast<size_t>(i)]);
-  }
-  return g.sym(std::string(fallback) + "." + std::to_string(i));
+  return name_at(ports ? names_of(ports) : nullptr, i, fallback, g);
 }
 
 }  // namespace amanda::caffe2_frontend::detail

@@ -195,6 +195,7 @@ bool op(std::string_view b, WireOp& o, WireNet& net) {
 }  // namespace
 
 Value device_option_value(const WireDevice& d) {
+  if (d.bytes.empty()) return Value(Value::Map{});  // `device_option {}`: what most ops of real nets hold
   Value v;
   if (!device(d.bytes, v)) throw Error("internal: a device option read_net_wire took does not read");
   return v;
