@@ -158,7 +158,7 @@ class Arrays {
           if (!l) return false;
           int64_t at = 0;
           for (size_t i = 0; i < l->size(); ++i) {
-            if ((*l)[i] < 0 || at > (int64_t(1) << 40)) return false;
+            if ((*l)[i] < 0 || (*l)[i] > (int64_t(1) << 40) || at > (int64_t(1) << 40)) return false;
             elems[int64_t(i)] = Element{Element::Slice, in(op, 1), at, at + (*l)[i]};
             at += (*l)[i];
           }
