@@ -2,18 +2,24 @@
 # Installs what Amanda needs from Debian's packages, skipping what is already there.
 #   install-deps.sh               everything: building, tests, benchmarks, fuzzing (scripts/test.sh)
 #   install-deps.sh --build-only  what building the tool, the PyTorch plugin and the Python module
-#                                 needs (scripts/build.sh, README command 1)
+#                                 needs (scripts/build.sh --all)
+#   install-deps.sh --tool-only   what building the tool alone needs (scripts/build.sh, README
+#                                 command 1): no libtorch (the plugin is optional) and no Python
 set -euo pipefail
 build_only=false
+tool_only=false
 if [ "${1:-}" = "--build-only" ]; then build_only=true; fi
+if [ "${1:-}" = "--tool-only" ]; then build_only=true; tool_only=true; fi
 packages=(
   cmake g++ ninja-build pkg-config
   libyaml-dev rapidjson-dev libcli11-dev libfmt-dev libabsl-dev
-  libonnx-dev libprotobuf-dev protobuf-compiler libtorch-dev zlib1g-dev
+  libonnx-dev libprotobuf-dev protobuf-compiler zlib1g-dev
   flatbuffers-compiler libflatbuffers-dev
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-headers
-  python3 python3-dev python3-numpy python3-pybind11
 )
+if ! $tool_only; then
+  packages+=(libtorch-dev python3 python3-dev python3-numpy python3-pybind11)
+fi
 if ! $build_only; then
   packages+=(
     libgtest-dev libgmock-dev libbenchmark-dev libonnx-testdata

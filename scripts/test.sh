@@ -31,14 +31,14 @@ fuzz_seconds=${AMANDA_FUZZ_SECONDS:-30}
 # A fixed seed makes CI's short runs repeat the same mutations, so CI passes or fails on the code,
 # not on luck; the long runs that look for new findings are run by hand (SECURITY.md says how).
 fuzz_seed=${AMANDA_FUZZ_SEED:-1}
-echo "== libFuzzer targets, ${fuzz_seconds} s each (a crash fails the run; its input is kept in build-fuzz/artifacts/)"
+echo "== libFuzzer targets, ${fuzz_seconds} s each, ${jobs} at a time (a crash fails the run; its input is kept in build-fuzz/artifacts/)"
 mkdir -p build-fuzz/artifacts
-for target in yaml json onnx torchscript tensorflow torchscript_interp table savedmodel tfjs npy run writers nd4j caffe2; do
+fuzz_one() {
+  local target=$1 scratch status=0
+  local dict=()
   # New inputs go to a scratch folder, never into the committed seed corpus (fuzz/corpus/*).
   scratch=$(mktemp -d)
-  dict=()
   if [ -f "fuzz/$target.dict" ]; then dict=(-dict="fuzz/$target.dict"); fi
-  status=0
   build-fuzz/fuzz/${target}_fuzz "${dict[@]}" -seed="$fuzz_seed" -max_total_time="$fuzz_seconds" -rss_limit_mb=2048 -print_final_stats=1 \
     -artifact_prefix=build-fuzz/artifacts/"$target"- "$scratch" "fuzz/corpus/$target" 2>build-fuzz/"$target"-fuzz.log || status=$?
   rm -rf "$scratch"
@@ -46,6 +46,11 @@ for target in yaml json onnx torchscript tensorflow torchscript_interp table sav
   if [ "$status" != 0 ]; then
     tail -n 60 build-fuzz/"$target"-fuzz.log
     echo "${target}_fuzz failed (exit $status); the input is in build-fuzz/artifacts/"
-    exit 1
+    return 1
   fi
-done
+}
+export -f fuzz_one
+export fuzz_seed fuzz_seconds
+# Each target is one single-threaded process: the cores run them side by side.
+printf '%s\n' yaml json onnx torchscript tensorflow torchscript_interp table savedmodel tfjs npy run writers nd4j caffe2 |
+  xargs -P "$jobs" -I{} bash -c 'fuzz_one {}'

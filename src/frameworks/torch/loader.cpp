@@ -71,7 +71,7 @@ bool plugin_present() {
 std::string plugin_absent_why() {
   if (std::string(AMANDA_TORCH_NAMESPACE).empty())
     return "this build of Amanda has no PyTorch plugin (built with -DAMANDA_WITH_TORCH=OFF, or without Debian's libtorch-dev)";
-  return "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN)";
+  return "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN); build it with scripts/build.sh --all (needs libtorch-dev)";
 }
 
 struct Loaded {
@@ -110,7 +110,7 @@ const Loaded& load() {
       l.api = api;
       return;
     }
-    l.why = "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN)" + errors;
+    l.why = "the PyTorch plugin libamanda_torch.so was not found next to the amanda executable (or in $AMANDA_TORCH_PLUGIN); build it with scripts/build.sh --all (needs libtorch-dev)" + errors;
   });
   return l;
 }
