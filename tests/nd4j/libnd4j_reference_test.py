@@ -122,6 +122,34 @@ def expected_from_test(shared, suite, test):
     return arr.reshape(shape)
 
 
+def hostile_frames(conv, shared, tmp):
+    """simplewhile_1 with its loop switch's true output taken away (a file lists only the ports it
+    has): the loop lowering must refuse naming the switch, not index a port that is not there; and
+    a switch without its predicate. Returns the failures."""
+    fails = []
+    yml = os.path.join(tmp, "simplewhile_1.yaml")
+    subprocess.run([conv, os.path.join(shared, "models", "simplewhile_1.fb"), yml, "--to", "nd4j/1.0"], check=True)
+    text = open(yml).read()
+    cases = {
+        "no true output": re.sub(r"\n    - output_port: \{op: while/Switch_1, port: more\.0\}\n      input_port: [^\n]*", "",
+                                 re.sub(r"\n        - name: more\.0\n          attrs:\n            \"@value\": while/Switch_1:1\n(?:            .*\n|              .*\n)*?(?=    - type:)",
+                                        "\n", text)),
+        "no predicate": re.sub(r"\n    - output_port: \{op: while/LoopCond, port: outputs\}\n      input_port: \{op: while/Switch_1, port: predicate\}", "", text),
+    }
+    for what, t in cases.items():
+        if t == text:
+            fails.append("hostile %s: the edit did not apply" % what)
+            continue
+        bad = os.path.join(tmp, "hostile.yaml")
+        open(bad, "w").write(t)
+        r = subprocess.run([conv, bad, os.path.join(tmp, "hostile.onnx"), "--to", "onnx/13"], capture_output=True, text=True)
+        if r.returncode != 1 or "while/Switch_1" not in r.stderr:
+            fails.append("hostile %s: exit %d, %s" % (what, r.returncode, " ".join(r.stderr.split())[:300]))
+        else:
+            print("hostile %-16s refused: %s" % (what, " ".join(r.stderr.split())[:200]))
+    return fails
+
+
 def main():
     conv, shared = sys.argv[1], sys.argv[2]
     strict = "--strict" in sys.argv
@@ -211,6 +239,7 @@ def main():
                 failures.append("%s: %s differs from %s's expected array" % (name, got_name, label))
                 rows.append((name, "FAIL", "%s: got %s, expected %s" % (label, got.reshape(-1)[:8], exp.reshape(-1)[:8])))
         ran += ok_run
+    failures += hostile_frames(conv, shared, tmp)
     for row in rows:
         print("%-58s %-14s %s" % row)
     print("libnd4j graphs: %d; converted and run in onnxruntime: %d; the libnd4j tests' expected arrays checked: %d, "

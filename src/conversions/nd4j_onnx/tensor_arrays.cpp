@@ -133,7 +133,7 @@ class Arrays {
         OpId op = g_.port_op(c);
         if (g_.is_graph(op) || in(op, 0) != handle) return false;
         std::string_view t = type(op);
-        if (t == "tensorarrayreadv3" && data_input_count(op) == 3 && g_.port_index(c) == 2) {
+        if (t == "tensorarrayreadv3" && data_input_count(op) == 3 && g_.port_index(c) == 2 && !data_outputs(op).empty()) {
           auto i = scalar(in(op, 1));
           if (i && elems.contains(*i)) {
             reads.push_back({op, elems[*i]});

@@ -114,6 +114,10 @@ class Conds {
       if (g_.is_graph(op)) return false;
       std::string_view t = g_.type_str(op);
       if (t == v_.switch_op) {
+        if (data_inputs(op).size() < 2) {  // (a hostile file's switch without its predicate)
+          s.bad = true;
+          return true;
+        }
         PortId pred = g_.producer(data_inputs(op)[1]);
         int idx = static_cast<int>(g_.port_index(p));
         if ((s.pred && s.pred != pred) || (s.index >= 0 && s.index != idx)) s.bad = true;

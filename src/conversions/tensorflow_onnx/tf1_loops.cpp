@@ -165,6 +165,13 @@ class Lowering {
   [[noreturn]] void refuse(const std::string& frame, const std::string& why) const {
     throw Error(fmt::format("TF1 while loop '{}': {} (not converted to an ONNX Loop)", frame, why));
   }
+  // A frame op with fewer data ports than its kind has (a hostile file: the readers make the ports
+  // the file lists) is refused before anything indexes them.
+  void need(const std::string& frame, OpId op, size_t ins, size_t outs) const {
+    if (data_inputs(op).size() < ins || data_outputs(op).size() < outs || g_.inputs(op).size() < ins || g_.outputs(op).size() < outs)
+      refuse(frame, fmt::format("{} '{}' has {} data inputs and {} data outputs (at least {} and {} expected)", type(op), g_.name_str(op),
+                                data_inputs(op).size(), data_outputs(op).size(), ins, outs));
+  }
   OpId make_const(OpId scope, const std::string& name, ir::DType dt, const std::string& tf_dtype, std::string bytes,
                   std::vector<int64_t> shape = {}) {
     OpId c = g_.create_op(scope, g_.sym("Const"), g_.sym(unique_name(scope, name)));
@@ -211,24 +218,30 @@ class Lowering {
       }
       LoopVar v;
       v.enter = e;
+      need(frame, e, 1, 1);
       v.init = g_.producer(g_.input(e, 0));
       v.dtype = v_.type_attr.empty() ? std::string() : str_attr(e, v_.type_attr);
       auto outs = g_.consumers(g_.output(e, 0));
       if (outs.size() != 1 || type(g_.port_op(outs[0])) != v_.merge)
         refuse(frame, fmt::format("Enter '{}' does not feed one Merge", g_.name_str(e)));
       v.merge = g_.port_op(outs[0]);
+      need(frame, v.merge, 0, 1);
       for (PortId in : data_inputs(v.merge))
         if (OpId p = producer_op(in); p && type(p) == v_.next_iteration) v.next = p;
       for (PortId c : g_.consumers(g_.output(v.merge, 0)))
         if (type(g_.port_op(c)) == v_.switch_op) v.sw = g_.port_op(c);
       if (!v.next || !v.sw) refuse(frame, fmt::format("Merge '{}' has no NextIteration input or no Switch", g_.name_str(v.merge)));
+      need(frame, v.sw, 2, 2);
+      need(frame, v.next, 1, 0);
       OpId lc = producer_op(g_.input(v.sw, 1));
       if (!lc || type(lc) != v_.loop_cond) refuse(frame, fmt::format("Switch '{}' is not controlled by a LoopCond", g_.name_str(v.sw)));
       if (loop_cond && loop_cond != lc) refuse(frame, "two LoopConds");
       loop_cond = lc;
+      need(frame, lc, 1, 0);
       for (PortId c : g_.consumers(data_outputs(v.sw)[0])) {
         OpId x = g_.port_op(c);
         if (type(x) != v_.exit) refuse(frame, fmt::format("Switch '{}''s false output feeds {} '{}', not an Exit", g_.name_str(v.sw), type(x), g_.name_str(x)));
+        need(frame, x, 1, 1);
         v.exit = x;
       }
       vars.push_back(v);
