@@ -14,6 +14,7 @@ std::unique_ptr<pipeline::Framework> make_nd4j();
 namespace amanda::conversions {
 std::unique_ptr<pipeline::ConversionExtension> make_tensorflow_to_onnx();
 std::unique_ptr<pipeline::ConversionExtension> make_onnx_to_tensorflow();
+std::unique_ptr<pipeline::ConversionExtension> make_nd4j_to_onnx();
 }  // namespace amanda::conversions
 
 namespace amanda::pipeline {
@@ -28,6 +29,7 @@ void register_builtin_frameworks(FrameworkRegistry& r) {
   r.add(frameworks::make_text());
   r.add(conversions::make_tensorflow_to_onnx());
   r.add(conversions::make_onnx_to_tensorflow());
+  r.add(conversions::make_nd4j_to_onnx());
   // Without --to and without an output that says otherwise, a conversion aims at ONNX.
   r.set_default_target("onnx");
 }

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "amanda/ir/graph.h"
+#include "tf1_vocabulary.h"
 
 namespace amanda::tf_frontend {
 
@@ -31,14 +32,14 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& outputs = 
 // root's `imports` says `onnx` is amanda/onnx/13), TensorLists of the common patterns become
 // tensors and scan outputs (src/frameworks/tensorflow/tf1_loops.cpp). make_onnx_boundary calls it.
 // Returns whether there was a loop; throws amanda::Error naming the frame and op it cannot convert.
-bool lower_tf1_loops(ir::Graph& g);
+bool lower_tf1_loops(ir::Graph& g, const Tf1Vocabulary& v = tensorflow_vocabulary());
 
 // TF1 conds (Switch/Merge outside any loop frame): each Merge becomes an op `onnx::If` on the
 // Switches' predicate, its then/else graphs holding copies of the branch ops the Merge's inputs
 // depend on (src/frameworks/tensorflow/tf1_conds.cpp). Merges it cannot convert (nested conds, a
 // used value_index, inputs that are not the two sides of one predicate) are left to the table,
 // which refuses them by name. make_onnx_boundary calls it after lower_tf1_loops. Returns how many.
-size_t lower_tf1_conds(ir::Graph& g);
+size_t lower_tf1_conds(ir::Graph& g, const Tf1Vocabulary& v = tensorflow_vocabulary());
 
 // TF2's functional If/StatelessIf and While/StatelessWhile, whose branches, cond and body are
 // functions of the graph's library, as onnx::If / onnx::Loop ops with copies of the functions'

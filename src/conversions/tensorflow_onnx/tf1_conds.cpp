@@ -18,6 +18,7 @@
 #include <fmt/format.h>
 
 #include "onnx_boundary.h"
+#include "tf1_vocabulary.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::tf_frontend {
@@ -30,7 +31,7 @@ using ir::Value;
 
 class Conds {
  public:
-  explicit Conds(ir::Graph& g) : g_(g), root_(g.root()) {}
+  Conds(ir::Graph& g, const Tf1Vocabulary& v) : g_(g), root_(g.root()), v_(v) {}
 
   size_t run() {
     size_t n = 0;
@@ -40,7 +41,7 @@ class Conds {
     ir::TopoResult topo = g_.topo_order(root_);
     std::vector<OpId> all = topo.ok() ? topo.order : g_.children(root_);
     for (OpId op : all)
-      if (g_.type_str(op) == "Merge") merges.push_back(op);
+      if (g_.type_str(op) == v_.merge) merges.push_back(op);
     std::set<uint32_t> used;  // branch ops and Switches of converted Merges
     for (OpId m : merges)
       if (lower(m, used)) ++n;
@@ -49,7 +50,7 @@ class Conds {
     {
       std::vector<OpId> work;
       for (uint32_t o : used)
-        if (g_.type_str(OpId(o)) == "Switch") work.push_back(OpId(o));
+        if (g_.type_str(OpId(o)) == v_.switch_op) work.push_back(OpId(o));
       std::set<uint32_t> seen;
       while (!work.empty()) {
         OpId o = work.back();
@@ -90,6 +91,7 @@ class Conds {
  private:
   ir::Graph& g_;
   OpId root_;
+  const Tf1Vocabulary& v_;
 
   std::vector<PortId> data_inputs(OpId op) const {
     std::vector<PortId> r;
@@ -125,7 +127,11 @@ class Conds {
       OpId op = g_.port_op(p);
       if (g_.is_graph(op)) return false;
       std::string_view t = g_.type_str(op);
-      if (t == "Switch") {
+      if (t == v_.switch_op) {
+        if (data_inputs(op).size() < 2) {  // (a hostile file's switch without its predicate)
+          s.bad = true;
+          return true;
+        }
         PortId pred = g_.producer(data_inputs(op)[1]);
         int idx = static_cast<int>(g_.port_index(p));
         if ((s.pred && s.pred != pred) || (s.index >= 0 && s.index != idx)) s.bad = true;
@@ -133,7 +139,7 @@ class Conds {
         s.index = idx;
         return true;
       }
-      if (t == "Merge" || t == "Enter" || t == "Exit" || t == "NextIteration" || t == "LoopCond") {
+      if (t == v_.merge || t == v_.enter || t == v_.exit || t == v_.next_iteration || t == v_.loop_cond) {
         // a nested cond or a loop inside the branch: only a problem when the branch reads it
         bool dep = false;
         for (PortId in : data_inputs(op)) dep |= visit(g_.producer(in));
@@ -191,14 +197,14 @@ class Conds {
       // An outside value as the branch reads it: Consts copied, Switch outputs the value they pass.
       std::function<PortId(PortId)> value = [&](PortId p) -> PortId {
         OpId op = g_.port_op(p);
-        if (!g_.is_graph(op) && g_.type_str(op) == "Switch") {
+        if (!g_.is_graph(op) && g_.type_str(op) == v_.switch_op) {
           used.insert(op.value);
           return value(g_.producer(data_inputs(op)[0]));
         }
         if (auto it = made.find(op.value); it != made.end()) return g_.output(it->second, g_.port_index(p));
         if (auto it = inner.find(p.value); it != inner.end()) return it->second;
         PortId r = p;  // read from the outer scope (an ONNX branch sees outer values)
-        if (!g_.is_graph(op) && g_.type_str(op) == "Const") {
+        if (!g_.is_graph(op) && !v_.constant.empty() && g_.type_str(op) == v_.constant) {
           OpId c = g_.clone_subgraph(std::span<const OpId>(&op, 1), gr)[0];
           for (PortId cp : g_.inputs(c))
             for (ir::EdgeId e : g_.in_edges(cp)) g_.disconnect(e);
@@ -230,9 +236,10 @@ class Conds {
         }
       }
       // The branch's result through an Identity of its own (a graph output is one value name).
-      OpId id = g_.create_op(gr, g_.sym("Identity"), g_.sym(unique_name(gr, base + suffix + "_out")));
-      PortId idin = g_.add_input(id, g_.sym("input")), idout = g_.add_output(id, g_.sym("output"));
-      if (const Value* t = g_.attr(merge, g_.sym("T"))) g_.set_attr(id, g_.sym("T"), *t);
+      OpId id = g_.create_op(gr, g_.sym(v_.identity), g_.sym(unique_name(gr, base + suffix + "_out")));
+      PortId idin = g_.add_input(id, g_.sym(v_.identity_in)), idout = g_.add_output(id, g_.sym(v_.identity_out));
+      if (!v_.type_attr.empty())
+        if (const Value* t = g_.attr(merge, g_.sym(v_.type_attr))) g_.set_attr(id, g_.sym(v_.type_attr), *t);
       g_.connect(value(src[k]), idin);
       PortId gp = g_.add_port(gr, ir::PortDir::Out, g_.sym(base + suffix + "_out"));
       g_.connect(idout, gp);
@@ -245,6 +252,26 @@ class Conds {
 
 }  // namespace
 
-size_t lower_tf1_conds(ir::Graph& g) { return Conds(g).run(); }
+size_t lower_tf1_conds(ir::Graph& g, const Tf1Vocabulary& v) { return Conds(g, v).run(); }
+
+const Tf1Vocabulary& tensorflow_vocabulary() {
+  static const Tf1Vocabulary v = [] {
+    Tf1Vocabulary t;
+    auto attr = [](const ir::Graph& g, ir::OpId op, std::string_view k) -> const Value* {
+      Symbol s = g.symbols().find(k);
+      return s == SymbolTable::kNone ? nullptr : g.attr(op, s);
+    };
+    t.frame_name = [attr](const ir::Graph& g, ir::OpId op) {
+      const Value* x = attr(g, op, "frame_name");
+      return x && x->is_string() ? x->as_string() : std::string();
+    };
+    t.is_constant = [attr](const ir::Graph& g, ir::OpId op) {
+      const Value* x = attr(g, op, "is_constant");
+      return x && x->is_bool() && x->as_bool();
+    };
+    return t;
+  }();
+  return v;
+}
 
 }  // namespace amanda::tf_frontend

@@ -31,6 +31,7 @@
 #include <fmt/format.h>
 
 #include "onnx_boundary.h"
+#include "tf1_vocabulary.h"
 #include "amanda/support/diagnostics.h"
 
 namespace amanda::tf_frontend {
@@ -53,12 +54,12 @@ struct LoopVar {
 
 class Lowering {
  public:
-  explicit Lowering(ir::Graph& g) : g_(g), root_(g.root()) {}
+  Lowering(ir::Graph& g, const Tf1Vocabulary& v) : g_(g), root_(g.root()), v_(v) {}
 
   bool run() {
     std::map<std::string, std::vector<OpId>> frames;
     for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op))
-      if (type(op) == "Enter") frames[str_attr(op, "frame_name")].push_back(op);
+      if (type(op) == v_.enter) frames[v_.frame_name(g_, op)].push_back(op);
     // (A TF1 cond, Switch/Merge outside any frame, is left to the table, which refuses it by name.)
     // Inner frames first: an inner loop's Enters read values of the outer frame, and once it is an
     // onnx::Loop op the outer frame's lowering moves that op into its own body like any other op.
@@ -87,6 +88,7 @@ class Lowering {
  private:
   ir::Graph& g_;
   OpId root_;
+  const Tf1Vocabulary& v_;
 
   std::string_view type(OpId op) const { return g_.type_str(op); }
   std::string str_attr(OpId op, std::string_view k) const {
@@ -122,7 +124,7 @@ class Lowering {
       OpId o = work.back();
       work.pop_back();
       if (!seen.insert(o.value).second) continue;
-      if (type(o) == "Exit") continue;
+      if (type(o) == v_.exit) continue;
       for (PortId p : data_outputs(o))
         for (PortId c : g_.consumers(p)) work.push_back(g_.port_op(c));
     }
@@ -142,7 +144,7 @@ class Lowering {
       PortId c = work.back();
       work.pop_back();
       OpId x = g_.port_op(c);
-      if (type(x) != "Identity") {
+      if (type(x) != v_.identity) {
         r.push_back(c);
       } else if (seen.insert(x.value).second) {
         auto outs = data_outputs(x);
@@ -154,7 +156,7 @@ class Lowering {
   // Through Identity ops, to the value they pass on.
   PortId through_identity(PortId out) const {
     // (At most one step per op: a cycle of Identities ends.)
-    for (size_t n = 0; out && type(g_.port_op(out)) == "Identity"; ++n) {
+    for (size_t n = 0; out && type(g_.port_op(out)) == v_.identity; ++n) {
       if (n > g_.op_count() || g_.inputs(g_.port_op(out)).empty()) return PortId();
       out = g_.producer(g_.input(g_.port_op(out), 0));
     }
@@ -162,6 +164,13 @@ class Lowering {
   }
   [[noreturn]] void refuse(const std::string& frame, const std::string& why) const {
     throw Error(fmt::format("TF1 while loop '{}': {} (not converted to an ONNX Loop)", frame, why));
+  }
+  // A frame op with fewer data ports than its kind has (a hostile file: the readers make the ports
+  // the file lists) is refused before anything indexes them.
+  void need(const std::string& frame, OpId op, size_t ins, size_t outs) const {
+    if (data_inputs(op).size() < ins || data_outputs(op).size() < outs || g_.inputs(op).size() < ins || g_.outputs(op).size() < outs)
+      refuse(frame, fmt::format("{} '{}' has {} data inputs and {} data outputs (at least {} and {} expected)", type(op), g_.name_str(op),
+                                data_inputs(op).size(), data_outputs(op).size(), ins, outs));
   }
   OpId make_const(OpId scope, const std::string& name, ir::DType dt, const std::string& tf_dtype, std::string bytes,
                   std::vector<int64_t> shape = {}) {
@@ -203,30 +212,36 @@ class Lowering {
     std::vector<OpId> const_enters;
     OpId loop_cond;
     for (OpId e : enters) {
-      if (bool_attr(e, "is_constant")) {
+      if (v_.is_constant(g_, e)) {
         const_enters.push_back(e);
         continue;
       }
       LoopVar v;
       v.enter = e;
+      need(frame, e, 1, 1);
       v.init = g_.producer(g_.input(e, 0));
-      v.dtype = str_attr(e, "T");
+      v.dtype = v_.type_attr.empty() ? std::string() : str_attr(e, v_.type_attr);
       auto outs = g_.consumers(g_.output(e, 0));
-      if (outs.size() != 1 || type(g_.port_op(outs[0])) != "Merge")
+      if (outs.size() != 1 || type(g_.port_op(outs[0])) != v_.merge)
         refuse(frame, fmt::format("Enter '{}' does not feed one Merge", g_.name_str(e)));
       v.merge = g_.port_op(outs[0]);
+      need(frame, v.merge, 0, 1);
       for (PortId in : data_inputs(v.merge))
-        if (OpId p = producer_op(in); p && type(p) == "NextIteration") v.next = p;
+        if (OpId p = producer_op(in); p && type(p) == v_.next_iteration) v.next = p;
       for (PortId c : g_.consumers(g_.output(v.merge, 0)))
-        if (type(g_.port_op(c)) == "Switch") v.sw = g_.port_op(c);
+        if (type(g_.port_op(c)) == v_.switch_op) v.sw = g_.port_op(c);
       if (!v.next || !v.sw) refuse(frame, fmt::format("Merge '{}' has no NextIteration input or no Switch", g_.name_str(v.merge)));
+      need(frame, v.sw, 2, 2);
+      need(frame, v.next, 1, 0);
       OpId lc = producer_op(g_.input(v.sw, 1));
-      if (!lc || type(lc) != "LoopCond") refuse(frame, fmt::format("Switch '{}' is not controlled by a LoopCond", g_.name_str(v.sw)));
+      if (!lc || type(lc) != v_.loop_cond) refuse(frame, fmt::format("Switch '{}' is not controlled by a LoopCond", g_.name_str(v.sw)));
       if (loop_cond && loop_cond != lc) refuse(frame, "two LoopConds");
       loop_cond = lc;
+      need(frame, lc, 1, 0);
       for (PortId c : g_.consumers(data_outputs(v.sw)[0])) {
         OpId x = g_.port_op(c);
-        if (type(x) != "Exit") refuse(frame, fmt::format("Switch '{}''s false output feeds {} '{}', not an Exit", g_.name_str(v.sw), type(x), g_.name_str(x)));
+        if (type(x) != v_.exit) refuse(frame, fmt::format("Switch '{}''s false output feeds {} '{}', not an Exit", g_.name_str(v.sw), type(x), g_.name_str(x)));
+        need(frame, x, 1, 1);
         v.exit = x;
       }
       vars.push_back(v);
@@ -327,7 +342,7 @@ class Lowering {
       PortId a = through_identity(g_.producer(g_.input(add, 0))), b = through_identity(g_.producer(g_.input(add, 1)));
       // (the 1 may come in through a constant Enter of a Const outside the frame)
       auto one = [&](PortId x) {
-        if (x && type(g_.port_op(x)) == "Enter" && bool_attr(g_.port_op(x), "is_constant")) x = g_.producer(g_.input(g_.port_op(x), 0));
+        if (x && type(g_.port_op(x)) == v_.enter && v_.is_constant(g_, g_.port_op(x))) x = g_.producer(g_.input(g_.port_op(x), 0));
         return const_scalar(x) == 1;
       };
       return (a == p && one(b)) || (b == p && one(a));
@@ -362,7 +377,7 @@ class Lowering {
         work.pop_back();
         if (!seen.insert(o.value).second) continue;
         if (!machinery.contains(o.value)) frame_ops.insert(o.value);
-        if (type(o) == "Exit" || type(o) == "NextIteration") continue;
+        if (type(o) == v_.exit || type(o) == v_.next_iteration) continue;
         for (PortId p : data_outputs(o))
           for (PortId c : g_.consumers(p)) {
             if (g_.is_graph(g_.port_op(c)))
@@ -385,7 +400,7 @@ class Lowering {
     }
     for (uint32_t o : frame_ops) {
       std::string_view t = type(OpId(o));
-      if (t == "Enter" || t == "Merge" || t == "Switch" || t == "LoopCond" || t == "Exit" || t == "NextIteration")
+      if (t == v_.enter || t == v_.merge || t == v_.switch_op || t == v_.loop_cond || t == v_.exit || t == v_.next_iteration)
         refuse(frame, fmt::format("{} '{}' of another loop or cond inside it (nested control flow is not converted)", t, g_.name_str(OpId(o))));
       if (t.starts_with("TensorList")) refuse(frame, fmt::format("{} '{}' is not in a pattern that is converted", t, g_.name_str(OpId(o))));
     }
@@ -435,7 +450,7 @@ class Lowering {
       if (frame_ops.contains(op.value) || machinery.contains(op.value))
         refuse(frame, fmt::format("'{}' ({}) is read where the loop's body cannot see it", g_.name_str(op), type(op)));
       PortId r;
-      if (type(op) == "Const") {
+      if (!v_.constant.empty() && type(op) == v_.constant) {
         OpId c = g_.clone_subgraph(std::span<const OpId>(&op, 1), body)[0];
         for (PortId cp : g_.inputs(c))
           for (ir::EdgeId e : g_.in_edges(cp)) g_.disconnect(e);
@@ -530,9 +545,9 @@ class Lowering {
                            : outer_value(pred);
     // Body outputs, each through an Identity of its own (a graph output is one value name).
     auto body_output = [&](PortId value, const std::string& name, const std::string& tf_dtype) {
-      OpId id = g_.create_op(body, g_.sym("Identity"), g_.sym(unique_name(body, name)));
-      PortId in = g_.add_input(id, g_.sym("input")), out = g_.add_output(id, g_.sym("output"));
-      g_.set_attr(id, g_.sym("T"), Value(tf_dtype));
+      OpId id = g_.create_op(body, g_.sym(v_.identity), g_.sym(unique_name(body, name)));
+      PortId in = g_.add_input(id, g_.sym(v_.identity_in)), out = g_.add_output(id, g_.sym(v_.identity_out));
+      if (!v_.type_attr.empty() && !tf_dtype.empty()) g_.set_attr(id, g_.sym(v_.type_attr), Value(tf_dtype));
       g_.connect(value, in);
       PortId gp = g_.add_port(body, ir::PortDir::Out, g_.sym(name));
       g_.connect(out, gp);
@@ -562,7 +577,7 @@ class Lowering {
     for (OpId o : gone)
       if (g_.valid(o))
         for (PortId in : data_inputs(o))
-          if (OpId p = producer_op(in); p && type(p) == "Const" && g_.parent(p) == root_) outer_consts.push_back(p);
+          if (OpId p = producer_op(in); p && !v_.constant.empty() && type(p) == v_.constant && g_.parent(p) == root_) outer_consts.push_back(p);
     for (OpId o : gone)
       if (g_.valid(o)) g_.erase_op(o);
     for (OpId c : outer_consts)
@@ -585,7 +600,7 @@ class Lowering {
       for (PortId in : g_.inputs(op))
         for (ir::EdgeId e : g_.in_edges(in)) {
           OpId src = g_.port_op(g_.edge_src(e));
-          if (g_.is_graph(src) || g_.parent(src) != root_ || type(src) == "NextIteration") continue;
+          if (g_.is_graph(src) || g_.parent(src) != root_ || type(src) == v_.next_iteration) continue;
           users[src.value].push_back(op);
           ++n;
         }
@@ -610,6 +625,6 @@ class Lowering {
 
 }  // namespace
 
-bool lower_tf1_loops(ir::Graph& g) { return Lowering(g).run(); }
+bool lower_tf1_loops(ir::Graph& g, const Tf1Vocabulary& v) { return Lowering(g, v).run(); }
 
 }  // namespace amanda::tf_frontend

@@ -67,9 +67,8 @@ class Nd4jFramework final : public pipeline::Framework {
     if (is_nd4j(info.source_ns) && !is_nd4j(info.target_ns))
       passes.add({"nd4j.drop-noops", pipeline::Stage::Boundary, "noops nothing reads are dropped (they only order execution)",
                   [](pipeline::PassContext& ctx) { drop_unused_noops(ctx.doc.graph); }});
-    if (is_nd4j(info.source_ns) && info.target_ns.starts_with("amanda/onnx/"))
-      passes.add({"nd4j.onnx-types", pipeline::Stage::Finish, "the converted graph's values typed by ONNX's inference",
-                  [](pipeline::PassContext& ctx) { finish_onnx(ctx.doc.graph); }});
+    // (nd4j -> ONNX's finish, typing every value, is the nd4j-onnx conversion extension's:
+    // src/conversions/nd4j_onnx/extension.cpp, after its Loops and Ifs are named.)
     if (is_nd4j(info.target_ns) || is_nd4j(info.source_ns))
       passes.add({"nd4j.ordered-arguments", pipeline::Stage::Validate,
                   "every nd4j op's ordered arguments are complete (no argument missing before a given one)",
