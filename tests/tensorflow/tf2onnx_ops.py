@@ -57,6 +57,9 @@ class Case:
         # False: TF.js cannot run the graph (its executor fails on it), so the case checks the
         # conversion and onnx.checker only, and is counted apart
         self.tfjs = True
+        # a Case computing the same function that TF.js runs where it cannot run this one: the
+        # ONNX of this case is compared with TF.js's outputs of the twin
+        self.twin = None
         self.seed = sum(map(ord, name))
         # True: a sampler (random op); the outputs are compared as distributions (tf2onnx_compare.js)
         self.samples = False
@@ -220,26 +223,36 @@ def nested_loops(case):
     # context's ids ("/o-1/o/in-0", "/o-1", "") from outer iteration 1 on and misses it, so
     # o/in/less never runs and executeAsync ends with "Cannot compute the outputs [y]". (The same
     # storage makes an op of a loop body whose inputs are only constant Enters run in the first
-    # iteration only.) With one outer iteration TF.js runs it: that twin is compared; the three
-    # iterations are converted and checked by onnx.checker only. nested_loops_tfjs's cases (the
-    # inner loop reading values of the outer body only) run in TF.js and are compared.
+    # iteration only.) With one outer iteration TF.js runs it (while_nested_invariants_1, compared).
+    # nested_loops_tfjs's cases (the inner loop reading values of the outer body only) run in
+    # TF.js and are compared.
+    # For three iterations TF.js runs a twin instead (Case.twin): the same function with the
+    # invariants carried through the outer loop as loop variables (entered per iteration), which
+    # TF.js runs; Amanda's ONNX of the graph above is compared with TF.js's outputs of the twin.
     for n in (3, 1):
-        nested_loop_outer_invariant(case("while_nested" if n == 3 else "while_nested_invariants_1"), n)
+        c = case("while_nested" if n == 3 else "while_nested_invariants_1")
+        nested_loop_outer_invariant(c, n)
+        if n == 3:
+            c.twin = Case("while_nested_twin")
+            nested_loop_outer_invariant(c.twin, n, carried=True)
 
 
-def nested_loop_outer_invariant(c, n):
-    c.tfjs = n == 1
+def nested_loop_outer_invariant(c, n, carried=False):
     x = c.placeholder("x", [2, 3])
     c.const("zero", [0], [], "int32")
     c.const("n", [n], [], "int32")
     c.const("m", [2], [], "int32")
     c.const("one", [1], [], "int32")
     c.const("half", [0.5], [])
-    for k, t in (("n", I), ("m", I), ("one", I), ("half", F)):
+    inv = (("m", I), ("one", I), ("half", F))
+    for k, t in (("n", I),) + (() if carried else inv):
         c.op(f"o/enter_{k}", "Enter", [k], T=t, frame_name="o", is_constant=True, parallel_iterations=10)
 
     def outer_body(ids):
-        i, v = ids
+        i, v = ids[:2]
+        if carried:  # the invariants as the outer body's values (loop variables passed through)
+            for k, src in zip(("m", "one", "half"), ids[2:]):
+                c.op(f"o/enter_{k}", "Identity", [src], T=dict(inv)[k])
         # the inner counter's start: a Const in the outer frame (on the pivot's control edge, as TF writes it)
         c.nodes.append('node { name: "o/zero_j" op: "Const" input: "^o/id_i" attr { key: "dtype" value { type: DT_INT32 } } '
                        'attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }')
@@ -256,10 +269,11 @@ def nested_loop_outer_invariant(c, n):
         ex_j, ex_y = while_loop(c, "o/in", [("j", z, "int32", False), ("y", v, "float32", False)],
                                 lambda mm: c.op("o/in/less", "Less", [mm[0], "o/in/enter_m"], T=I), inner_body)
         fj = c.op("o/fj", "Cast", [ex_j], SrcT=I, DstT=F)
-        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)]
+        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)] + list(ids[2:])
 
-    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)],
-                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body)
+    extra = [(f"c{k}", k, "int32" if t == I else "float32", False) for k, t in inv] if carried else []
+    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)] + extra,
+                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body, keep=("i", "x"))
     c.op("y", "Identity", [ex_x], T=F)
     c.op("count", "Identity", [ex_i], T=I)
 
@@ -937,7 +951,17 @@ def main():
         if not c.tfjs:
             not_compared.append(c.name)
             continue
-        todo.append({"name": c.name, "tfjs": f"{c.name}/model.json", "onnx": f"{c.name}/model.onnx", "inputs": c.inputs,
+        tfjs_model = f"{c.name}/model.json"
+        if c.twin:
+            os.makedirs(os.path.join(d, "twin"))
+            with open(os.path.join(d, "twin", "graph.pbtxt"), "w") as f:
+                f.write(c.twin.pbtxt())
+            r = subprocess.run([amanda, "fmt", "graph.pbtxt", "-o", "model.json"], cwd=os.path.join(d, "twin"), capture_output=True, text=True)
+            if r.returncode:
+                failures.append(f"{c.name}: amanda fmt of the twin failed: {r.stderr.strip()}")
+                continue
+            tfjs_model = f"{c.name}/twin/model.json"
+        todo.append({"name": c.name, "tfjs": tfjs_model, "onnx": f"{c.name}/model.onnx", "inputs": c.inputs,
                      "samples": c.samples})
     with open(os.path.join(work, "cases.json"), "w") as f:
         json.dump(todo, f)
