@@ -10,14 +10,24 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${1:-$root/build}
 models=$root/tests/tensorflow/js/node_modules/@vladmandic/human/models
 out=$(mktemp -d)
-"$build/bench/tensorflow_bench" --benchmark_filter='^(protobuf_parse_serialize|amanda_import_export_pb|amanda_read_tfjs)/' --benchmark_min_time=0.5 --benchmark_format=json >"$out/bench.json" 2>/dev/null
-node "$root/tests/tensorflow/js/tfjs_run.js" load-time $(ls "$models"/*.json | grep -v '/models.json$') >"$out/tfjs.json" 2>/dev/null
-/usr/bin/python3 - "$out/bench.json" "$out/tfjs.json" <<'PY'
-import json, sys
-runs = json.load(open(sys.argv[1]))["benchmarks"]
+# Model by model, the peers and Amanda interleaved (TF.js's loader, protobuf, Amanda), so that a
+# change of the machine's load falls on both sides of a ratio.
+for f in $(ls "$models"/*.json | grep -v '/models.json$'); do
+  m=$(basename "$f" .json)
+  # (the model twice: the first five loads warm the process's JIT, the second five are kept, as
+  # warm as a model late in one process loading all of them)
+  node "$root/tests/tensorflow/js/tfjs_run.js" load-time "$f" "$f" >"$out/tfjs.$m.json" 2>/dev/null
+  "$build/bench/tensorflow_bench" --benchmark_filter="^(protobuf_parse_serialize|amanda_import_export_pb|amanda_read_tfjs)/$m\$" \
+    --benchmark_min_time=0.5 --benchmark_format=json >"$out/bench.$m.json" 2>/dev/null
+done
+/usr/bin/python3 - "$out" <<'PY'
+import glob, json, sys
+runs = [b for f in sorted(glob.glob(sys.argv[1] + "/bench.*.json")) for b in json.load(open(f))["benchmarks"]]
 bench = {b["name"]: b["cpu_time"] for b in runs}
 size = {b["name"].split("/")[1]: b.get("bytes", 0) / 1e6 for b in runs if b["name"].startswith("protobuf_parse_serialize/")}
-tfjs = json.load(open(sys.argv[2]))
+tfjs = {}
+for f in glob.glob(sys.argv[1] + "/tfjs.*.json"):
+    tfjs.update(json.load(open(f)))
 print("| model | .pb MB | protobuf parse+serialize ms | amanda import+export ms | ratio | TF.js load ms | amanda read_tfjs ms | ratio |")
 print("|---|---|---|---|---|---|---|---|")
 for m in sorted(tfjs):

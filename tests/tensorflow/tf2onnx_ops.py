@@ -57,6 +57,9 @@ class Case:
         # False: TF.js cannot run the graph (its executor fails on it), so the case checks the
         # conversion and onnx.checker only, and is counted apart
         self.tfjs = True
+        # a Case computing the same function that TF.js runs where it cannot run this one: the
+        # ONNX of this case is compared with TF.js's outputs of the twin
+        self.twin = None
         self.seed = sum(map(ord, name))
         # True: a sampler (random op); the outputs are compared as distributions (tf2onnx_compare.js)
         self.samples = False
@@ -211,43 +214,129 @@ def nested_loops(case):
     # A while loop inside a while loop, as TF1's while_loop nests them: the inner frame's Enters
     # read values of the outer frame (its counter, its constant Enters); the inner result feeds the
     # outer NextIteration. x <- (inner: y <- y * 0.5 + i, twice) + j, three times.
-    c = case("while_nested")
-    # TF.js 4.22's executor does not run this hand-written nested frame ("Cannot compute the
-    # outputs [y]": its Enter pushes a context per call); converted and checked only
-    c.tfjs = False
+    # TF.js 4.22's executor cannot run this graph, which is what tf.while_loop writes when the
+    # inner loop reads a value fixed for the whole outer loop (here m, 1, 0.5): the inner constant
+    # Enter of the outer constant Enter (o/in/enter_m <- o/enter_m). graph_executor.js processStack
+    # stores a constant Enter under its name in the context it was pushed in; processChildNodes
+    # pushes o/in/enter_m once, as the child of o/enter_m, which runs once, in outer iteration 0:
+    # its value lives at "o/in/enter_m-/o-0" only, getTensor (utils.js) looks in the current
+    # context's ids ("/o-1/o/in-0", "/o-1", "") from outer iteration 1 on and misses it, so
+    # o/in/less never runs and executeAsync ends with "Cannot compute the outputs [y]". (The same
+    # storage makes an op of a loop body whose inputs are only constant Enters run in the first
+    # iteration only.) With one outer iteration TF.js runs it (while_nested_invariants_1, compared).
+    # nested_loops_tfjs's cases (the inner loop reading values of the outer body only) run in
+    # TF.js and are compared.
+    # For three iterations TF.js runs a twin instead (Case.twin): the same function with the
+    # invariants carried through the outer loop as loop variables (entered per iteration), which
+    # TF.js runs; Amanda's ONNX of the graph above is compared with TF.js's outputs of the twin.
+    for n in (3, 1):
+        c = case("while_nested" if n == 3 else "while_nested_invariants_1")
+        nested_loop_outer_invariant(c, n)
+        if n == 3:
+            c.twin = Case("while_nested_twin")
+            nested_loop_outer_invariant(c.twin, n, carried=True)
+
+
+def nested_loop_outer_invariant(c, n, carried=False):
     x = c.placeholder("x", [2, 3])
     c.const("zero", [0], [], "int32")
-    c.const("n", [3], [], "int32")
+    c.const("n", [n], [], "int32")
     c.const("m", [2], [], "int32")
     c.const("one", [1], [], "int32")
     c.const("half", [0.5], [])
-    for k, t in (("n", I), ("m", I), ("one", I), ("half", F)):
+    inv = (("m", I), ("one", I), ("half", F))
+    for k, t in (("n", I),) + (() if carried else inv):
         c.op(f"o/enter_{k}", "Enter", [k], T=t, frame_name="o", is_constant=True, parallel_iterations=10)
 
     def outer_body(ids):
-        i, v = ids
+        i, v = ids[:2]
+        if carried:  # the invariants as the outer body's values (loop variables passed through)
+            for k, src in zip(("m", "one", "half"), ids[2:]):
+                c.op(f"o/enter_{k}", "Identity", [src], T=dict(inv)[k])
         # the inner counter's start: a Const in the outer frame (on the pivot's control edge, as TF writes it)
         c.nodes.append('node { name: "o/zero_j" op: "Const" input: "^o/id_i" attr { key: "dtype" value { type: DT_INT32 } } '
                        'attr { key: "value" value { tensor { dtype: DT_INT32 tensor_shape { } int_val: 0 } } } }')
         z = "o/zero_j"
-        for k, src, t in (("i", i, I), ("m", "o/enter_m", I), ("one", "o/enter_one", I), ("half", "o/enter_half", F)):
+        fi = c.op("o/fi", "Cast", [i], SrcT=I, DstT=F)
+        for k, src, t in (("fi", fi, F), ("m", "o/enter_m", I), ("one", "o/enter_one", I), ("half", "o/enter_half", F)):
             c.op(f"o/in/enter_{k}", "Enter", [src], T=t, frame_name="o/in", is_constant=True, parallel_iterations=10)
 
         def inner_body(jids):
             j, y = jids
             m = c.op("o/in/mul", "Mul", [y, "o/in/enter_half"], T=F)
-            fi = c.op("o/in/fi", "Cast", ["o/in/enter_i"], SrcT=I, DstT=F)
-            return [c.op("o/in/inc", "AddV2", [j, "o/in/enter_one"], T=I), c.op("o/in/add", "AddV2", [m, fi], T=F)]
+            return [c.op("o/in/inc", "AddV2", [j, "o/in/enter_one"], T=I), c.op("o/in/add", "AddV2", [m, "o/in/enter_fi"], T=F)]
 
         ex_j, ex_y = while_loop(c, "o/in", [("j", z, "int32", False), ("y", v, "float32", False)],
                                 lambda mm: c.op("o/in/less", "Less", [mm[0], "o/in/enter_m"], T=I), inner_body)
         fj = c.op("o/fj", "Cast", [ex_j], SrcT=I, DstT=F)
-        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)]
+        return [c.op("o/inc", "AddV2", [i, "o/enter_one"], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)] + list(ids[2:])
 
-    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)],
-                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body)
+    extra = [(f"c{k}", k, "int32" if t == I else "float32", False) for k, t in inv] if carried else []
+    ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)] + extra,
+                            lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body, keep=("i", "x"))
     c.op("y", "Identity", [ex_x], T=F)
     c.op("count", "Identity", [ex_i], T=I)
+
+
+def const_after(c, name, value, dtype, ctrl):
+    """A scalar Const inside a frame, on a control edge from the frame's pivot (as TF1 writes a
+    Python literal in a loop's cond or body)."""
+    field, t = {"int32": ("int_val", I), "float32": ("float_val", F)}[dtype]
+    c.nodes.append(f'node {{ name: "{name}" op: "Const" input: "^{ctrl}" attr {{ key: "dtype" value {{ type: {t} }} }} '
+                   f'attr {{ key: "value" value {{ tensor {{ dtype: {t} tensor_shape {{ }} {field}: {value} }} }} }} }}')
+    return name
+
+
+def nested_loops_tfjs(case):
+    """Nested TF1 loops TF.js 4.22 runs, written as tf.while_loop nests them: the outer bound comes
+    in through a constant Enter of a root Const; the inner loop starts from values of the outer
+    body (a Const on the outer pivot, the outer x), its distinct frame "o/in" reads the outer
+    counter through a constant Enter of the outer body's Identity, and its literals are Consts on
+    its own pivots. Per outer iteration i: y <- x; j <- 0; while j < bound: y <- y * 0.5 + i + j;
+    x <- y + j (the inner count). bound is a constant m, or i + m (a count that depends on the
+    outer counter). (An inner loop reading a value fixed for the whole outer loop is while_nested
+    above, which TF.js cannot run past the first outer iteration.)"""
+    for n, m, by_i in ((3, 2, False), (1, 4, False), (4, 0, False), (2, 3, False), (3, 1, True), (4, 0, True)):
+        c = case(f"while_nested_{n}x{'i+' if by_i else ''}{m}")
+        x = c.placeholder("x", [2, 3])
+        c.const("zero", [0], [], "int32")
+        c.const("n", [n], [], "int32")
+        c.op("o/enter_n", "Enter", ["n"], T=I, frame_name="o", is_constant=True, parallel_iterations=10)
+
+        def outer_body(ids):
+            i, v = ids
+            z = const_after(c, "o/zero_j", 0, "int32", "o/id_i")
+            if by_i:
+                c.op("o/in/enter_i", "Enter", [i], T=I, frame_name="o/in", is_constant=True, parallel_iterations=10)
+            # the counter as a float, made in the outer body and entered: an op of the inner body
+            # whose inputs are all constant Enters runs in TF.js's first inner iteration only
+            fi = c.op("o/fi", "Cast", [i], SrcT=I, DstT=F)
+            c.op("o/in/enter_fi", "Enter", [fi], T=F, frame_name="o/in", is_constant=True, parallel_iterations=10)
+
+            def inner_cond(mm):
+                bound = const_after(c, "o/in/m", m, "int32", mm[0])
+                if by_i:
+                    bound = c.op("o/in/bound", "AddV2", ["o/in/enter_i", bound], T=I)
+                return c.op("o/in/less", "Less", [mm[0], bound], T=I)
+
+            def inner_body(jids):
+                j, y = jids
+                half = const_after(c, "o/in/half", 0.5, "float32", j)
+                one = const_after(c, "o/in/one", 1, "int32", j)
+                fi = "o/in/enter_fi"
+                fj = c.op("o/in/fj", "Cast", [j], SrcT=I, DstT=F)
+                a = c.op("o/in/add", "AddV2", [c.op("o/in/mul", "Mul", [y, half], T=F), fi], T=F)
+                return [c.op("o/in/inc", "AddV2", [j, one], T=I), c.op("o/in/add2", "AddV2", [a, fj], T=F)]
+
+            ex_j, ex_y = while_loop(c, "o/in", [("j", z, "int32", False), ("y", v, "float32", False)], inner_cond, inner_body)
+            one = const_after(c, "o/one", 1, "int32", i)
+            fj = c.op("o/fj", "Cast", [ex_j], SrcT=I, DstT=F)
+            return [c.op("o/inc", "AddV2", [i, one], T=I), c.op("o/add", "AddV2", [ex_y, fj], T=F)]
+
+        ex_i, ex_x = while_loop(c, "o", [("i", "zero", "int32", False), ("x", x, "float32", False)],
+                                lambda mm: c.op("o/less", "Less", [mm[0], "o/enter_n"], T=I), outer_body)
+        c.op("y", "Identity", [ex_x], T=F)
+        c.op("count", "Identity", [ex_i], T=I)
 
 
 def tensor_array_loop(case):
@@ -678,6 +767,7 @@ def cases():
     # ---- TF1 while loops (control_flow_ops.while_loop's frame, written out by hand) and conds
     loops(case)
     nested_loops(case)
+    nested_loops_tfjs(case)
     tensor_array_loop(case)
     conds(case)
     for pad, st, size in (("SAME", 1, 5), ("SAME", 2, 9), ("SAME", 2, 10), ("VALID", 1, 7), ("VALID", 2, 11), ("VALID", 2, 12)):
@@ -861,7 +951,17 @@ def main():
         if not c.tfjs:
             not_compared.append(c.name)
             continue
-        todo.append({"name": c.name, "tfjs": f"{c.name}/model.json", "onnx": f"{c.name}/model.onnx", "inputs": c.inputs,
+        tfjs_model = f"{c.name}/model.json"
+        if c.twin:
+            os.makedirs(os.path.join(d, "twin"))
+            with open(os.path.join(d, "twin", "graph.pbtxt"), "w") as f:
+                f.write(c.twin.pbtxt())
+            r = subprocess.run([amanda, "fmt", "graph.pbtxt", "-o", "model.json"], cwd=os.path.join(d, "twin"), capture_output=True, text=True)
+            if r.returncode:
+                failures.append(f"{c.name}: amanda fmt of the twin failed: {r.stderr.strip()}")
+                continue
+            tfjs_model = f"{c.name}/twin/model.json"
+        todo.append({"name": c.name, "tfjs": tfjs_model, "onnx": f"{c.name}/model.onnx", "inputs": c.inputs,
                      "samples": c.samples})
     with open(os.path.join(work, "cases.json"), "w") as f:
         json.dump(todo, f)

@@ -180,11 +180,16 @@ class Lowering {
     g_.set_attr(c, g_.sym("value"), Value(ir::Tensor::from_bytes(dt, std::move(shape), std::move(bytes))));
     return c;
   }
+  // ONNX's value names are one namespace across a graph and all its bodies, and a name made here
+  // can end up in a body nested in another (a Const copied into the inner loop's body and, later,
+  // into the outer one's): besides the scope, avoid every name this pass has made anywhere.
   std::string unique_name(OpId scope, const std::string& base) {
     std::string n = base;
-    for (int k = 1; g_.find_op(scope, n); ++k) n = fmt::format("{}_{}", base, k);
+    for (int k = 1; g_.find_op(scope, n) || made_names_.contains(n); ++k) n = fmt::format("{}_{}", base, k);
+    made_names_.insert(n);
     return n;
   }
+  std::set<std::string> made_names_;
   static std::string le32(int32_t v) { return std::string(reinterpret_cast<const char*>(&v), 4); }
   std::optional<int64_t> const_scalar(PortId out) const {
     if (!out) return std::nullopt;
