@@ -18,6 +18,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 OUT = os.path.join(os.path.dirname(HERE), "tables", "pytorch", "pytorch_1.13_onnx_13_rnn.yaml")
 
 U0 = "{tensor([0], 'int64')}"
+# Layer counts with rules (torch's nn.LSTM/GRU/RNN num_layers; PyTorch's exporter suite uses 1 and 3).
+LAYERS = (1, 2, 3, 4)
 # torch's gate blocks -> ONNX's order, as a row permutation of the stacked weights ({H}: hidden size)
 PERM = {"lstm": "concat(range(0, {H}), range(3 * {H}, 4 * {H}), range({H}, 2 * {H}), range(2 * {H}, 3 * {H}))",
         "gru": "concat(range({H}, 2 * {H}), range(0, {H}), range(2 * {H}, 3 * {H}))"}
@@ -81,7 +83,7 @@ def rules():
     for kind in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
         outs = ("[{name: result0, ref: y}, {name: result1, ref: hn}, {name: result2, ref: cn}]" if kind == "lstm"
                 else "[{name: result0, ref: y}, {name: result1, ref: hn}]")
-        for layers in (1, 2):
+        for layers in LAYERS:
             for dirs in (1, 2):
                 n = 4 * layers * dirs
                 consts = (f"{{name: has_biases, const: true}}, {{name: num_layers, const: {layers}}}, {{name: dropout, const: \"{{dr}}\"}}, "
@@ -123,21 +125,21 @@ def rules():
     for kind in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
         outs = ("[result0, {name: result1, ref: hn}, {name: result2, ref: cn}]" if kind == "lstm"
                 else "[result0, {name: result1, ref: hn}]")
-        for dirs in (1, 2):
-            n = 4 * dirs
-            name = f"{kind}_packed{'_bi' if dirs == 2 else ''}"
+        for layers, dirs in ((l, d) for l in LAYERS for d in (1, 2)):
+            n = 4 * layers * dirs
+            name = f"{kind}_packed{'' if layers == 1 else f'_l{layers}'}{'_bi' if dirs == 2 else ''}"
             hx_op = "{id: hx, type: prim::ListConstruct, input_ports: [{name: elements.0, ref: h0}, {name: elements.1, ref: c0}]}"
             plist = ("{id: pl, type: prim::ListConstruct, input_ports: [" + ", ".join(f"{{name: elements.{k}, ref: p{k}}}" for k in range(n)) +
                      f", {{name: elements.{n}, ref: px, optional: true}}]}}")
-            consts = (f"{{name: has_biases, const: true}}, {{name: num_layers, const: 1}}, {{name: dropout, const: \"{{dr}}\"}}, "
+            consts = (f"{{name: has_biases, const: true}}, {{name: num_layers, const: {layers}}}, {{name: dropout, const: \"{{dr}}\"}}, "
                       f"{{name: train, const: \"{{tr}}\"}}, {{name: bidirectional, const: {'true' if dirs == 2 else 'false'}}}")
             hxport = "hx" if kind == "lstm" else "{name: hx, ref: h0}"
             pre = f"\n          - {hx_op}" if kind == "lstm" else ""
             hxedge = "\n          - {output_port: {op: hx, port: output}, input_port: {op: l, port: hx}}" if kind == "lstm" else ""
-            b = body(kind, lambda k: f"p{k}", "at(shape(p1), 1)", 1, dirs).replace(", _, hi0", ", sl, hi0")
-            b = "          sl = Cast(ln) {to: 6}\n" + b.replace("          y = Transpose(x1)", "          y = Transpose(x1)")
+            b = body(kind, lambda k: f"p{k}", "at(shape(p1), 1)", layers, dirs).replace(", _, hi", ", sl, hi")
+            b = "          sl = Cast(ln) {to: 6}\n" + b
             b += "\n          lo = Identity(ln)"
-            out.append(f'''    - rule_name: {name}   # pack_padded_sequence -> {kind} (1 layer, {'both directions' if dirs == 2 else 'one direction'}) -> pad_packed_sequence: sequence_lens
+            out.append(f'''    - rule_name: {name}   # pack_padded_sequence -> {kind} ({layers} layer{'s' if layers > 1 else ''}, {'both directions' if dirs == 2 else 'one direction'}) -> pad_packed_sequence: sequence_lens
       src:
         ops:
           - {{id: pk, type: aten::_pack_padded_sequence, input_ports: [{{name: input, ref: x}}, {{name: lengths, ref: ln}}, {{name: batch_first, const: "{{bf}}"}}]}}{pre}

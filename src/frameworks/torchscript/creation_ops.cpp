@@ -98,14 +98,27 @@ std::unordered_map<std::string, Rule> make_rules() {
     auto n = num(a, 0), m = num(a, 1);
     return n && m ? eye(a, w, static_cast<int64_t>(*n), static_cast<int64_t>(*m), 2) : std::nullopt;
   };
+  // torch's arange (RangeFactories.cpp, CPU): for an integer dtype start, end and step are first
+  // truncated to int64 (the accumulate type) and the elements are start + i * step in int64; the
+  // count is ceil((end - start) / step), from the truncated numbers for int64 and from the numbers
+  // as given for the other integer types; for float dtypes everything is in double. So
+  // arange(2, 8.5, 1.5, dtype=int64) is 2..7 (6 elements, step 1), not 5 elements.
   auto arange = [](const Args& a, const std::string& w, double start, double end, double step, bool floats, size_t dtype_arg) -> Result {
-    if (step == 0 || !std::isfinite(start) || !std::isfinite(end)) return std::nullopt;
-    double n = std::ceil((end - start) / step);
+    if (!std::isfinite(start) || !std::isfinite(end) || !std::isfinite(step)) return std::nullopt;
+    DType t = dtype_or(a, dtype_arg, floats ? DType::Float32 : DType::Int64, w);
+    bool integral = !is_float_type(t);
+    double xs = start, xe = end, xk = step;
+    if (integral) {
+      if (std::fabs(start) > 9e15 || std::fabs(end) > 9e15 || std::fabs(step) > 9e15) return std::nullopt;
+      xs = std::trunc(start), xe = std::trunc(end), xk = std::trunc(step);
+    }
+    if (xk == 0) throw Error(w + ": arange's step must be nonzero (" + std::to_string(step) + " as " + std::string(ir::dtype_name(t)) + ")");
+    if ((xk > 0 && xe < xs) || (xk < 0 && xe > xs)) throw Error(w + ": arange's bounds are inconsistent with the step's sign");
+    double n = t == DType::Int64 ? std::ceil((xe - xs) / xk) : std::ceil((end - start) / step);
     if (n < 0) n = 0;
     if (n > double(int64_t(1) << 24)) return std::nullopt;
     std::vector<double> v;
-    for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) v.push_back(start + static_cast<double>(i) * step);
-    DType t = dtype_or(a, dtype_arg, floats ? DType::Float32 : DType::Int64, w);
+    for (int64_t i = 0; i < static_cast<int64_t>(n); ++i) v.push_back(xs + static_cast<double>(i) * xk);
     int64_t count = static_cast<int64_t>(v.size());  // (not in the call: the argument order is unspecified)
     return one(make_known(t, {count}, std::move(v)));
   };

@@ -98,6 +98,61 @@ class NormAll(torch.nn.Module):  # torch.norm over every dimension (an empty axe
         return torch.norm(x)
 
 
+class ArangeFromShape(torch.nn.Module):  # test_symbolic_shape_inference_arange_2: arange(x.size(0), 8.5, 1.5, dtype=int64)
+    def __init__(self, end, step, dtype):
+        super().__init__()
+        self.end, self.step, self.dtype = end, step, dtype
+
+    def forward(self, x):
+        return torch.arange(x.size(0), self.end, self.step, dtype=self.dtype), x + 1
+
+
+def arange_cases():
+    """torch's arange with an integer dtype truncates start, end and step first (the count too for
+    int64): several bounds, steps and dtypes, the start read from a shape as the suite's test does.
+    Combinations torch refuses (a step that truncates to 0) are left out."""
+    out = []
+    for end, step in ((8.5, 1.5), (9.9, 0.7), (-3.5, -1.5), (6.2, 1), (11, 2.5)):
+        for dtype in (torch.int64, torch.int32, torch.float32):
+            m = ArangeFromShape(end, step, dtype)
+            try:
+                m(torch.zeros(2, 3))
+            except RuntimeError:
+                continue
+            out.append((f"arange_from_shape_{end}_{step}_{str(dtype)[6:]}", m, lambda: (torch.randn(2, 3),), "pass"))
+    return out
+
+
+class PackedRnn(torch.nn.Module):  # test_rnn_*_trilayer_*_packed: pack_padded_sequence -> several layers -> pad_packed_sequence
+    def __init__(self, kind, layers, bidirectional, batch_first):
+        super().__init__()
+        self.bf = batch_first
+        self.rnn = getattr(torch.nn, kind)(3, 4, layers, bidirectional=bidirectional, batch_first=batch_first)
+
+    def forward(self, x, lengths):
+        out = self.rnn(torch.nn.utils.rnn.pack_padded_sequence(x, lengths, self.bf))
+        y, _ = torch.nn.utils.rnn.pad_packed_sequence(out[0], self.bf)
+        states = out[1] if isinstance(out[1], tuple) else (out[1],)
+        return (y,) + states
+
+
+def packed_rnn_cases():
+    """Packed sequences through 2..4 layers of each recurrent kind, one and both directions, batch
+    first or not: ONNX's LSTM/GRU/RNN with sequence_lens per layer (the libtorch-free reader only:
+    the libtorch reader types by a run on zeros, where pack_padded_sequence refuses lengths of 0)."""
+    out = []
+    for i, (kind, layers) in enumerate([(k, l) for k in ("LSTM", "GRU", "RNN") for l in (2, 3, 4)]):
+        bi, bf = i % 2 == 1, i % 4 in (1, 2)  # each kind and layer count once; both flags in all four combinations
+        seq, batch = 5, 3
+
+        def make(bf=bf, seq=seq, batch=batch):
+            x = torch.randn(batch, seq, 3) if bf else torch.randn(seq, batch, 3)
+            return x, torch.tensor([seq, 3, 2], dtype=torch.int32)
+        out.append((f"packed_{kind.lower()}_l{layers}{'_bi' if bi else ''}{'_bf' if bf else ''}",
+                    PackedRnn(kind, layers, bi, bf).eval(), make, "pass", ("script",)))
+    return out
+
+
 def ints(*shape, lo=1, hi=9):
     return torch.randint(lo, hi, shape, dtype=torch.int32)
 
@@ -118,7 +173,7 @@ CASES = [
     ("pad_from_tensors", PadFromTensors(), lambda: (torch.randn(2, 2, 4, 4), torch.tensor(2), torch.tensor(4)), "refuse"),
     ("pad_int", PadInt(), lambda: (ints(2, 3),), "pass"),
     ("norm_all", NormAll(), lambda: (torch.randn(2, 3, 4),), "pass"),
-]
+] + arange_cases() + packed_rnn_cases()
 
 
 def main():
@@ -128,7 +183,7 @@ def main():
     jobs = []
     pending = []
     with tempfile.TemporaryDirectory() as tmp:
-        for name, m, make, want in CASES:
+        for name, m, make, want, *readers in CASES:
             xs = make()
             with torch.no_grad():
                 refs = m(*[x.clone() for x in xs])
@@ -140,7 +195,7 @@ def main():
                 f = os.path.join(tmp, f"{name}.in{k}.bin")
                 x.numpy().tofile(f)
                 ins.append({"file": f, "shape": list(x.shape), "type": str(x.numpy().dtype)})
-            for reader in ("script", "libtorch"):
+            for reader in (readers[0] if readers else ("script", "libtorch")):
                 out = os.path.join(tmp, f"{name}.{reader}.onnx")
                 cmd = [amanda, "convert", pt, "--reader", reader, "-o", out]
                 for x in ins:
