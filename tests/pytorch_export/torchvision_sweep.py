@@ -1,0 +1,126 @@
+#!/usr/bin/python3
+"""torchvision's classification models -> ONNX -> TorchScript (.pt) -> torch.jit.load (issue 29).
+
+Every model `torchvision.models.list_models(module=torchvision.models)` names (torchvision 0.14:
+80) is made here with random weights (seeded by its name; every parameter or buffer that torchvision
+initialises to all zeros, such as biases and BatchNorm's running means, gets random values too, so
+that no term of the computation vanishes), exported by torch.onnx at opset 13, converted with
+`amanda convert M.onnx -o M.pt`, run by torch.jit.load and compared with onnxruntime
+(tests/js/ort_run.js) on the same random input within 1e-5 relative to max(1, |x|).
+
+A model whose .pt differs by more than 1e-5 is reported as "differs" with, beside it, how far torch's
+own eager model is from onnxruntime on the same input (`eager-vs-ort`): when that baseline misses
+1e-5 too, the difference is float32 accumulation between two convolution libraries rather than the
+conversion (see docs/pytorch-export.md); it still counts as not matched.
+
+    torchvision_sweep.py AMANDA [--every K] [--offset J] [--models a,b] [--min-match M] [--json OUT]
+
+CI runs a deterministic sample (every K-th model of the sorted list, starting at J);
+AMANDA_TORCHVISION_SWEEP_ALL=1 runs all 80. One model at a time: its files are deleted before the
+next, so the largest (vit_h_14: 2.5 GB) bounds the disk and memory used.
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+import numpy as np
+import torch
+import torchvision
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from torchvision_export_test import ort_run, worst  # noqa: E402  (the same runner and measure)
+
+TOL = 1e-5
+INPUT_SIZE = {"inception_v3": 299}  # the others take 224 x 224
+
+
+def make_model(name):
+    torch.manual_seed(sum(map(ord, name)))
+    m = getattr(torchvision.models, name)(weights=None).eval()
+    g = torch.Generator().manual_seed(29)
+    with torch.no_grad():
+        for t in list(m.parameters()) + list(m.buffers()):
+            if t.is_floating_point() and t.numel() and not t.any():
+                t.copy_(torch.randn(t.shape, generator=g) * 0.1)
+    return m
+
+
+def run_one(name, amanda, work, rng):
+    m = make_model(name)
+    s = INPUT_SIZE.get(name, 224)
+    x = rng.standard_normal((1, 3, s, s), dtype=np.float32)
+    src = os.path.join(work, name + ".onnx")
+    pt = os.path.join(work, name + ".pt")
+    try:
+        with torch.no_grad():
+            eager = m(torch.from_numpy(x)).numpy()
+            torch.onnx.export(m, torch.from_numpy(x), src, opset_version=13, input_names=["input"], output_names=["output"])
+    except Exception as e:  # noqa: BLE001 - a model torch cannot export is reported, not ours to fix
+        return ("export failed", str(e).strip().splitlines()[-1][:160])
+    del m
+    t0 = time.time()
+    r = subprocess.run([amanda, "convert", src, "-o", pt], capture_output=True, text=True)
+    conv_s = time.time() - t0
+    if r.returncode != 0:
+        return ("refused", " | ".join(r.stderr.strip().splitlines()[-2:])[:300])
+    xf = os.path.join(work, name + ".x.bin")
+    x.tofile(xf)
+    ref = ort_run([{"model": src, "inputs": {"input": {"file": xf, "shape": list(x.shape)}}, "out": os.path.join(work, name + ".ort")}], work)[0]
+    if isinstance(ref, str):
+        return ("ort failed", ref[:200])
+    assert np.abs(ref[0]).max() > 0, name + ": onnxruntime's outputs are all zero"
+    try:
+        with torch.no_grad():
+            y = torch.jit.load(pt)(torch.from_numpy(x))
+    except Exception as e:  # noqa: BLE001 - reported per model
+        return ("torch failed", str(e).strip().splitlines()[-1][:200])
+    w = worst(y.numpy(), ref[0])
+    info = f"{w:.2e} (convert {conv_s:.2f} s)"
+    if w <= TOL:
+        return ("match", info)
+    return ("differs", info + f"; eager-vs-ort {worst(eager, ref[0]):.2e}, .pt-vs-eager {worst(y.numpy(), eager):.2e}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("amanda")
+    ap.add_argument("--every", type=int, default=1)
+    ap.add_argument("--offset", type=int, default=0)
+    ap.add_argument("--models", default="")
+    ap.add_argument("--min-match", type=int, default=None)
+    ap.add_argument("--json", default="")
+    a = ap.parse_args()
+    names = sorted(torchvision.models.list_models(module=torchvision.models))
+    if a.models:
+        names = a.models.split(",")
+    elif not os.environ.get("AMANDA_TORCHVISION_SWEEP_ALL"):
+        names = names[a.offset::a.every]
+    rng = np.random.default_rng(29)
+    results = {}
+    for n in names:
+        with tempfile.TemporaryDirectory() as work:
+            t0 = time.time()
+            results[n] = run_one(n, a.amanda, work, rng)
+        print(f"{n:22s} {results[n][0]:13s} {results[n][1]}  [{time.time() - t0:.0f} s]", flush=True)
+    counts = {}
+    for st, _ in results.values():
+        counts[st] = counts.get(st, 0) + 1
+    matched = counts.get("match", 0)
+    print(f"summary: {len(results)} models: " + ", ".join(f"{v} {k}" for k, v in sorted(counts.items())) + f" (within {TOL} relative to max(1, |x|))")
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump(results, f, indent=1)
+    need = len(results) if a.min_match is None else a.min_match
+    if matched < need:
+        print(f"FAIL: {matched} matched, need {need}")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
