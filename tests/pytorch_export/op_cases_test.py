@@ -2,15 +2,17 @@
 """Per-op cases for the ONNX -> PyTorch rules added in session 30 (issue 29): generated small models
 of one op each, converted with `amanda convert M.onnx -o M.pt`, run by torch.jit.load and compared
 with onnxruntime (tests/js/ort_run_typed.js) on the same inputs and with torch's own function for the
-op (torch.split / torch.nn.functional.layer_norm), within 1e-5 relative to max(1, |x|); integer
+op (torch.split / torch.nn.functional.layer_norm; Resize: onnxruntime only), within 1e-5 relative to max(1, |x|); integer
 results exactly.
 
     op_cases_test.py AMANDA [--seed S] [--cases-per-op N]
 
 Ops: Split (sizes as a constant, sizes as a graph input, equal parts; every axis of ranks 1-4,
 negative axes, zero-size parts) and LayerNormalization (opset 17: every axis of ranks 2-4, with and
-without a bias, epsilons, the Mean/InvStdDev outputs). Cases that must be refused are checked to be
-refused with the op named: Split with no sizes into uneven parts.
+without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant scales or sizes
+(nearest, linear 1-3-D, cubic 2-D in the coordinate modes torch computes alike). Cases that must be refused are checked to be
+refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
+nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
 import argparse
 import json
@@ -107,10 +109,57 @@ def layer_norm_cases(rng, n):
     return cases
 
 
+RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
+    ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
+    ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
+    ("linear", "half_pixel", None, (1, 2, 3)), ("linear", "align_corners", None, (1, 2, 3)),
+    ("linear", "pytorch_half_pixel", None, (2,)), ("cubic", "half_pixel", None, (2,)), ("cubic", "align_corners", None, (2,)),
+]
+
+
+def resize_cases(rng, n):
+    """Resize with constant scales or sizes (what real models have: F.interpolate's exports, FPNs);
+    compared with onnxruntime only (torch's interpolate is what the rules call)."""
+    cases = []
+    for k in range(n):
+        mode, ctm, nm, ranks = RESIZE_MODES[k % len(RESIZE_MODES)]
+        r = int(rng.choice(ranks))
+        shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + [int(rng.integers(2, 6)) for _ in range(r)]
+        x = rng.standard_normal(shape).astype(np.float32)
+        attrs = {"mode": mode}
+        if ctm:
+            attrs["coordinate_transformation_mode"] = ctm
+        if nm:
+            attrs["nearest_mode"] = nm
+        up_only = mode == "nearest" and (nm or "round_prefer_floor") == "round_prefer_floor"  # ties refused otherwise
+        if k % 2 == 0:
+            f = [float(rng.choice([1, 2, 3] if up_only else [0.5, 1.5, 2, 3, 0.6])) for _ in range(r)]
+            out = [int(np.floor(d * q)) for d, q in zip(shape[2:], f)]
+            if ctm == "pytorch_half_pixel" and 1 in out:
+                f = [2.0] * r
+            inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array([1, 1] + f, np.float32))]
+            ins_names = ["x", "roi", "scales"]
+        else:
+            z = [int(d * rng.choice([1, 2, 3])) if up_only else int(rng.integers(2, 9)) for d in shape[2:]]
+            inits = [("roi", np.zeros(0, np.float32)), ("sizes", np.array(shape[:2] + z, np.int64))]
+            ins_names = ["x", "roi", "", "sizes"]
+        m = model([helper.make_node("Resize", ins_names, ["y"], **attrs)], {"x": x}, ["y"], 13, inits)
+        cases.append((f"resize_{mode}_{ctm}_{nm}_{k}_{shape}_{inits[-1][1].tolist()}", m, {"x": x}, None))
+    return cases
+
+
 def refused_cases():
     x = np.zeros((2, 5), np.float32)
     m = model([helper.make_node("Split", ["x"], ["a", "b"], axis=1)], {"x": x}, ["a", "b"], 13)
-    return [("split_uneven_without_sizes", m, "Split")]
+    out = [("split_uneven_without_sizes", m, "Split")]
+    x = np.zeros((1, 1, 3, 3), np.float32)
+    for name, attrs, sc in [("resize_tf_crop_and_resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2]),
+                            ("resize_nearest_tie_half_pixel_floor", {"mode": "nearest"}, [1, 1, 0.5, 0.5]),
+                            ("resize_cubic_a_half", {"mode": "cubic", "cubic_coeff_a": -0.5}, [1, 1, 2, 2]),
+                            ("resize_linear_asymmetric", {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2])]:
+        inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
+        out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), "Resize"))
+    return out
 
 
 def worst(got, want):
@@ -131,7 +180,7 @@ def main():
     ap.add_argument("--cases-per-op", type=int, default=24)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    cases = split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op)
+    cases = split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
@@ -169,7 +218,7 @@ def main():
                 failures.append(f"{name}: {len(ys)} outputs, onnxruntime has {len(ref)}")
                 continue
             w_ort = max((worst(u, v) for u, v in zip(ys, ref)), default=0.0)
-            w_torch = max((worst(u, v) for u, v in zip(ys, want)), default=0.0)
+            w_torch = max((worst(u, v) for u, v in zip(ys, want)), default=0.0) if want is not None else 0.0
             nonzero |= any(v.size and np.abs(v).max() > 0 for v in ref)
             if w_ort > TOL or w_torch > TOL:
                 failures.append(f"{name}: differs (onnxruntime {w_ort:.2e}, torch {w_torch:.2e})")
@@ -182,7 +231,7 @@ def main():
     for f in failures:
         print("FAIL", f)
     assert nonzero, "every onnxruntime output is zero: the comparison checks nothing"
-    print(f"op cases: {len(cases)} generated, {len(cases) - len([f for f in failures if not f.startswith('split_uneven')])} match "
+    print(f"op cases: {len(cases)} generated, {len(cases) - len([f for f in failures if not f.startswith(tuple(n for n, _, _ in refused_cases()))])} match "
           f"onnxruntime and torch within {TOL}; {len(refused_cases())} refusal case(s)")
     return 1 if failures else 0
 
