@@ -2,7 +2,7 @@
 """Per-op cases for the ONNX -> PyTorch rules added in session 30 (issue 29): generated small models
 of one op each, converted with `amanda convert M.onnx -o M.pt`, run by torch.jit.load and compared
 with onnxruntime (tests/js/ort_run_typed.js) on the same inputs and with torch's own function for the
-op (torch.split / torch.nn.functional.layer_norm; Resize: onnxruntime only), within 1e-5 relative to max(1, |x|); integer
+op (torch.split, F.layer_norm, F.nll_loss, F.cross_entropy, torch.gather; Resize: onnxruntime only), within 1e-5 relative to max(1, |x|); integer
 results exactly.
 
     op_cases_test.py AMANDA [--seed S] [--cases-per-op N]
@@ -10,7 +10,9 @@ results exactly.
 Ops: Split (sizes as a constant, sizes as a graph input, equal parts; every axis of ranks 1-4,
 negative axes, zero-size parts) and LayerNormalization (opset 17: every axis of ranks 2-4, with and
 without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant scales or sizes
-(nearest, linear 1-3-D, cubic 2-D in the coordinate modes torch computes alike). Cases that must be refused are checked to be
+(nearest, linear 1-3-D, cubic 2-D in the coordinate modes torch computes alike),
+NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (reductions, weights, ignore_index, 0-3 spatial
+axes, the log_prob output) and GatherElements (negative axes and indices). Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
 nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
@@ -109,6 +111,66 @@ def layer_norm_cases(rng, n):
     return cases
 
 
+def loss_cases(rng, n):
+    """NegativeLogLikelihoodLoss and SoftmaxCrossEntropyLoss: reductions, weights, ignore_index
+    (also negative), 0-3 spatial axes; torch's reference is F.nll_loss / F.cross_entropy in float64."""
+    cases = []
+    for k in range(n):
+        sce = k % 2 == 1
+        N, C = int(rng.integers(1, 5)), int(rng.integers(2, 6))
+        sp = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(0, 4)))]
+        x = rng.standard_normal([N, C] + sp).astype(np.float32)
+        t = rng.integers(0, C, size=[N] + sp).astype(np.int64)
+        red = ["none", "mean", "sum"][k % 3]
+        attrs = {"reduction": red}
+        ii = None
+        if k % 4 >= 2:
+            ii = int(rng.choice([0, C - 1, -1, -5]))
+            N = max(N, 2)
+            x = rng.standard_normal([N, C] + sp).astype(np.float32)
+            t = rng.integers(0, C, size=[N] + sp).astype(np.int64)
+            attrs["ignore_index"] = ii
+            t.flat[:: 3] = ii  # some targets ignored, not all (ignoring all makes a mean 0/0)
+            t.flat[-1] = (ii + 1) % C if ii >= 0 else 0
+        weighted = k % 5 < 3
+        w = rng.uniform(0.2, 2.0, C).astype(np.float32)
+        ins = {"x": x, "t": t, **({"w": w} if weighted else {})}
+        tw = torch.from_numpy(w).double() if weighted else None
+        kw = {"reduction": red, "ignore_index": -100 if ii is None else ii}
+        tx, tt = torch.from_numpy(x).double(), torch.from_numpy(t)
+        if sce:
+            outs = ["loss", "log_prob"] if k % 3 == 0 else ["loss"]
+            node = helper.make_node("SoftmaxCrossEntropyLoss", list(ins), outs, **attrs)
+            want = [torch.nn.functional.cross_entropy(tx, tt, tw, **kw).float().numpy()]
+            if len(outs) == 2:
+                want.append(torch.log_softmax(tx, 1).float().numpy())
+        else:
+            outs = ["loss"]
+            node = helper.make_node("NegativeLogLikelihoodLoss", list(ins), outs, **attrs)
+            want = [torch.nn.functional.nll_loss(tx, tt, tw, **kw).float().numpy()]
+        cases.append((f"{'sce' if sce else 'nll'}_{k}_{list(x.shape)}_{red}_ii{ii}_w{int(weighted)}", model([node], ins, outs, 13), ins, want))
+    return cases
+
+
+def gather_elements_cases(rng, n):
+    """GatherElements: every axis of ranks 1-4, negative axes and negative indices; torch.gather."""
+    cases = []
+    for k in range(n):
+        rank = int(rng.integers(1, 5))
+        shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+        axis = int(rng.integers(-rank, rank))
+        x = rng.standard_normal(shape).astype(np.float32)
+        ishape = [int(rng.integers(1, d + 1)) for d in shape]
+        ishape[axis] = int(rng.integers(1, 6))
+        d = shape[axis]
+        i = rng.integers(-d, d, size=ishape).astype(np.int64)
+        ins = {"x": x, "i": i}
+        m = model([helper.make_node("GatherElements", ["x", "i"], ["y"], axis=axis)], ins, ["y"], 13)
+        want = [torch.gather(torch.from_numpy(x), axis, torch.from_numpy(np.where(i < 0, i + d, i))).numpy()]
+        cases.append((f"gather_elements_{k}_{shape}_axis{axis}_{ishape}", m, ins, want))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -180,7 +242,8 @@ def main():
     ap.add_argument("--cases-per-op", type=int, default=24)
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    cases = split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
+    cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
+             + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
