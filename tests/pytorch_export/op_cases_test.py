@@ -12,7 +12,8 @@ negative axes, zero-size parts) and LayerNormalization (opset 17: every axis of 
 without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant scales or sizes
 (nearest, linear 1-3-D, cubic 2-D in the coordinate modes torch computes alike),
 NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (reductions, weights, ignore_index, 0-3 spatial
-axes, the log_prob output) and GatherElements (negative axes and indices). Cases that must be refused are checked to be
+axes, the log_prob output), GatherElements (negative axes and indices) and ReduceProd (float32 and
+int32) / ReduceSumSquare / ReduceLogSum. Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
 nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
@@ -31,7 +32,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS = os.path.join(HERE, "..", "js")
 TOL = 1e-5
-NP_TYPE = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64}
+NP_TYPE = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}
 
 
 def vi(name, arr):
@@ -39,8 +40,9 @@ def vi(name, arr):
 
 
 def model(nodes, inputs, outputs, opset, inits=()):
+    elem = NP_TYPE[next(iter(inputs.values())).dtype.type]  # every case's outputs have its first input's type
     g = helper.make_graph(nodes, "case", [vi(k, v) for k, v in inputs.items()],
-                          [helper.make_tensor_value_info(o, TensorProto.FLOAT, None) for o in outputs],
+                          [helper.make_tensor_value_info(o, elem, None) for o in outputs],
                           [numpy_helper.from_array(v, k) for k, v in inits])
     m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
     m.ir_version = 8
@@ -171,6 +173,40 @@ def gather_elements_cases(rng, n):
     return cases
 
 
+def reduce_cases(rng, n):
+    """ReduceProd (float32 and int32: the element type kept), ReduceSumSquare, ReduceLogSum: ranks
+    1-4, no axes, one, two (negative too), keepdims 0/1; torch's prod / sum in float64."""
+    cases = []
+    for k in range(n):
+        op = ["ReduceProd", "ReduceSumSquare", "ReduceLogSum"][k % 3]
+        rank = int(rng.integers(1, 5))
+        shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+        integer = op == "ReduceProd" and k % 2 == 0
+        x = rng.integers(-3, 4, size=shape).astype(np.int32) if integer else rng.uniform(0.5, 1.5, shape).astype(np.float32)
+        na = int(rng.integers(0, min(rank, 2) + 1))
+        axes = sorted(int(a) for a in rng.choice(rank, size=na, replace=False)) if na else None
+        if axes and k % 4 == 1:
+            axes = [a - rank for a in axes]
+        keep = int(k % 5 < 3)
+        attrs = {"keepdims": keep, **({"axes": axes} if axes else {})}
+        m = model([helper.make_node(op, ["x"], ["y"], **attrs)], {"x": x}, ["y"], 13)
+        t = torch.from_numpy(x) if integer else torch.from_numpy(x).double()
+        dims = [a % rank for a in axes] if axes else list(range(rank))
+        if op == "ReduceProd":
+            r = t
+            for d in sorted(dims, reverse=True):
+                r = torch.prod(r, d, keepdim=True)
+            if not keep:
+                r = r.reshape([s for i, s in enumerate(shape) if i not in dims])
+        elif op == "ReduceSumSquare":
+            r = (t * t).sum(dim=dims, keepdim=bool(keep))
+        else:
+            r = t.sum(dim=dims, keepdim=bool(keep)).log()
+        want = [r.numpy().astype(x.dtype)]
+        cases.append((f"{op}_{k}_{shape}_axes{axes}_keep{keep}_{x.dtype}", m, {"x": x}, want))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -243,7 +279,8 @@ def main():
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
-             + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op))
+             + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
+             + reduce_cases(rng, a.cases_per_op))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
