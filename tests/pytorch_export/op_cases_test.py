@@ -13,7 +13,8 @@ without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant s
 (nearest, linear 1-3-D, cubic 2-D in the coordinate modes torch computes alike),
 NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (reductions, weights, ignore_index, 0-3 spatial
 axes, the log_prob output), GatherElements (negative axes and indices) and ReduceProd (float32 and
-int32) / ReduceSumSquare / ReduceLogSum. Cases that must be refused are checked to be
+int32) / ReduceSumSquare / ReduceLogSum, ArgMax/ArgMin select_last_index, Hardmax, DepthToSpace,
+SpaceToDepth, Shrink. Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
 nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
@@ -207,6 +208,60 @@ def reduce_cases(rng, n):
     return cases
 
 
+def misc_cases(rng, n):
+    """ArgMax/ArgMin with select_last_index (ties made on purpose), Hardmax (ties too), DepthToSpace
+    (DCR, CRD) / SpaceToDepth, Shrink (hard, soft); torch's reference computed another way (numpy for
+    the last index, torch.nn.functional.pixel_shuffle's definition for the blocks)."""
+    cases = []
+    for k in range(n):
+        kind = k % 5
+        if kind in (0, 1):
+            rank = int(rng.integers(1, 4))
+            shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+            x = rng.integers(0, 3, size=shape).astype(np.float32)  # few values: many ties
+            axis = int(rng.integers(-rank, rank))
+            keep = k % 3 != 0
+            op = "ArgMax" if k % 2 == 0 else "ArgMin"
+            if kind == 1:  # Hardmax
+                m = model([helper.make_node("Hardmax", ["x"], ["y"], axis=axis)], {"x": x}, ["y"], 13)
+                i = np.argmax(x, axis=axis)
+                want = [np.moveaxis(np.eye(shape[axis], dtype=np.float32)[i], -1, axis)]
+                cases.append((f"hardmax_{k}_{shape}_axis{axis}", m, {"x": x}, want))
+                continue
+            m = model([helper.make_node(op, ["x"], ["y"], axis=axis, keepdims=int(keep), select_last_index=1)], {"x": x}, ["y"], 13)
+            f = np.flip(x, axis)
+            i = (shape[axis] - 1) - (np.argmax(f, axis) if op == "ArgMax" else np.argmin(f, axis))
+            want = [np.expand_dims(i, axis) if keep else i]
+            m.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+            cases.append((f"{op}_last_{k}_{shape}_axis{axis}_keep{int(keep)}", m, {"x": x}, [w.astype(np.int64) for w in want]))
+        elif kind in (2, 3):
+            b = int(rng.integers(1, 4))
+            N, C = int(rng.integers(1, 3)), int(rng.integers(1, 3))
+            H, W = int(rng.integers(1, 4)), int(rng.integers(1, 4))
+            if kind == 2:
+                mode = ["DCR", "CRD"][k % 2]
+                x = rng.standard_normal((N, C * b * b, H, W)).astype(np.float32)
+                m = model([helper.make_node("DepthToSpace", ["x"], ["y"], blocksize=b, mode=mode)], {"x": x}, ["y"], 13)
+                if mode == "DCR":
+                    y = x.reshape(N, b, b, C, H, W).transpose(0, 3, 4, 1, 5, 2).reshape(N, C, H * b, W * b)
+                else:
+                    y = torch.nn.functional.pixel_shuffle(torch.from_numpy(x), b).numpy()
+                cases.append((f"depth_to_space_{mode}_{k}_{list(x.shape)}_b{b}", m, {"x": x}, [y]))
+            else:
+                x = rng.standard_normal((N, C, H * b, W * b)).astype(np.float32)
+                m = model([helper.make_node("SpaceToDepth", ["x"], ["y"], blocksize=b)], {"x": x}, ["y"], 13)
+                y = x.reshape(N, C, H, b, W, b).transpose(0, 3, 5, 1, 2, 4).reshape(N, C * b * b, H, W)
+                cases.append((f"space_to_depth_{k}_{list(x.shape)}_b{b}", m, {"x": x}, [y]))
+        else:
+            x = rng.standard_normal(int(rng.integers(1, 20))).astype(np.float32) * 2
+            lambd = float(rng.choice([0.5, 1.0, 1.5]))
+            bias = [0.0, lambd][k % 2]
+            m = model([helper.make_node("Shrink", ["x"], ["y"], lambd=lambd, bias=bias)], {"x": x}, ["y"], 13)
+            y = np.where(x < -lambd, x + bias, np.where(x > lambd, x - bias, 0)).astype(np.float32)
+            cases.append((f"shrink_{k}_lambd{lambd}_bias{bias}", m, {"x": x}, [y]))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -280,7 +335,7 @@ def main():
     rng = np.random.default_rng(a.seed)
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
              + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
-             + reduce_cases(rng, a.cases_per_op))
+             + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
