@@ -14,7 +14,7 @@ without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant s
 NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (reductions, weights, ignore_index, 0-3 spatial
 axes, the log_prob output), GatherElements (negative axes and indices) and ReduceProd (float32 and
 int32) / ReduceSumSquare / ReduceLogSum, ArgMax/ArgMin select_last_index, Hardmax, DepthToSpace,
-SpaceToDepth, Shrink. Cases that must be refused are checked to be
+SpaceToDepth, Shrink, Det, NonZero, Compress, InstanceNormalization, ScatterElements. Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
 nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
@@ -33,7 +33,7 @@ from onnx import TensorProto, helper, numpy_helper
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS = os.path.join(HERE, "..", "js")
 TOL = 1e-5
-NP_TYPE = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32}
+NP_TYPE = {np.float32: TensorProto.FLOAT, np.int64: TensorProto.INT64, np.int32: TensorProto.INT32, np.bool_: TensorProto.BOOL}
 
 
 def vi(name, arr):
@@ -262,6 +262,70 @@ def misc_cases(rng, n):
     return cases
 
 
+def more_cases(rng, n):
+    """Det, NonZero, Compress (with and without an axis, a condition shorter than the axis),
+    InstanceNormalization, ScatterElements (negative axes and indices, no duplicates); references
+    from numpy / torch computed another way."""
+    cases = []
+    for k in range(n):
+        kind = k % 5
+        if kind == 0:
+            b = [int(rng.integers(1, 3)) for _ in range(int(rng.integers(0, 3)))]
+            d = int(rng.integers(1, 5))
+            x = rng.standard_normal(b + [d, d]).astype(np.float32)
+            m = model([helper.make_node("Det", ["x"], ["y"])], {"x": x}, ["y"], 13)
+            cases.append((f"det_{k}_{list(x.shape)}", m, {"x": x}, [np.linalg.det(x.astype(np.float64)).astype(np.float32)]))
+        elif kind == 1:
+            x = (rng.integers(0, 3, size=[int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4)))]) - 1).astype(np.float32)
+            m = model([helper.make_node("NonZero", ["x"], ["y"])], {"x": x}, ["y"], 13)
+            m.graph.output[0].type.tensor_type.elem_type = TensorProto.INT64
+            cases.append((f"nonzero_{k}_{list(x.shape)}", m, {"x": x}, [np.array(np.nonzero(x), dtype=np.int64)]))
+        elif kind == 2:
+            rank = int(rng.integers(1, 4))
+            shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+            x = rng.standard_normal(shape).astype(np.float32)
+            axis = int(rng.integers(-rank, rank)) if k % 3 else None
+            n_c = int(rng.integers(1, (shape[axis] if axis is not None else x.size) + 1))
+            c = rng.integers(0, 2, size=n_c).astype(bool)
+            attrs = {} if axis is None else {"axis": axis}
+            g = helper.make_graph([helper.make_node("Compress", ["x", "c"], ["y"], **attrs)], "case",
+                                  [vi("x", x), helper.make_tensor_value_info("c", TensorProto.BOOL, [n_c])],
+                                  [helper.make_tensor_value_info("y", TensorProto.FLOAT, None)])
+            m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 13)])
+            m.ir_version = 8
+            cases.append((f"compress_{k}_{shape}_axis{axis}_{c.tolist()}", m, {"x": x, "c": c}, [np.compress(c, x, axis=axis)]))
+        elif kind == 3:
+            shape = [int(rng.integers(1, 3)), int(rng.integers(1, 4))] + [int(rng.integers(2, 5)) for _ in range(int(rng.integers(1, 3)))]
+            x = rng.standard_normal(shape).astype(np.float32) * 2 + 1
+            sc, bi = rng.standard_normal(shape[1]).astype(np.float32), rng.standard_normal(shape[1]).astype(np.float32)
+            eps = float(rng.choice([1e-5, 1e-2]))
+            ins = {"x": x, "s": sc, "b": bi}
+            m = model([helper.make_node("InstanceNormalization", ["x", "s", "b"], ["y"], epsilon=eps)], ins, ["y"], 13)
+            t = x.astype(np.float64)
+            ax = tuple(range(2, len(shape)))
+            y = (t - t.mean(ax, keepdims=True)) / np.sqrt(t.var(ax, keepdims=True) + eps)
+            y = y * sc.reshape([-1] + [1] * len(ax)) + bi.reshape([-1] + [1] * len(ax))
+            cases.append((f"instance_norm_{k}_{shape}_eps{eps}", m, ins, [y.astype(np.float32)]))
+        else:
+            rank = int(rng.integers(1, 4))
+            shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+            axis = int(rng.integers(-rank, rank))
+            d = shape[axis]
+            x = rng.standard_normal(shape).astype(np.float32)
+            ishape = [int(rng.integers(1, s + 1)) for s in shape]
+            ishape[axis] = int(rng.integers(1, d + 1))
+            # distinct targets along the axis (duplicates are unordered in ONNX without a reduction)
+            idx = np.stack([rng.permutation(d)[: ishape[axis]] for _ in range(int(np.prod(ishape)) // ishape[axis])], -1)
+            idx = np.moveaxis(idx.reshape([ishape[axis]] + [s for i, s in enumerate(ishape) if i != axis % rank]), 0, axis % rank)
+            idx = np.where(rng.integers(0, 2, idx.shape) == 1, idx - d, idx).astype(np.int64)  # some negative
+            u = rng.standard_normal(ishape).astype(np.float32)
+            ins = {"x": x, "i": idx, "u": u}
+            m = model([helper.make_node("ScatterElements", ["x", "i", "u"], ["y"], axis=axis)], ins, ["y"], 13)
+            y = torch.from_numpy(x).scatter(axis, torch.from_numpy(np.where(idx < 0, idx + d, idx)), torch.from_numpy(u)).numpy()
+            cases.append((f"scatter_elements_{k}_{shape}_axis{axis}_{ishape}", m, ins, [y]))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -335,7 +399,8 @@ def main():
     rng = np.random.default_rng(a.seed)
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
              + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
-             + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op))
+             + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op)
+             + more_cases(rng, 2 * a.cases_per_op))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
