@@ -14,7 +14,8 @@ without a bias, epsilons, the Mean/InvStdDev outputs) and Resize with constant s
 NegativeLogLikelihoodLoss / SoftmaxCrossEntropyLoss (reductions, weights, ignore_index, 0-3 spatial
 axes, the log_prob output), GatherElements (negative axes and indices) and ReduceProd (float32 and
 int32) / ReduceSumSquare / ReduceLogSum, ArgMax/ArgMin select_last_index, Hardmax, DepthToSpace,
-SpaceToDepth, Shrink, Det, NonZero, Compress, InstanceNormalization, ScatterElements. Cases that must be refused are checked to be
+SpaceToDepth, Shrink, Det, NonZero, Compress, InstanceNormalization, ScatterElements, Dropout's
+mask outside training. Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
 nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
 """
@@ -326,6 +327,18 @@ def more_cases(rng, n):
     return cases
 
 
+def dropout_cases(rng, n):
+    """Dropout outside training with its mask output (all true) and a ratio."""
+    cases = []
+    for k in range(n):
+        x = rng.standard_normal([int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4)))]).astype(np.float32)
+        m = model([helper.make_node("Dropout", ["x", "r"], ["y", "mask"])], {"x": x}, ["y", "mask"], 13,
+                  [("r", np.array(rng.uniform(0, 0.9), np.float32))])
+        m.graph.output[1].type.tensor_type.elem_type = TensorProto.BOOL
+        cases.append((f"dropout_mask_{k}_{list(x.shape)}", m, {"x": x}, [x, np.ones(x.shape, bool)]))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -400,7 +413,7 @@ def main():
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
              + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
              + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op)
-             + more_cases(rng, 2 * a.cases_per_op))
+             + more_cases(rng, 2 * a.cases_per_op) + dropout_cases(rng, 4))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
