@@ -12,11 +12,11 @@ See docs/python.md for a tour.
 """
 import os as _os
 
-# An installed package carries the shipped namespaces, tables and PyTorch plugin in data/; a build
+# An installed package carries the shipped namespaces, tables, rewrite tables and PyTorch plugin in data/; a build
 # tree's module finds the source tree's folders by itself. Variables already set win.
 _data = _os.path.join(_os.path.dirname(__file__), "data")
 for _var, _path in (("AMANDA_NAMESPACES_DIR", "namespaces"), ("AMANDA_TABLES_DIR", "tables"),
-                    ("AMANDA_TORCH_PLUGIN", "libamanda_torch.so")):
+                    ("AMANDA_REWRITES_DIR", "rewrites"), ("AMANDA_TORCH_PLUGIN", "libamanda_torch.so")):
     if _os.path.exists(_os.path.join(_data, _path)):
         _os.environ.setdefault(_var, _os.path.join(_data, _path))
 

@@ -5,6 +5,7 @@
 
 #include "amanda/pipeline/pipeline.h"
 #include "amanda/passes/registry.h"
+#include "amanda/pipeline/rewrite_tables.h"
 #include "handles.h"
 
 namespace py = pybind11;
@@ -19,14 +20,14 @@ void register_optimize(py::module_& m) {
         ir::Graph& graph = live(g);
         auto retype = [](ir::Graph& x) { pipeline::infer_types(x, true); };
         retype(graph);
-        const auto& reg = passes::PassRegistry::builtin();
+        const auto& reg = pipeline::optimize_registry();
         passes::PassOptions o;
         o.exclude = std::move(exclude);
         o.fold_size_limit = fold_size_limit;
         o.max_iterations = rounds;
         o.descend = subgraphs;
         o.retype = retype;
-        passes::PipelineResult r = passes::run_pipeline(graph, passes ? *passes : reg.default_passes(), o);
+        passes::PipelineResult r = passes::run_pipeline(graph, passes ? *passes : reg.default_passes(), o, reg);
         py::dict out;
         out["ops_before"] = r.ops_before;
         out["ops_after"] = r.ops_after;
@@ -56,7 +57,7 @@ void register_optimize(py::module_& m) {
       "optimize_passes",
       [] {
         py::list l;
-        for (const passes::PassInfo* p : passes::PassRegistry::builtin().all()) {
+        for (const passes::PassInfo* p : pipeline::optimize_registry().all()) {
           py::dict d;
           d["name"] = p->name;
           d["doc"] = p->doc;

@@ -1,7 +1,8 @@
 // Consecutive ops that compose into one: Transpose∘Transpose (perms composed), Reshape∘Reshape
 // (the second shape, when it copies no dimension), Squeeze∘Squeeze and Unsqueeze∘Unsqueeze (axes
-// merged), Slice∘Slice on different axes, Concat∘Concat on the same axis, Softmax -> Log
-// (LogSoftmax), and an ArgMax after a monotone op (the op goes). The first op must have no other
+// merged), Slice∘Slice on different axes, Concat∘Concat on the same axis, and an ArgMax after a
+// monotone op (the op goes). (Softmax -> Log is the rewrite table
+// rewrites/onnx/fuse_consecutive_log_softmax.yaml.) The first op must have no other
 // use, so the pair becomes one op.
 #include <algorithm>
 #include <set>
@@ -253,23 +254,6 @@ bool concats(const Match& m, ir::Rewriter& rw) {
   return true;
 }
 
-bool log_softmax(const Match& m, ir::Rewriter& rw) {
-  ir::Graph& g = rw.graph();
-  ir::OpId log = m.root, sm = inner(g, log, "Softmax");
-  if (!sm) return false;
-  rw.set_insertion_point_before(log);
-  ir::OpId n = rw.create_op(g.sym("LogSoftmax"), g.sym(std::string(g.name_str(sm)) + "/log"));
-  rw.set_attr_list(n, g.attrs(sm));
-  rw.connect(input_value(g, sm, 0), rw.add_input(n, "input"));
-  ir::PortId out = rw.add_output(n, "output");
-  name_value(rw, out, g.name_str(n));
-  if (g.port_type(data_outputs(g, log)[0])) rw.set_port_type(out, g.port_type(data_outputs(g, log)[0]));
-  if (!replace_value(rw, data_outputs(g, log)[0], out)) return false;
-  rw.erase_op(log);
-  rw.erase_op(sm);
-  return true;
-}
-
 bool monotone_argmax(const Match& m, ir::Rewriter& rw) {
   ir::Graph& g = rw.graph();
   ir::OpId am = m.root;
@@ -307,7 +291,6 @@ const Fusion kFusions[] = {
     {"fuse_consecutive_unsqueezes", "Unsqueeze of an Unsqueeze -> one Unsqueeze (axes merged)", "Unsqueeze", unsqueezes},
     {"fuse_consecutive_slices", "Slice of a Slice on other axes -> one Slice", "Slice", slices},
     {"fuse_consecutive_concats", "Concat inputs that are Concats on the same axis -> their inputs", "Concat", concats},
-    {"fuse_consecutive_log_softmax", "Log of a Softmax -> LogSoftmax", "Log", log_softmax},
     {"eliminate_nop_monotone_argmax", "ArgMax of a monotone op (Exp, Log, Softmax on the same axis, ...) -> ArgMax of its input",
      "ArgMax", monotone_argmax},
 };

@@ -3,11 +3,12 @@
 // each run to its own fixed point, and "default" for amanda optimize's whole default list.
 #include "amanda/passes/registry.h"
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/rewrite_tables.h"
 
 namespace amanda::pipeline {
 
 void register_rewrite_passes(std::vector<OptimizePass>& out) {
-  const auto& reg = passes::PassRegistry::builtin();
+  const auto& reg = optimize_registry();
   auto runner = [](std::vector<std::string> names) {
     return [names](PassContext& c) {
       // Typed again between rounds, as `amanda optimize` does: a folded shape chain gives the next
@@ -16,7 +17,7 @@ void register_rewrite_passes(std::vector<OptimizePass>& out) {
       schema::Registry* reg = &c.registry;
       o.retype = [reg](ir::Graph& g) { infer_types(g, true, reg); };
       o.retype(c.doc.graph);
-      passes::run_pipeline(c.doc.graph, names, o);
+      passes::run_pipeline(c.doc.graph, names, o, optimize_registry());
     };
   };
   out.push_back({"default", "amanda optimize's default passes, to a fixed point", runner(reg.default_passes())});

@@ -35,4 +35,15 @@ TEST(TableFuzzCorpus, TheTableSeedParses) {
   EXPECT_FALSE(t->rules.empty());
 }
 
+// The pattern seeds (first byte 3) must parse too, for the same reason.
+TEST(TableFuzzCorpus, ThePatternSeedsParse) {
+  for (const char* name : {"pattern_layer_norm", "pattern_attrs"}) {
+    std::string bytes = amanda::test_files::slurp(kRepo / "fuzz" / "corpus" / "table" / name);
+    ASSERT_FALSE(bytes.empty()) << name;
+    EXPECT_EQ(bytes[0], 3) << name;
+    auto p = amanda::passes::parse_pattern(std::string_view(bytes).substr(1), name);
+    EXPECT_FALSE(p.names.empty()) << name;
+  }
+}
+
 }  // namespace

@@ -8,6 +8,8 @@
 #include "amanda/ir/conventions.h"
 #include "amanda/ir/value.h"
 #include "amanda/passes/matcher.h"
+#include "amanda/passes/pattern_text.h"
+#include "amanda/support/diagnostics.h"
 #include "amanda/passes/registry.h"
 #include "amanda/text/document.h"
 
@@ -138,6 +140,124 @@ TEST(Matcher, AttributesAndTypes) {
   EXPECT_NE(m.why.find("no attribute perm"), std::string::npos) << m.why;
   Match w = match(b.g, op_t, op("Transpose").where("two dims", [](const Graph&, OpId) { return false; }));
   EXPECT_NE(w.why.find("two dims"), std::string::npos);
+}
+
+// The text form (amanda/passes/pattern_text.h) says what the C++ builders say: the same graphs
+// match and fail alike, with the same debug answers.
+Match text_match(const Graph& g, OpId root, std::string_view text) { return match(g, root, parse_pattern(text).root); }
+
+TEST(PatternText, SameAnswersAsTheBuilders) {
+  Builder b;
+  PortId x = b.input("x"), y = b.input("y");
+  PortId mean = b.op("ReduceMean", "mean", {x});
+  PortId d = b.op("Sub", "d", {x, mean});
+  PortId d2 = b.op("Sub", "d2", {y, mean});
+  b.output("o1", d);
+  b.output("o2", d2);
+  const char* shared = "xv = any\nSub(xv, ReduceMean(xv))  # x twice: the same value\n";
+  TextPattern tp = parse_pattern(shared);
+  Match ok = match(b.g, b.g.port_op(d), tp.root);
+  ASSERT_TRUE(ok) << ok.why;
+  EXPECT_EQ(ok.value(tp.names.at("xv")), x);
+  Match bad = text_match(b.g, b.g.port_op(d2), shared);
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.why.find("is shared"), std::string::npos) << bad.why;
+  // uses, star, optional, exact, boundary
+  EXPECT_FALSE(text_match(b.g, b.g.port_op(d), "Sub(any, ReduceMean(any) [uses=1])"));  // mean has 2 uses
+  EXPECT_TRUE(text_match(b.g, b.g.port_op(d), "Sub(any, ReduceMean(any) [uses=2])"));
+  PortId c1 = b.constant("c1", 1), c2 = b.constant("c2", 2);
+  PortId cat = b.op("Concat", "cat", {c1, c2, x});
+  b.output("o3", cat);
+  EXPECT_TRUE(text_match(b.g, b.g.port_op(cat), "Concat(const*, input) [exact]"));
+  EXPECT_FALSE(text_match(b.g, b.g.port_op(cat), "Concat(const*) [exact]"));
+  EXPECT_TRUE(text_match(b.g, b.g.port_op(cat), "Concat(const, const?, any?, any?)"));
+  PortId clip = b.op("Clip", "clip", {x, PortId(), c2});
+  b.output("o4", clip);
+  EXPECT_TRUE(text_match(b.g, b.g.port_op(clip), "Clip(any, const?, const?) [exact]"));
+  Match need = text_match(b.g, b.g.port_op(clip), "Clip(any, const)");
+  ASSERT_FALSE(need);
+  EXPECT_NE(need.why.find("omitted"), std::string::npos) << need.why;
+  Match bd = text_match(b.g, b.g.port_op(d), "Sub(any, ReduceMean(Tanh()) [boundary])");
+  ASSERT_TRUE(bd) << bd.why;
+  EXPECT_EQ(bd.ops.size(), 1u);
+  EXPECT_FALSE(text_match(b.g, b.g.port_op(d), "Sub(any, Tanh|Exp(any))"));
+  EXPECT_TRUE(text_match(b.g, b.g.port_op(d), "Sub(any, Tanh|ReduceMean(any))"));
+}
+
+TEST(PatternText, AttributesTypesAndTheLayerNormPattern) {
+  Builder b;
+  PortId x = b.input("x");
+  b.g.set_port_type(x, b.g.types().tensor(ir::DType::Float32, {ir::Dim::known(2), ir::Dim::known(3)}));
+  PortId t = b.op("Transpose", "t", {x});
+  b.g.set_attr(b.g.port_op(t), b.g.sym("perm"), ir::Value(ir::Value::List{ir::Value(int64_t(1)), ir::Value(int64_t(0))}));
+  b.output("o", t);
+  OpId op_t = b.g.port_op(t);
+  EXPECT_TRUE(text_match(b.g, op_t, "Transpose(any [rank=2, dtype=float32, static_shape]) [perm=[1, 0]]"));
+  EXPECT_FALSE(text_match(b.g, op_t, "Transpose(any) [perm=[0, 1]]"));
+  EXPECT_FALSE(text_match(b.g, op_t, "Transpose(any [rank=3])"));
+  EXPECT_TRUE(text_match(b.g, op_t, "Transpose(any) [axis=0 default 0]"));
+  EXPECT_FALSE(text_match(b.g, op_t, "Transpose(any) [axis=1 default 0]"));
+  Match m = text_match(b.g, op_t, "Transpose() [!perm]");
+  ASSERT_FALSE(m);
+  EXPECT_NE(m.why.find("no attribute perm"), std::string::npos) << m.why;
+
+  // x - mean(x), its square's mean, + eps, sqrt, divide: the pattern of fuse_layer_norm
+  Builder l;
+  PortId in = l.input("x");
+  PortId mu = l.op("ReduceMean", "mu", {in});
+  PortId dd = l.op("Sub", "dd", {in, mu});
+  PortId sq = l.op("Pow", "sq", {dd, l.constant("two", 2)});
+  PortId var = l.op("ReduceMean", "var", {sq});
+  PortId add = l.op("Add", "add", {var, l.constant("eps", 1e-5f)});
+  PortId sd = l.op("Sqrt", "sd", {add});
+  PortId div = l.op("Div", "div", {dd, sd});
+  l.output("y", div);
+  const char* ln = R"(# LayerNormalization written out
+x = any
+mean = ReduceMean(x, const?) [uses=1]
+d = Sub(x, mean) [uses=2]
+var = ReduceMean(Pow(d, const) [uses=1], const?) [uses=1]
+Div(d, Sqrt(Add(var, const) [uses=1])
+       [uses=1])
+)";
+  Match lm = text_match(l.g, l.g.port_op(div), ln);
+  ASSERT_TRUE(lm) << lm.why;
+  EXPECT_EQ(lm.ops.size(), 7u);
+  EXPECT_TRUE(lm.closed(l.g));
+  l.output("y2", mu);  // the mean now has another reader: the answer names it
+  Match no = text_match(l.g, l.g.port_op(div), ln);
+  ASSERT_FALSE(no);
+  EXPECT_NE(no.why.find("mu:output y has 2 uses; pattern node 'mean' wants 1"), std::string::npos) << no.why;
+}
+
+TEST(PatternText, MalformedTextIsRefusedWithLineAndColumn) {
+  auto where = [](std::string_view text) -> std::string {
+    try {
+      parse_pattern(text, "p.pat");
+    } catch (const ParseError& e) {
+      return e.loc().str() + ": " + e.message();
+    }
+    return "accepted";
+  };
+  EXPECT_EQ(where("x = any\nSub(x, y)"), "p.pat:2:8: 'y' is not bound (a name is bound by an earlier line 'NAME = ...'), nor any, const, input or TYPE(...)");
+  EXPECT_EQ(where("Sub(any, any"), "p.pat:1:13: expected ')' to close the inputs, found the end");
+  EXPECT_EQ(where("x = any\nx = const\nRelu(x)"), "p.pat:2:1: 'x' is bound twice");
+  EXPECT_EQ(where("Relu(any) [uses=-1]"), "p.pat:1:12: uses must not be negative");
+  EXPECT_EQ(where("Relu(any) [dtype=float99]"), "p.pat:1:12: unknown element type 'float99'");
+  EXPECT_EQ(where("Relu(any) [frobnicate]"), "p.pat:1:12: unknown predicate 'frobnicate' (a flag is static_shape, not_output, exact or boundary; else KEY=VALUE)");
+  EXPECT_EQ(where("Relu(any) [perm=[1, 2]"), "p.pat:1:23: expected ']' to close the predicates, found the end");
+  EXPECT_EQ(where("  # only a comment\n"), "p.pat:2:1: empty pattern");
+  EXPECT_EQ(where("Relu(any) Exp(any)"), "p.pat:1:11: unexpected 'E' after the node");
+  EXPECT_EQ(where("any = Relu(any)"), "p.pat:1:1: 'any' is a keyword, not a name to bind");
+  EXPECT_EQ(where("Relu(any) [axis='abc]"), "p.pat:1:22: unterminated string");
+  EXPECT_EQ(where("Relu(any) [axis=99999999999999999999]"), "p.pat:1:17: integer '99999999999999999999' out of range");
+  // nesting is bounded: an error, not a stack overflow
+  std::string deep;
+  for (int i = 0; i < 5000; ++i) deep += "Relu(";
+  EXPECT_NE(where(deep).find("nested deeper than 200"), std::string::npos);
+  std::string deep_list = "Relu(any) [a=";
+  for (int i = 0; i < 5000; ++i) deep_list += "[";
+  EXPECT_NE(where(deep_list).find("nested deeper than 200"), std::string::npos);
 }
 
 TEST(Matcher, MatchingNeverMutatesAndAFailedReplacementRollsBack) {

@@ -175,6 +175,23 @@ case("consecutive_concats", "fuse_consecutive_concats",
 case("log_softmax", "fuse_consecutive_log_softmax",
      model([node("Softmax", ["x"], ["a"], axis=1), node("Log", ["a"], ["y"])], [("x", [2, 3])], [("y", [2, 3])]),
      gone=["Softmax", "Log"], present=["LogSoftmax"])
+# (the pass is the rewrite tables rewrites/onnx/fuse_consecutive_log_softmax/) No axis below
+# opset 13 means axis 1 with 2-D coercion: LogSoftmax must get axis 1 (opset 13's default, -1,
+# would differ on this 3-D input); a Softmax read by another op stays, and so does its Log.
+case("log_softmax_default_axis_opset11", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"]), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])], opset=11),
+     gone=["Softmax", "Log"], present=["LogSoftmax"],
+     check=lambda m: [(a.name, a.i) for n in m.graph.node if n.op_type == "LogSoftmax" for a in n.attribute] in ([], [("axis", 1)]))
+case("log_softmax_default_axis_opset13", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"]), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])]),
+     gone=["Softmax", "Log"], present=["LogSoftmax"])
+case("log_softmax_axis_opset11", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"], axis=2), node("Log", ["a"], ["y"])], [("x", [2, 3, 4])], [("y", [2, 3, 4])], opset=11),
+     gone=["Softmax", "Log"], present=["LogSoftmax"])
+case("log_softmax_shared_kept", "fuse_consecutive_log_softmax",
+     model([node("Softmax", ["x"], ["a"], axis=1), node("Log", ["a"], ["y"]), node("Relu", ["a"], ["z"])], [("x", [2, 3])],
+           [("y", [2, 3]), ("z", [2, 3])]),
+     kept=["Softmax", "Log"])
 case("monotone_argmax", "eliminate_nop_monotone_argmax",
      model([node("Exp", ["x"], ["a"]), node("ArgMax", ["a"], ["i"], axis=1), node("Cast", ["i"], ["y"], to=F)], [("x", [2, 3])], [("y", [2, 1])]),
      gone=["Exp"], kept=["ArgMax"])
@@ -370,6 +387,48 @@ def table_cases(amanda, work, failures, jobs):
             failures.append(f"{name}: an output was written")
 
 
+LN_PATTERN = """# LayerNormalization written out (what fuse_layer_norm fuses at opset 17)
+x = any
+mean = ReduceMean(x, const?) [uses=1]
+d = Sub(x, mean) [uses=2]
+var = ReduceMean(Pow(d, const) [uses=1], const?) [uses=1]
+Div(d, Sqrt(Add(var, const) [uses=1]) [uses=1])
+"""
+
+
+def pattern_cases(amanda, work, failures):
+    """`amanda optimize --match`: the matcher's text patterns from a file (the ops where it
+    matches; --why: the answer for one op), and a malformed pattern refused with file:line:column."""
+    nodes = [node("ReduceMean", ["x"], ["m"], axes=[-1]), node("Sub", ["x", "m"], ["d"]), node("Pow", ["d", "two"], ["p"]),
+             node("ReduceMean", ["p"], ["v"], axes=[-1]), node("Add", ["v", "eps"], ["ve"]), node("Sqrt", ["ve"], ["s"]),
+             node("Div", ["d", "s"], ["ln"], name="ln_div"), node("Div", ["x", "s"], ["y2"], name="other_div"), node("Add", ["ln", "y2"], ["y"])]
+    m = model(nodes, [("x", [2, 4])], [("y", [2, 4])],
+              [init("two", np.array(2, np.float32)), init("eps", np.array(1e-5, np.float32))], opset=13)
+    src, pat = os.path.join(work, "match_ln.onnx"), os.path.join(work, "ln.pat")
+    onnx.save(m, src)
+    with open(pat, "w") as f:
+        f.write(LN_PATTERN)
+    r = subprocess.run([amanda, "optimize", src, "--match", pat, "-q"], capture_output=True, text=True)
+    # the Sqrt has two readers here, so the pattern (Sqrt [uses=1]) matches nowhere; --why says so
+    if r.returncode != 0 or r.stdout.strip() != "":
+        failures.append(f"match_ln (shared Sqrt): {r.returncode} {r.stdout!r} {r.stderr.strip()}")
+    r = subprocess.run([amanda, "optimize", src, "--match", pat, "--why", "ln_div"], capture_output=True, text=True)
+    if r.returncode != 0 or "has 2 uses" not in r.stdout:
+        failures.append(f"match_ln --why: {r.returncode} {r.stdout!r} {r.stderr.strip()}")
+    m.graph.node.remove(m.graph.node[7])
+    m.graph.node[7].input[1] = "x"
+    onnx.save(m, src)
+    r = subprocess.run([amanda, "optimize", src, "--match", pat, "-q"], capture_output=True, text=True)
+    if r.returncode != 0 or r.stdout.split() != ["ln_div"]:
+        failures.append(f"match_ln: {r.returncode} {r.stdout!r} {r.stderr.strip()}")
+    bad = os.path.join(work, "bad.pat")
+    with open(bad, "w") as f:
+        f.write("x = any\nmean = ReduceMean(x) [uses=1\nSub(x, mean)\n")
+    r = subprocess.run([amanda, "optimize", src, "--match", bad], capture_output=True, text=True)
+    if r.returncode != 1 or bad + ":3:1: error: expected ']' to close the predicates, found 'S'" not in r.stderr:
+        failures.append(f"bad.pat: {r.returncode} {r.stderr.strip()}")
+
+
 def main():
     amanda, work = sys.argv[1], sys.argv[2]
     os.makedirs(work, exist_ok=True)
@@ -413,6 +472,7 @@ def main():
         if c["compare"]:
             jobs.append({"id": c["name"], "reference": src, "candidates": [dst], "inputs": inputs})
     table_cases(amanda, work, failures, jobs)
+    pattern_cases(amanda, work, failures)
     with open(os.path.join(work, "jobs.json"), "w") as f:
         json.dump(jobs, f)
     cmp = subprocess.run(["node", JS, "--jobs", os.path.join(work, "jobs.json")], capture_output=True, text=True)

@@ -11,7 +11,10 @@
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/table.h"
 #include "amanda/pipeline/pipeline.h"
+#include "amanda/pipeline/rewrite_tables.h"
+#include "amanda/passes/pattern_text.h"
 #include "amanda/passes/registry.h"
+#include "amanda/support/file.h"
 #include "amanda/support/progress.h"
 #include "check.h"
 #include "commands.h"
@@ -23,6 +26,7 @@ namespace {
 struct OptimizeOpts {
   std::string in, out, passes, report, format;
   std::vector<std::string> exclude, tables;
+  std::string match, why;  // --match PATTERN_FILE, --why OP_NAME
   bool check = false, list = false, external_data = false, quiet = false, no_descend = false;
   size_t fold_limit = size_t(64) << 20;
   size_t rounds = 32;
@@ -58,7 +62,7 @@ std::string json_str(std::string_view s) {
 void type_graph(ir::Graph& g) { pipeline::infer_types(g, true); }
 
 int list_passes() {
-  const auto& reg = passes::PassRegistry::builtin();
+  const auto& reg = pipeline::optimize_registry();
   for (const passes::PassInfo* p : reg.all())
     std::cout << fmt::format("{:<36} {}{}{}\n", p->name, p->in_default ? "" : "[not default] ", p->onnx_only ? "" : "[any namespace] ",
                              p->doc);
@@ -67,7 +71,8 @@ int list_passes() {
 
 // After a failed check: the passes again one at a time from the source, checking after each one
 // that changed something, to name the first pass after which the outputs differ.
-void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const passes::PassOptions& po) {
+void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const passes::PassOptions& po,
+            const passes::PassRegistry& reg) {
   Diagnostics diags;
   text::Document source = read_input(o.in, diags);
   text::Document work = read_input(o.in, diags);
@@ -78,7 +83,7 @@ void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const 
   for (size_t round = 0; round < po.max_iterations; ++round) {
     bool changed = false;
     for (const auto& n : names) {
-      auto r = passes::run_pipeline(work.graph, {n}, one);
+      auto r = passes::run_pipeline(work.graph, {n}, one, reg);
       if (r.ops_before == r.ops_after && !r.passes[0].second.changed()) continue;
       changed = true;
       CheckOptions quiet = o.check_opts;
@@ -95,28 +100,45 @@ void bisect(const OptimizeOpts& o, const std::vector<std::string>& names, const 
 // Rewrite tables (same-namespace mapping tables, docs/mapping-tables.md) as passes named
 // "table:FILE", after the named passes in each round: rewrites as data beside the C++ passes. A
 // malformed table is refused here, before anything runs, with its file, line and column.
+// Rewrite tables given with --table (same-namespace mapping tables, docs/mapping-tables.md) as
+// passes named "table:FILE", after the named passes in each round. A malformed table is refused
+// here, before anything runs, with its file, line and column.
 void add_table_passes(passes::PassRegistry& reg, std::vector<std::string>& names, const std::vector<std::string>& files) {
-  if (files.empty()) return;
-  auto schemas = std::shared_ptr<schema::Registry>(tool_registry());
   for (const auto& f : files) {
-    std::shared_ptr<mapping::Table> t(mapping::read_table(f));
-    if (t->src != t->dst)
-      throw Error(f + ": not a rewrite table (it maps " + t->src + " to " + t->dst + "; a rewrite table maps a namespace to itself)");
-    Diagnostics d;
-    mapping::check_table(*t, *schemas, d);
-    if (d.has_errors()) throw Error(d.str());
     std::string name = "table:" + f;
-    reg.add({name, "the rules of the rewrite table " + f + " to a fixed point",
-             [t, schemas](ir::Graph& g, const passes::PassOptions&) {
-               passes::PassResult r;
-               mapping::Report rep = mapping::rewrite(g, *t, *schemas);
-               for (const auto& [rule, n] : rep.by_rule) r.rewrites += n;
-               for (const auto& e : rep.errors) r.notes.push_back(e);
-               return r;
-             },
-             false, false});
+    pipeline::add_table_pass(reg, {f}, name, false, false, true);
     names.push_back(name);
   }
+}
+
+// --match: the ops where a text pattern (amanda/passes/pattern_text.h) matches, one path a line;
+// --why NAME: the matcher's answer for the op named NAME (why it does or does not match).
+int run_match(const OptimizeOpts& o) {
+  auto buf = map_file(o.match);
+  passes::TextPattern tp = passes::parse_pattern(std::string_view(reinterpret_cast<const char*>(buf->data()), buf->size()), o.match);
+  Diagnostics diags;
+  text::Document doc = read_input(o.in, diags);
+  type_graph(doc.graph);
+  const ir::Graph& g = doc.graph;
+  size_t n = 0, whys = 0;
+  g.for_each_op([&](ir::OpId op) {
+    if (g.is_graph(op)) return;
+    passes::Match m = passes::match(g, op, tp.root);
+    if (!o.why.empty() && g.name_str(op) == o.why) {
+      ++whys;
+      std::cout << g.path(op) << ": " << (m ? "matches (" + std::to_string(m.ops.size()) + " ops)" : "no match: " + m.why) << '\n';
+    }
+    if (m && o.why.empty()) {
+      ++n;
+      std::cout << g.path(op) << '\n';
+    }
+  });
+  if (!o.why.empty() && !whys) {
+    std::cerr << "amanda: error: no op named '" << o.why << "'\n";
+    return kInvalid;
+  }
+  if (o.why.empty() && !o.quiet) std::cerr << n << " matches\n";
+  return kOk;
 }
 
 int run_optimize(const OptimizeOpts& o) {
@@ -127,7 +149,7 @@ int run_optimize(const OptimizeOpts& o) {
   if (o.check) source.emplace(read_input(o.in, diags));
   auto t1 = std::chrono::steady_clock::now();
   type_graph(doc.graph);
-  passes::PassRegistry reg = passes::PassRegistry::builtin();
+  passes::PassRegistry reg = pipeline::optimize_registry();
   std::vector<std::string> names = o.passes.empty() ? reg.default_passes() : split_list(o.passes);
   add_table_passes(reg, names, o.tables);
   passes::PassOptions po;
@@ -146,7 +168,7 @@ int run_optimize(const OptimizeOpts& o) {
   if (o.check) {
     rc = check_conversion(*source, doc, {}, o.check_opts);
     if (rc != kOk) {
-      bisect(o, names, po);
+      bisect(o, names, po, reg);
       if (!o.out.empty()) std::cerr << "amanda: the check failed; no output written\n";
       return kInvalid;
     }
@@ -217,6 +239,10 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
   c->add_option("--report", o->report, "Report format on standard output: json")->check(CLI::IsMember({"json", "text"}));
   c->add_flag("--external-data", o->external_data, "ONNX output: big tensors in OUT.data");
   c->add_flag("--list", o->list, "List the passes and exit");
+  c->add_option("--match", o->match,
+                "A pattern file in the matcher's text form (docs/optimize.md, 'Patterns as text'): list the ops where it matches "
+                "and exit (nothing is optimized or written)");
+  c->add_option("--why", o->why, "With --match: the matcher's answer for the op of this name (why it does not match)");
   c->add_flag("-q,--quiet", o->quiet, "No summary");
   c->callback([o, &exit_code] {
     try {
@@ -229,7 +255,7 @@ void register_optimize_command(CLI::App& app, int& exit_code) {
         exit_code = kUsage;
         return;
       }
-      exit_code = run_optimize(*o);
+      exit_code = o->match.empty() ? run_optimize(*o) : run_match(*o);
     } catch (const std::exception& e) {
       std::cerr << "amanda: error: " << e.what() << '\n';
       exit_code = kInvalid;

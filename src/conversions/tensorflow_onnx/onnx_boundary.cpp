@@ -117,13 +117,9 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
   OpId root = g.root();
   if (!g.type_str(root).starts_with("amanda/tensorflow/")) return;
   if (!g.outputs(root).empty() || !g.inputs(root).empty()) return;  // done already
-  if (const Value* lib = g.attr(root, g.symbols().find("library")); lib && lib->is_map()) {
-    const Value* f = lib->find("function");
-    if (f && f->is_list() && !f->as_list().empty())
-      throw Error(fmt::format("the graph's function library holds {} functions: functional control flow (If, While, "
-                              "PartitionedCall, ...) is not converted to ONNX",
-                              f->as_list().size()));
-  }
+  // TF2 functional If/While -> onnx::If / onnx::Loop, their library functions copied into the
+  // bodies (a call of a function by any other op is refused by name); the library then goes.
+  size_t functional = lower_tf2_control_flow(g);
   std::vector<OpId> ops = g.children(root);
   std::vector<SignatureOutput> sig = wanted.empty() ? signature_outputs(g) : std::vector<SignatureOutput>{};
   std::vector<std::string> outputs = wanted;
@@ -239,7 +235,9 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
     }
   }
   for (OpId op : ops)
-    if (g.valid(op) && (g.type_str(op) == "Placeholder" || g.type_str(op) == "NoOp")) g.erase_op(op);
+    // (TensorArrayCloseV3 frees an array, which is a value in ONNX: it computes nothing)
+    if (g.valid(op) && (g.type_str(op) == "Placeholder" || g.type_str(op) == "NoOp" || g.type_str(op) == "TensorArrayCloseV3"))
+      g.erase_op(op);
   // ONNX requires a graph name; a GraphDef has none.
   if (g.name_generated(root) || g.name_str(root).empty()) {
     g.set_name(root, g.sym("tensorflow_graph"));
@@ -250,7 +248,7 @@ void make_onnx_boundary(ir::Graph& g, const std::vector<std::string>& wanted) {
   // TF1 while loops -> onnx::Loop ops (an op of an imported namespace: the table keeps it and
   // converts its body).
   bool loops = lower_tf1_loops(g);
-  if (lower_tf1_conds(g) || loops) {
+  if (lower_tf1_conds(g) || loops || functional) {
     Value::Map imports;
     imports.push_back({"onnx", Value(std::string("amanda/onnx/13"))});
     g.set_attr(root, g.sym("imports"), Value(std::move(imports)));
@@ -301,7 +299,7 @@ bool type_loop_bodies(ir::Graph& g) {
   };
   for (OpId op : g.ops_of_type("Loop")) {
     const Value* b = g.attr(op, g.sym("body"));
-    if (!b || !b->is_graph() || !g.attr(op, g.sym("@tf1_frame"))) continue;
+    if (!b || !b->is_graph() || (!g.attr(op, g.sym("@tf1_frame")) && !g.attr(op, g.sym("@tf2_while")))) continue;
     OpId body = b->as_graph();
     auto ins = g.inputs(op);
     auto bins = g.inputs(body);

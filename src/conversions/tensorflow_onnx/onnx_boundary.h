@@ -40,6 +40,12 @@ bool lower_tf1_loops(ir::Graph& g);
 // which refuses them by name. make_onnx_boundary calls it after lower_tf1_loops. Returns how many.
 size_t lower_tf1_conds(ir::Graph& g);
 
+// TF2's functional If/StatelessIf and While/StatelessWhile, whose branches, cond and body are
+// functions of the graph's library, as onnx::If / onnx::Loop ops with copies of the functions'
+// bodies (tf2_control_flow.cpp). Any other call of a library function is refused by name.
+// Returns the number of ops lowered.
+size_t lower_tf2_control_flow(ir::Graph& g);
+
 // Select ops whose condition has the rank of their values (found by a few ops' rank rules: a TF
 // graph has no types) become SelectV2, the same op then, so that the table need not reshape the
 // condition at run time (src/frameworks/tensorflow/select_ranks.cpp). make_onnx_boundary calls it.

@@ -6,9 +6,10 @@
 // and Merge(false result, true result) for each result. Each Merge becomes an op `onnx::If` on p
 // whose then/else graphs hold copies of the branch ops that its two inputs depend on: a Switch's
 // output becomes the value the Switch passes (read from outside, as ONNX branches capture outer
-// values), Consts are copied in. The branch ops are erased once no Merge needs them. A Merge whose
-// inputs are not the two sides of one predicate, a nested cond, or a Merge's value_index output in
-// use are left to the table, which refuses them by name.
+// values), Consts are copied in. The branch ops are erased once no Merge needs them. Nested conds
+// are lowered innermost first: the inner If is then an op of the outer branch. A Merge whose
+// inputs are not the two sides of one predicate, or whose value_index output is in use, is left to
+// the table, which refuses it by name.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -33,8 +34,12 @@ class Conds {
 
   size_t run() {
     size_t n = 0;
+    // Innermost first: a nested cond's Merge comes before its outer cond's in a topological order,
+    // and becomes an If that the outer cond's branch then holds like any other op.
     std::vector<OpId> merges;
-    for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op))
+    ir::TopoResult topo = g_.topo_order(root_);
+    std::vector<OpId> all = topo.ok() ? topo.order : g_.children(root_);
+    for (OpId op : all)
       if (g_.type_str(op) == "Merge") merges.push_back(op);
     std::set<uint32_t> used;  // branch ops and Switches of converted Merges
     for (OpId m : merges)
@@ -56,14 +61,23 @@ class Conds {
             if (!g_.is_graph(g_.port_op(c)) && g_.parent(g_.port_op(c)) == root_) work.push_back(g_.port_op(c));
       }
     }
-    std::vector<OpId> order;
-    for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op))
-      if (used.contains(op.value)) order.push_back(op);
-    for (auto it = order.rbegin(); it != order.rend(); ++it) {
-      bool read = false;
-      for (PortId p : g_.outputs(*it))
-        if (!g_.is_control(p) && g_.first_out_edge(p)) read = true;
-      if (!read) g_.erase_op(*it);
+    // (until nothing more goes: an inner cond's If, made after the ops that read it, comes late in
+    // the root's order, so one pass from the end would meet it while its readers still stand)
+    for (bool erased = true; erased;) {
+      erased = false;
+      std::vector<OpId> order;
+      for (OpId op = g_.first_child(root_); op; op = g_.next_sibling(op))
+        if (used.contains(op.value)) order.push_back(op);
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        bool read = false;
+        for (PortId p : g_.outputs(*it))
+          if (!g_.is_control(p) && g_.first_out_edge(p)) read = true;
+        if (!read) {
+          used.erase(it->value);
+          g_.erase_op(*it);
+          erased = true;
+        }
+      }
     }
     if (n) {
       ir::TopoResult t = g_.topo_order(root_);

@@ -29,7 +29,12 @@ class Exporter {
     // Symbols the graph never interned are 0, which no attribute key is.
     auto f = [&](std::string_view k) { return g_.symbols().find(k); };
     s_ = {f("@name"), f("@no_name"), f("@args"), f("@device_option"), f("@engine"), f("@control_input"),
-          f("@is_gradient_op"), f("@debug_info"), f("@domain"), f("@op_version"), f("@unknown_fields"), f("@blob"), f("@value")};
+          f("@is_gradient_op"), f("@debug_info"), f("@domain"), f("@op_version"), f("@unknown_fields"), f("@blob"), f("@value"),
+          f("@implicit"), f("initializer")};
+    // The wire writer's scratch, sized once (an op and its arguments fit in these).
+    op_buf_.reserve(512);
+    args_buf_.reserve(256);
+    arg_buf_.reserve(128);
   }
 
   // The net of graph node `gn`; its initializers go to `init` (null: an initializer is an error).
@@ -73,8 +78,10 @@ class Exporter {
  private:
   const ir::Graph& g_;
   struct {
-    Symbol name, no_name, args, device, engine, control, grad, debug, domain, version, unknown, blob, value;
+    Symbol name, no_name, args, device, engine, control, grad, debug, domain, version, unknown, blob, value, implicit, initializer;
   } s_;
+  template <class E>
+  const Value* attr(E e, Symbol s) const { return s ? g_.attr(e, s) : nullptr; }
   absl::flat_hash_map<uint32_t, std::string> generated_;  // port -> a blob name made up for it
   std::string op_buf_, args_buf_, arg_buf_;                // the wire writer's scratch
 
@@ -117,7 +124,7 @@ class Exporter {
   }
 
   std::string blob_of_graph_port(PortId p) const {
-    if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
+    if (const Value* b = attr(p, s_.blob); b && b->is_string()) return b->as_string();
     return std::string(g_.port_name_str(p));
   }
 
@@ -125,7 +132,7 @@ class Exporter {
   // until the next one is made): no string per port.
   std::string_view blob_view(PortId p) {
     if (g_.is_graph(g_.port_op(p))) {
-      if (const Value* b = attr(p, "@blob"); b && b->is_string()) return b->as_string();
+      if (const Value* b = attr(p, s_.blob); b && b->is_string()) return b->as_string();
       return g_.port_name_str(p);
     }
     if (const Value* b = s_.blob ? g_.attr(p, s_.blob) : nullptr; b && b->is_string()) return b->as_string();
@@ -369,6 +376,7 @@ class Exporter {
     const Value* args = attr(gn, "arg");
     if ((name && !name->is_string()) || (type && !type->is_string()) || (workers && !workers->is_int()) || (args && !args->is_map()))
       return false;
+    out.reserve(g_.child_count(gn) * 96 + 256);  // (about what a real net's op takes: not a dozen regrowths)
     if (name) put_str(out, 1, name->as_string());
     else if (std::string nm = graph_name(gn); !nm.empty()) put_str(out, 1, nm);
     for (OpId op = g_.first_child(gn); op; op = g_.next_sibling(op))
@@ -381,10 +389,10 @@ class Exporter {
       for (const auto& [k, v] : args->as_map())
         if (!argument_wire(k, v, out, 6)) return false;
     for (PortId p : g_.inputs(gn)) {
-      if (g_.is_control(p) || attr(p, "@implicit")) continue;
+      if (g_.is_control(p) || attr(p, s_.implicit)) continue;
       std::string b = blob_of_graph_port(p);
       put_str(out, 7, b);
-      if (attr(p, "initializer")) inits.emplace_back(p, std::move(b));
+      if (attr(p, s_.initializer)) inits.emplace_back(p, std::move(b));
     }
     for (PortId p : g_.outputs(gn)) {
       if (g_.is_control(p)) continue;
@@ -476,13 +484,13 @@ ExportedNet export_net(const text::Document& doc, bool text, bool wire) {
   if (doc.kind != text::Document::Kind::Graph) throw Error("a Caffe2 NetDef holds a graph, not an " + std::string(text::kind_name(doc.kind)));
   const ir::Graph& g = doc.graph;
   Exporter e(g);
-  google::protobuf::Arena arena;
-  c2::NetDef& predict = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  google::protobuf::Arena arena;  // (made on first use: the wire path needs none)
   std::vector<std::pair<PortId, std::string>> inits;
   ExportedNet out;
   if (text || !wire || !e.net_wire(g.root(), out.predict, inits)) {
     inits.clear();
     out.predict.clear();
+    c2::NetDef& predict = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
     e.net(g.root(), predict, &inits);
     out.predict = text ? to_text(predict) : serialize(predict);
   }

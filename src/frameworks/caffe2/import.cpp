@@ -1,10 +1,12 @@
 // Caffe2 NetDef -> text::Document (docs/caffe2.md, "How a NetDef is read").
-#include <deque>
+#include <array>
+#include <forward_list>
 #include <functional>
 #include <type_traits>
 
 #include <google/protobuf/arena.h>
 #include <google/protobuf/io/tokenizer.h>
+#include <google/protobuf/io/zero_copy_stream_impl_lite.h>
 #include <google/protobuf/text_format.h>
 
 #include <absl/container/flat_hash_map.h>
@@ -96,9 +98,11 @@ class Importer {
 
     Names port_names;
     for (const auto& b : n.external_input()) {
-      PortId p = graph_port(gn, ir::PortDir::In, b, port_names);
+      // (The blob map holds only the external inputs yet: it says whether this one was listed before.)
+      auto [it, fresh] = s.blobs.try_emplace(b);
+      PortId p = graph_port(gn, ir::PortDir::In, b, port_names, !fresh);
       g_.set_port_role(p, ir::PortRole::GraphInput);
-      Blob& e = s.blobs[b];
+      Blob& e = it->second;
       if (!e.port) e.port = p;  // a blob listed twice: its first port
       e.versions = 1;
     }
@@ -119,19 +123,29 @@ class Importer {
     PortId port;       // the port holding its latest version (none yet: null)
     int versions = 0;  // versions written so far
   };
+  // An op type's port names: the schema's (looked up once per type), and the symbols of the first
+  // positions (0: not made yet), interned once per import.
+  struct TypeInfo {
+    const PortNamer::Names* in_names = nullptr;
+    const PortNamer::Names* out_names = nullptr;
+    std::array<Symbol, 8> in{}, out{};
+  };
   struct Scope {
     std::function<void(absl::flat_hash_set<std::string_view>&)> collect;  // every blob name of the net
     absl::flat_hash_map<std::string_view, Blob> blobs;      // blob -> its latest version's port, versions so far
     absl::flat_hash_set<std::string_view> names;            // the blob names a version name could take, made at the first rewrite
     bool collected = false;
-    std::deque<std::string> made;                           // names made for versions
+    std::forward_list<std::string> made;                    // names made for versions (a deque allocates even when empty)
   };
 
   ir::Graph& g_;
   const PortNamer& names_;
   std::string file_;
   Symbol s_value_, s_blob_, s_name_, s_device_, s_engine_;
-  absl::flat_hash_map<Symbol, const schema::OpSchema*> schemas_;  // by op type
+  absl::flat_hash_map<Symbol, TypeInfo> types_ = absl::flat_hash_map<Symbol, TypeInfo>(16);  // by op type
+  // (Op types and argument names go straight to the symbol table: a per-import cache of them,
+  // hashed or direct-mapped, measured no faster in sessions 13 and 14.)
+  Symbol sym(std::string_view s) { return g_.sym(s); }
 
   [[noreturn]] void fail(const std::string& where, const std::string& msg) const { throw Error(file_ + ": " + where + ": " + msg); }
 
@@ -147,35 +161,52 @@ class Importer {
   // A graph port named by its blob; a blob the IR cannot take as a port name (empty, taken by an
   // earlier port of the same side, starting with '^' or '@') gets `port.K` and the blob in @blob.
   // Port names taken on one side of a graph: views of the blob names (the bytes outlive the
-  // import) or of names made here.
+  // import), of the ports' names, or of names made here. The set is made only when a caller cannot
+  // say whether the blob was taken (`taken`: the external inputs, which the blob map tells) or a
+  // name has to be made; from then on it holds every name of that side.
   struct Names {
     absl::flat_hash_set<std::string_view> used;
-    std::deque<std::string> made;
+    bool full = false;  // `used` holds every port name of the side
+    std::forward_list<std::string> made;  // (stable; no allocation while empty, as most nets leave it)
   };
 
-  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names) {
+  void fill_names(OpId gn, ir::PortDir dir, Names& names) {
+    if (names.full) return;
+    for (PortId p : g_.ports(gn, dir))
+      if (!g_.is_control(p)) names.used.insert(g_.port_name_str(p));
+    names.full = true;
+  }
+
+  PortId graph_port(OpId gn, ir::PortDir dir, std::string_view blob, Names& names, std::optional<bool> taken = std::nullopt) {
     std::string_view name = blob;
-    if (blob.empty() || blob.front() == '^' || blob.front() == '@' || names.used.contains(blob)) {
+    if (!taken || names.full) {
+      fill_names(gn, dir, names);
+      taken = names.used.contains(blob);
+    }
+    if (blob.empty() || blob.front() == '^' || blob.front() == '@' || *taken) {
+      fill_names(gn, dir, names);
       for (size_t k = g_.ports(gn, dir).size();; ++k) {
         std::string made = "port." + std::to_string(k);
         if (!names.used.contains(made)) {
-          names.made.push_back(std::move(made));
-          name = names.made.back();
+          names.made.push_front(std::move(made));
+          name = names.made.front();
           break;
         }
       }
     }
-    names.used.insert(name);
+    if (names.full) names.used.insert(name);
     PortId p = g_.add_port(gn, dir, g_.sym(name));
     if (name != blob) g_.set_attr(p, s_blob_, Value(blob));
     return p;
   }
 
   // Arguments: each one an attribute (its name the key) when every one has a readable form and a
-  // name of its own; otherwise the whole list kept as bytes in `raw_key`.
+  // name of its own; otherwise the whole list kept as bytes in `raw_key`. An op's go to `out` (its
+  // attribute list, set on the op once it is whole); the net's own to one map attribute.
   template <class R>
-  void args(const R& list, OpId op, std::string_view prefix, const char* raw_key) {
+  void args(const R& list, OpId op, std::string_view prefix, const char* raw_key, ir::AttrList* out = nullptr) {
     bool net_args = prefix == "arg";  // the net's own arguments: one map
+    size_t start = out ? out->size() : 0;
     Value::Map m;
     bool readable = true;
     int n = 0;
@@ -192,7 +223,8 @@ class Importer {
         break;
       }
       if (net_args) m.push_back({std::string(a.name()), std::move(*v)});
-      else g_.set_attr(op, g_.sym(a.name()), std::move(*v));
+      else if (out) out->emplace_back(sym(a.name()), std::move(*v));
+      else g_.set_attr(op, sym(a.name()), std::move(*v));
       ++n;
     }
     if (readable) {
@@ -200,7 +232,9 @@ class Importer {
       return;
     }
     // Not every argument has a readable form: the whole list is kept as bytes instead.
-    for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
+    if (out) out->resize(start);
+    else
+      for (int k = 0; k < n && !net_args; ++k) g_.erase_attr(op, g_.sym(list.Get(k).name()));
     for (OpId gr : g_.attr_graphs(op)) g_.erase_op(gr);  // nested nets made before the irregular one
     Value::List raw;
     if constexpr (std::is_same_v<R, WireArgs>) {
@@ -208,7 +242,8 @@ class Importer {
     } else {
       for (const auto& a : list) raw.push_back(kept(a));
     }
-    set(op, raw_key, Value(std::move(raw)));
+    if (out) out->emplace_back(g_.sym(raw_key), Value(std::move(raw)));
+    else set(op, raw_key, Value(std::move(raw)));
   }
 
   Value nested(const c2::NetDef& n, OpId owner, const std::string& arg) {
@@ -250,17 +285,30 @@ class Importer {
     for (;;) {
       std::string name = std::string(blob) + "." + std::to_string(v - 1);
       if (!s.names.contains(name)) {
-        s.made.push_back(std::move(name));
-        s.names.insert(s.made.back());
-        return s.made.back();
+        s.made.push_front(std::move(name));
+        s.names.insert(s.made.front());
+        return s.made.front();
       }
       ++v;
     }
   }
 
+  Symbol port_name(TypeInfo& t, ir::PortDir dir, int i) {
+    bool in = dir == ir::PortDir::In;
+    const PortNamer::Names* names = in ? t.in_names : t.out_names;
+    const char* fallback = in ? "input" : "output";
+    if (static_cast<size_t>(i) >= t.in.size()) return PortNamer::name_at(names, i, fallback, g_);
+    Symbol& s = (in ? t.in : t.out)[static_cast<size_t>(i)];
+    if (!s) s = PortNamer::name_at(names, i, fallback, g_);
+    return s;
+  }
+
   template <class Op>
   void op(const Op& d, OpId gn, Scope& s, int k, Names& port_names) {
     if (!d.has_type() || d.type().empty()) fail(op_where(k, d), "the op has no type");
+    // The op's attributes, set at once when it is whole (one list, not one growth per attribute).
+    ir::AttrList al;
+    al.reserve(static_cast<size_t>(d.arg_size()) + 3);
     // Names as the ONNX reader gives them: an unnamed op (or one whose name the IR cannot hold:
     // taken, or `_k`, the text form's spelling of an anonymous op) is anonymous with the name in
     // @name; one that owns nested nets gets a name of its own, so that its graphs can name it.
@@ -268,7 +316,7 @@ class Importer {
     for (const auto& a : d.arg()) nets |= a.has_n() || a.nets_size();
     OpId op;
     std::string_view name = d.name();
-    Symbol type = g_.sym(d.type());
+    Symbol type = sym(d.type());
     if (name.empty() && nets) {
       for (int j = k;; ++j) {
         std::string candidate = "_" + std::string(d.type()) + "_" + std::to_string(j);
@@ -277,19 +325,24 @@ class Importer {
           break;
         }
       }
-      set(op, d.has_name() ? "@name" : "@no_name", d.has_name() ? Value(name) : Value(true));
+      al.emplace_back(g_.sym(d.has_name() ? "@name" : "@no_name"), d.has_name() ? Value(name) : Value(true));
     } else if (name.empty() || name[0] == '_' || g_.find_op(gn, g_.sym(name))) {
       op = g_.create_op(gn, type, Symbol(0), /*generate_name=*/true);
-      if (d.has_name()) g_.set_attr(op, s_name_, Value(name));
+      if (d.has_name()) al.emplace_back(s_name_, Value(name));
     } else {
       op = g_.create_op(gn, type, g_.sym(name));
     }
-    auto [sit, fresh] = schemas_.try_emplace(type, nullptr);
-    if (fresh) sit->second = names_.find(d.type());
-    const schema::OpSchema* sch = sit->second;
+    auto [sit, fresh] = types_.try_emplace(type);
+    if (fresh) {
+      if (const schema::OpSchema* sch = names_.find(d.type())) {
+        sit->second.in_names = names_.names_of(&sch->inputs);
+        sit->second.out_names = names_.names_of(&sch->outputs);
+      }
+    }
+    TypeInfo& ti = sit->second;
     for (int i = 0; i < d.input_size(); ++i) {
       std::string_view b = d.input(i);
-      PortId in = g_.add_input(op, names_.input(sch, i, d.input_size(), g_));
+      PortId in = g_.add_input(op, port_name(ti, ir::PortDir::In, i));
       auto [it, fresh_blob] = s.blobs.try_emplace(b);
       PortId src;
       if (!fresh_blob && it->second.port) {
@@ -305,27 +358,35 @@ class Importer {
     }
     for (int i = 0; i < d.output_size(); ++i) {
       std::string_view b = d.output(i);
-      PortId out = g_.add_output(op, names_.output(sch, i, d.output_size(), g_));
+      PortId out = g_.add_output(op, port_name(ti, ir::PortDir::Out, i));
       Blob& e = s.blobs[b];
       std::string_view v = version_name(b, e, s);
-      g_.set_attr(out, s_value_, Value(v));
-      if (v != b) g_.set_attr(out, s_blob_, Value(b));
+      if (v != b) {
+        ir::AttrList pl;
+        pl.reserve(2);
+        pl.emplace_back(s_value_, Value(v));
+        pl.emplace_back(s_blob_, Value(b));
+        g_.set_attr_list(out, std::move(pl));
+      } else {
+        g_.set_attr(out, s_value_, Value(v));
+      }
       e.port = out;
     }
-    if (d.arg_size()) args(d.arg(), op, "", "@args");
-    if (d.has_device_option()) g_.set_attr(op, s_device_, device_option_value(d.device_option()));
-    if (d.has_engine()) g_.set_attr(op, s_engine_, Value(std::string_view(d.engine())));
+    if (d.arg_size()) args(d.arg(), op, "", "@args", &al);
+    if (d.has_device_option()) al.emplace_back(s_device_, device_option_value(d.device_option()));
+    if (d.has_engine()) al.emplace_back(s_engine_, Value(std::string_view(d.engine())));
     if (d.control_input_size()) {
       Value::List l;
       for (const auto& c : d.control_input()) l.push_back(Value(std::string_view(c)));
-      set(op, "@control_input", Value(std::move(l)));
+      al.emplace_back(g_.sym("@control_input"), Value(std::move(l)));
     }
-    if (d.has_is_gradient_op()) set(op, "@is_gradient_op", Value(d.is_gradient_op()));
-    if (d.has_debug_info()) set(op, "@debug_info", Value(std::string_view(d.debug_info())));
-    if (d.has_domain()) set(op, "@domain", Value(std::string_view(d.domain())));
-    if (d.has_op_version()) set(op, "@op_version", Value(static_cast<int64_t>(d.op_version())));
+    if (d.has_is_gradient_op()) al.emplace_back(g_.sym("@is_gradient_op"), Value(d.is_gradient_op()));
+    if (d.has_debug_info()) al.emplace_back(g_.sym("@debug_info"), Value(std::string_view(d.debug_info())));
+    if (d.has_domain()) al.emplace_back(g_.sym("@domain"), Value(std::string_view(d.domain())));
+    if (d.has_op_version()) al.emplace_back(g_.sym("@op_version"), Value(static_cast<int64_t>(d.op_version())));
     if constexpr (std::is_same_v<Op, c2::OperatorDef>)
-      if (has_unknown(d)) set(op, "@unknown_fields", kept_unknown(d));
+      if (has_unknown(d)) al.emplace_back(g_.sym("@unknown_fields"), kept_unknown(d));
+    if (!al.empty()) g_.set_attr_list(op, std::move(al));
   }
 };
 
@@ -422,7 +483,10 @@ void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
     Collector errors;
     google::protobuf::TextFormat::Parser p;
     p.RecordErrorsTo(&errors);
-    if (!p.ParseFromString(std::string(b.bytes), &n))
+    // Read in place (a copy of a large net's text is a block above glibc's mmap threshold: mapped
+    // and unmapped, page by page, on every read).
+    google::protobuf::io::ArrayInputStream in(b.bytes.data(), static_cast<int>(b.bytes.size()));
+    if (!p.Parse(&in, &n))
       throw ParseError(SourceLoc{file, static_cast<uint32_t>(errors.line + 1), static_cast<uint32_t>(errors.column + 1)},
                        "not a Caffe2 NetDef in text form: " + errors.first);
     return;
@@ -434,14 +498,21 @@ void parse(NetBytes b, c2::NetDef& n, const std::string& file) {
 }  // namespace
 
 text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const ImportOptions& options) {
-  // The messages live on an arena: a net of many small ops is mostly allocations.
-  google::protobuf::Arena arena;
-  c2::NetDef& pn = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
-  c2::NetDef& in = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  // The messages live on an arena (a net of many small ops is mostly allocations), made only when
+  // protobuf parses something: a predict net the wire reader takes alone needs none.
+  std::optional<google::protobuf::Arena> arena_;
+  auto message = [&arena_]() -> c2::NetDef& {
+    if (!arena_) arena_.emplace();
+    return *google::protobuf::Arena::CreateMessage<c2::NetDef>(&*arena_);
+  };
   // The predict net straight from its bytes when it has only what the wire reader reads.
   WireNet wn;
   bool fast = options.wire && !predict.text && read_net_wire(predict.bytes, wn);
-  if (!fast) parse(predict, pn, options.file_name);
+  c2::NetDef* pn_ = nullptr;
+  if (!fast) {
+    pn_ = &message();
+    parse(predict, *pn_, options.file_name);
+  }
   text::Document doc(text::Document::Kind::Graph);
   ir::Graph& g = doc.graph;
   PortNamer names(options.schema);
@@ -449,8 +520,10 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
   OpId root = g.root();
   g.set_graph_namespace(root, g.sym(kCaffe2Namespace));
   std::vector<Lifted> lifted;
-  c2::NetDef& rest = *google::protobuf::Arena::CreateMessage<c2::NetDef>(&arena);
+  c2::NetDef* rest_ = nullptr;
   if (init) {
+    c2::NetDef& in = message();
+    c2::NetDef& rest = *(rest_ = &message());
     std::vector<InitOp> ops;
     if (init->text || !options.wire || !split_init(init->bytes, in, ops)) {
       ops.clear();
@@ -458,7 +531,7 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
       parse(*init, in, options.init_file_name);
       for (const auto& op : in.op()) ops.push_back({std::nullopt, {}, {}, {}, &op});
     }
-    lifted = fast ? lift_fills(ops, wn, rest) : lift_fills(ops, pn, rest);  // (rest's ops: the init net's ops that stay ops)
+    lifted = fast ? lift_fills(ops, wn, rest) : lift_fills(ops, *pn_, rest);  // (rest's ops: the init net's ops that stay ops)
     in.clear_op();
     google::protobuf::RepeatedPtrField<c2::OperatorDef> kept;
     kept.Swap(rest.mutable_op());
@@ -471,14 +544,14 @@ text::Document import_net(NetBytes predict, std::optional<NetBytes> init, const 
     g.reserve(wn.ops_.size() + 2, ports, edges);
   }
   if (fast) imp.net(wn, root, options.file_name, init ? &lifted : nullptr);
-  else imp.net(pn, root, options.file_name, init ? &lifted : nullptr);
+  else imp.net(*pn_, root, options.file_name, init ? &lifted : nullptr);
   // The graph's own name (what an ONNX model's graph is called after a conversion).
-  std::string_view net_name = fast ? wn.name() : std::string_view(pn.name());
+  std::string_view net_name = fast ? wn.name() : std::string_view(pn_->name());
   if (!net_name.empty()) g.set_name(root, g.sym(net_name));
   if (init) {
     // The rest of the init net: its fields and the ops that are not plain fills, as a graph.
     OpId ig = g.create_attr_graph(root, g.sym("init_net"));
-    imp.net(rest, ig, options.init_file_name, nullptr);
+    imp.net(*rest_, ig, options.init_file_name, nullptr);
     g.set_attr(root, g.sym("init_net"), Value::graph(ig));
   }
   return doc;

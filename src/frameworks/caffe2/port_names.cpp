@@ -42,40 +42,33 @@ void make_names(const std::vector<schema::PortSchema>& ports, std::vector<std::s
 
 }  // namespace
 
-Symbol PortNamer::name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const {
-  (void)n;
-  if (ports) {
-    auto [it, fresh] = cache_.try_emplace(ports);
-    Names& c = it->second;
-    if (fresh) {
-      if (ns_ == shipped_namespace()) {
-        // The shipped namespace lives as long as the process: its ports' names are made once per
-        // process, not once per import (a small net's import is otherwise mostly this).
-        static std::mutex m;
-        static absl::flat_hash_map<const std::vector<schema::PortSchema>*, std::pair<std::vector<std::string>, int>> shared;
-        std::lock_guard<std::mutex> lock(m);
-        auto [sit, made] = shared.try_emplace(ports);
-        if (made) {
-          sit->second.second = -1;
-          make_names(*ports, sit->second.first, sit->second.second);
-        }
-        c.names = sit->second.first;
-        c.variadic = sit->second.second;
-      } else {
-        make_names(*ports, c.names, c.variadic);
-      }
-    }
-    if (c.variadic >= 0 && i >= c.variadic) return g.sym(c.names[c.variadic] + "." + std::to_string(i - c.variadic));
-    if (i < static_cast<int>(c.names.size())) {
-      if (c.graph != &g) {
-        c.graph = &g;
-        c.syms.clear();
-        for (const auto& n : c.names) c.syms.push_back(g.sym(n));
-      }
-      return c.syms[static_cast<size_t>(i)];
-    }
+const PortNamer::Names* PortNamer::names_of(const std::vector<schema::PortSchema>* ports) const {
+  if (ns_ == shipped_namespace()) {
+    // The shipped namespace lives as long as the process: its ports' names are made once per
+    // process, not once per import (a small net's import is otherwise mostly this).
+    static std::mutex m;
+    static absl::node_hash_map<const std::vector<schema::PortSchema>*, Names> shared;  // (node-stable)
+    std::lock_guard<std::mutex> lock(m);
+    auto [it, made] = shared.try_emplace(ports);
+    if (made) make_names(*ports, it->second.names, it->second.variadic);
+    return &it->second;
+  }
+  auto [it, made] = own_.try_emplace(ports);
+  if (made) make_names(*ports, it->second.names, it->second.variadic);
+  return &it->second;
+}
+
+Symbol PortNamer::name_at(const Names* c, int i, const char* fallback, ir::Graph& g) {
+  if (c) {
+    if (c->variadic >= 0 && i >= c->variadic) return g.sym(c->names[c->variadic] + "." + std::to_string(i - c->variadic));
+    if (i < static_cast<int>(c->names.size())) return g.sym(c->names[static_cast<size_t>(i)]);
   }
   return g.sym(std::string(fallback) + "." + std::to_string(i));
+}
+
+Symbol PortNamer::name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const {
+  (void)n;
+  return name_at(ports ? names_of(ports) : nullptr, i, fallback, g);
 }
 
 }  // namespace amanda::caffe2_frontend::detail

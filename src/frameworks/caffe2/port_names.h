@@ -5,6 +5,7 @@
 #pragma once
 
 #include <absl/container/flat_hash_map.h>
+#include <absl/container/node_hash_map.h>
 
 #include "amanda/ir/graph.h"
 #include "amanda/schema/schema.h"
@@ -19,16 +20,20 @@ class PortNamer {
   Symbol input(const schema::OpSchema* s, int i, int n, ir::Graph& g) const { return name(s ? &s->inputs : nullptr, i, n, "input", g); }
   Symbol output(const schema::OpSchema* s, int i, int n, ir::Graph& g) const { return name(s ? &s->outputs : nullptr, i, n, "output", g); }
 
- private:
-  const schema::NamespaceSchema* ns_;
-  // The ports' names per schema, made once (expected_name() makes a string each time).
+  // The ports' names per schema, made once: for the shipped namespace once per process, for a
+  // caller's in this namer (expected_name() makes a string each time). A caller caches the symbols
+  // (the importer: per op type and position), so that a name is interned once per graph.
   struct Names {
     std::vector<std::string> names;  // up to the first port without a fixed name
-    std::vector<Symbol> syms;        // the same, interned in the graph of the first call
-    const ir::Graph* graph = nullptr;
     int variadic = -1;               // index of the variadic port, if any
   };
-  mutable absl::flat_hash_map<const std::vector<schema::PortSchema>*, Names> cache_;
+  // (Stable for the namer's life: a caller may keep the pointer.)
+  const Names* names_of(const std::vector<schema::PortSchema>* ports) const;
+  // Port i's name from names_of's answer (null: the op has no schema): NAME, NAME.K or FALLBACK.K.
+  static Symbol name_at(const Names* names, int i, const char* fallback, ir::Graph& g);
+ private:
+  const schema::NamespaceSchema* ns_;
+  mutable absl::node_hash_map<const std::vector<schema::PortSchema>*, Names> own_;
   Symbol name(const std::vector<schema::PortSchema>* ports, int i, int n, const char* fallback, ir::Graph& g) const;
 };
 

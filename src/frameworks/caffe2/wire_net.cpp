@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "amanda/support/diagnostics.h"
+
 #include "../tensorflow/wire.h"  // the protobuf wire reader the TensorFlow framework wrote
 
 namespace amanda::caffe2_frontend::detail {
@@ -54,6 +56,9 @@ bool argument(std::string_view b, WireArgument& a) {
   int set = 0;  // value fields seen (a repeated field counts once)
   bool floats = false, ints = false, strings = false;
   Value::List list;
+  auto room = [&list] {
+    if (list.capacity() == 0) list.reserve(4);  // (kernels, strides, pads: 2 or 4 values; not 1, 2, 4 allocations)
+  };
   while (!r.done()) {
     uint32_t f, t;
     uint64_t v;
@@ -76,6 +81,7 @@ bool argument(std::string_view b, WireArgument& a) {
         if (ints || strings) return false;
         if (!floats) ++set;
         floats = true;
+        room();
         if (t == wire::kFixed32) {
           uint32_t bits;
           if (!r.fixed32(bits)) return false;
@@ -97,6 +103,7 @@ bool argument(std::string_view b, WireArgument& a) {
         if (floats || strings) return false;
         if (!ints) ++set;
         ints = true;
+        room();
         if (t == wire::kVarint) {
           if (!r.varint(v)) return false;
           list.push_back(Value(static_cast<int64_t>(v)));
@@ -115,6 +122,7 @@ bool argument(std::string_view b, WireArgument& a) {
         if (floats || ints || !len(r, t, s)) return false;
         if (!strings) ++set;
         strings = true;
+        room();
         list.push_back(Value(s));
         break;
       default: return false;  // a net, a tensor, a field this schema lacks: protobuf's
@@ -125,10 +133,10 @@ bool argument(std::string_view b, WireArgument& a) {
   return true;
 }
 
-bool arguments_readable(const WireArgs& args) {
-  for (size_t i = 0; i < args.v.size(); ++i)
+bool arguments_readable(const WireArgument* args, size_t n) {
+  for (size_t i = 0; i < n; ++i)
     for (size_t j = 0; j < i; ++j)
-      if (args.v[i].name_ == args.v[j].name_) return false;  // a name twice: kept as bytes
+      if (args[i].name_ == args[j].name_) return false;  // a name twice: kept as bytes
   return true;
 }
 
@@ -142,9 +150,10 @@ bool add_to_run(std::vector<std::string_view>& pool, uint32_t& b, uint32_t& n, s
   return true;
 }
 
-bool op(std::string_view b, WireOp& o, std::vector<std::string_view>& pool) {
+bool op(std::string_view b, WireOp& o, WireNet& net) {
   wire::Reader r(b);
-  o.pool = &pool;
+  o.net = &net;
+  std::vector<std::string_view>& pool = net.blobs_;
   while (!r.done()) {
     uint32_t f, t;
     uint64_t v;
@@ -153,43 +162,55 @@ bool op(std::string_view b, WireOp& o, std::vector<std::string_view>& pool) {
     switch (f) {
       case 1: if (!len(r, t, s) || !add_to_run(pool, o.in_b, o.in_n, s)) return false; break;
       case 2: if (!len(r, t, s) || !add_to_run(pool, o.out_b, o.out_n, s)) return false; break;
-      case 3: if (!len(r, t, s)) return false; o.name_ = s; break;
-      case 4: if (!len(r, t, s)) return false; o.type_ = s; break;
+      case 3: if (!len(r, t, s)) return false; o.name_ = s; o.has |= WireOp::kName; break;
+      case 4: if (!len(r, t, s)) return false; o.type_ = s; o.has |= WireOp::kType; break;
       case 5: {
         if (!len(r, t, s)) return false;
-        o.args_.v.emplace_back();
-        if (!argument(s, o.args_.v.back())) return false;
+        // (an op's arguments are read together, so they are one run of the pool)
+        if (o.arg_n == 0) o.arg_b = static_cast<uint32_t>(net.args_.size());
+        if (net.args_.size() >= UINT32_MAX) return false;
+        ++o.arg_n;
+        if (!argument(s, net.args_.emplace_back())) return false;
         break;
       }
       case 6: {
         Value d;
         if (!len(r, t, s) || !device(s, d)) return false;
-        o.device_ = std::move(d);
+        o.device_.bytes = s;
+        o.has |= WireOp::kDevice;
         break;
       }
-      case 7: if (!len(r, t, s)) return false; o.engine_ = s; break;
+      case 7: if (!len(r, t, s)) return false; o.engine_ = s; o.has |= WireOp::kEngine; break;
       case 8: if (!len(r, t, s)) return false; o.ctrl.push_back(s); break;
-      case 9: if (!varint(r, t, v)) return false; o.grad_ = v != 0; break;
-      case 10: if (!len(r, t, s)) return false; o.debug_ = s; break;
-      case 11: if (!len(r, t, s)) return false; o.domain_ = s; break;
-      case 12: if (!varint(r, t, v)) return false; o.version_ = static_cast<int64_t>(v); break;
+      case 9: if (!varint(r, t, v)) return false; o.grad_ = v != 0; o.has |= WireOp::kGrad; break;
+      case 10: if (!len(r, t, s)) return false; o.debug_ = s; o.has |= WireOp::kDebug; break;
+      case 11: if (!len(r, t, s)) return false; o.domain_ = s; o.has |= WireOp::kDomain; break;
+      case 12: if (!varint(r, t, v)) return false; o.version_ = static_cast<int64_t>(v); o.has |= WireOp::kVersion; break;
       default: return false;
     }
   }
-  return arguments_readable(o.args_);
+  return arguments_readable(net.args_.data() + o.arg_b, o.arg_n);
 }
 
 }  // namespace
 
+Value device_option_value(const WireDevice& d) {
+  if (d.bytes.empty()) return Value(Value::Map{});  // `device_option {}`: what most ops of real nets hold
+  Value v;
+  if (!device(d.bytes, v)) throw Error("internal: a device option read_net_wire took does not read");
+  return v;
+}
+
 bool read_net_wire(std::string_view bytes, WireNet& n) {
   {
-    // The ops counted first: a WireOp is large, and moving them as the vector grows shows.
+    // The ops counted first: the op records, blob and argument pools are sized once.
     wire::Reader c(bytes);
     size_t ops = 0;
     uint32_t f, t;
     while (!c.done() && c.tag(f, t) && c.skip(t)) ops += f == 2;
     n.ops_.reserve(ops);
     n.blobs_.reserve(ops * 3);
+    n.args_.reserve(ops * 2);
   }
   wire::Reader r(bytes);
   while (!r.done()) {
@@ -201,28 +222,26 @@ bool read_net_wire(std::string_view bytes, WireNet& n) {
       case 1: if (!len(r, t, s)) return false; n.name_ = s; break;
       case 2:
         if (!len(r, t, s)) return false;
-        n.ops_.emplace_back();
-        if (!op(s, n.ops_.back(), n.blobs_)) return false;
+        if (!op(s, n.ops_.emplace_back(), n)) return false;
         break;
       case 3: if (!len(r, t, s)) return false; n.type_ = s; break;
       case 4: if (!varint(r, t, v)) return false; n.workers_ = static_cast<int32_t>(v); break;
       case 5: {
         Value d;
         if (!len(r, t, s) || !device(s, d)) return false;
-        n.device_ = std::move(d);
+        n.device_ = WireDevice{s};
         break;
       }
       case 6:
         if (!len(r, t, s)) return false;
-        n.args_.v.emplace_back();
-        if (!argument(s, n.args_.v.back())) return false;
+        if (!argument(s, n.net_args_.emplace_back())) return false;
         break;
       case 7: if (!len(r, t, s)) return false; n.ext_in.push_back(s); break;
       case 8: if (!len(r, t, s)) return false; n.ext_out.push_back(s); break;
       default: return false;  // partition_info, or a field this schema lacks: protobuf's
     }
   }
-  return arguments_readable(n.args_);
+  return arguments_readable(n.net_args_.data(), n.net_args_.size());
 }
 
 }  // namespace amanda::caffe2_frontend::detail

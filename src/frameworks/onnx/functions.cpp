@@ -23,6 +23,7 @@
 #include "amanda/schema/schema.h"
 #include "lowerings/lowering.h"
 #include "proto_util.h"
+#include "schema_index.h"
 
 namespace amanda::onnx_frontend {
 
@@ -110,7 +111,7 @@ std::string expand_function(ir::Graph& g, ir::OpId op, const std::string& ns) {
   if (family != "amanda/onnx" || version.empty()) return "not a namespace of the default ONNX domain";
   int opset = std::stoi(version);
   std::string type(g.type_str(op));
-  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, opset, "");
+  const onnx::OpSchema* s = detail::schema(type, opset, "");
   if (!s) return "libonnx has no schema for it";
   auto lowering = lowerings().find(type);
   if (lowering == lowerings().end()) {
@@ -298,13 +299,13 @@ namespace amanda::onnx_frontend {
 bool has_function_body(const std::string& type, const std::string& ns) {
   auto [family, version] = schema::split_version(ns);
   if (family != "amanda/onnx" || version.empty()) return false;
-  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  const onnx::OpSchema* s = detail::schema(type, std::stoi(version), "");
   return s && (s->HasFunction() || s->HasContextDependentFunction() || lowerings().count(type));
 }
 bool lowers_refused(const std::string& type, const std::string& ns) {
   auto [family, version] = schema::split_version(ns);
   if (family != "amanda/onnx" || version.empty()) return false;
-  const onnx::OpSchema* s = onnx::OpSchemaRegistry::Schema(type, std::stoi(version), "");
+  const onnx::OpSchema* s = detail::schema(type, std::stoi(version), "");
   return s && !s->HasFunction() && !s->HasContextDependentFunction() && refusal_lowerings().count(type);
 }
 }  // namespace amanda::onnx_frontend

@@ -10,6 +10,7 @@
 #include <google/protobuf/arena.h>
 #include <onnx/defs/schema.h>
 
+#include "schema_index.h"
 #include "amanda/support/gate.h"
 #include "amanda/frameworks/onnx/model.h"
 #include "amanda/frameworks/onnx/namespaces.h"
@@ -407,7 +408,7 @@ class Importer {
       if (n.op_type().find("::") != std::string::npos) set_attr(op, "@op_type", Value(n.op_type()));
       const onnx::OpSchema* schema = nullptr;
       if (auto it = versions_.find(domain); it != versions_.end())
-        schema = onnx::OpSchemaRegistry::Schema(n.op_type(), it->second, domain);
+        schema = detail::schema(n.op_type(), it->second, domain);
       auto in_names = port_names(schema ? &schema->inputs() : nullptr, n.input_size(), "input");
       auto out_names = port_names(schema ? &schema->outputs() : nullptr, n.output_size(), "output");
       // The importer is where ONNX's spelling of a constant is known; later layers read the role.
@@ -550,6 +551,20 @@ class Importer {
     }
   }
 
+  // name, type TENSOR and t alone, whose meta is only the tensor's: the tensor round-trips by
+  // tensor_from_proto's own guarantee (its fast path, or its proto kept whole), so the attribute
+  // does too and is not serialised twice to compare (a Constant node's weights: megabytes).
+  static bool plain_tensor_attr(const onnx::AttributeProto& a, const Value::Map& meta) {
+    using A = onnx::AttributeProto;
+    if (!a.has_type() || a.type() != A::TENSOR || !a.has_t()) return false;
+    for (const auto& [k, v] : meta)
+      if (k != "tensor") return false;
+    int fields = a.has_f() + a.has_i() + a.has_s() + a.has_g() + a.has_sparse_tensor() + a.has_tp() +
+                 (a.floats_size() > 0) + (a.ints_size() > 0) + (a.strings_size() > 0) + (a.tensors_size() > 0) +
+                 (a.graphs_size() > 0) + (a.sparse_tensors_size() > 0) + (a.type_protos_size() > 0);
+    return fields == 0 && a.has_name() && !a.has_doc_string() && !a.has_ref_attr_name() && a.unknown_fields().empty();
+  }
+
   std::string attr_where(OpId, const onnx::AttributeProto& a) const { return attr_where_ + ": attribute '" + a.name() + "'"; }
 
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
@@ -650,7 +665,7 @@ class Importer {
     if (a.has_doc_string()) meta.push_back({"doc_string", Value(a.doc_string())});
     if (a.has_ref_attr_name()) meta.push_back({"ref_attr_name", Value(a.ref_attr_name())});
     // Does the readable form say everything? (Graphs are checked by their own parts.)
-    if (meta.empty() && plain_attr(a)) {
+    if ((meta.empty() && plain_attr(a)) || plain_tensor_attr(a, meta)) {
       // name, type and one int(s)/string(s) field: exactly what attr_to_proto writes back.
     } else if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
       onnx::AttributeProto back;

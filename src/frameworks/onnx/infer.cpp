@@ -16,6 +16,7 @@
 #include "amanda/support/diagnostics.h"
 #include "data_prop.h"
 #include "proto_util.h"
+#include "schema_index.h"
 
 namespace amanda::onnx_frontend {
 
@@ -102,6 +103,7 @@ class Inferrer {
     s_op_type_ = find("@op_type");
     s_domain_ = find("@domain");
     s_value_ = find("@value");
+    s_value_attr_ = find("value");
     OpId root = g.root();
     if (const Value* v = attr(root, "ir_version"); v && v->is_int()) ir_version_ = static_cast<int>(v->as_int());
     if (const Value* v = attr(root, "opset_import"); v && v->is_list()) {
@@ -193,6 +195,11 @@ class Inferrer {
         }
       }
     } else if (g_.port_dir(p) == ir::PortDir::Out && is_constant(op) && g_.outputs(op).size() == 1) {
+      const Value* v = s_value_attr_ == SymbolTable::kNone ? nullptr : g_.attr(op, s_value_attr_);
+      if (v && big_constant_value(op, "value", v, attr(op, "@attr.value"))) {
+        data_.emplace(p.value, nullptr);
+        return nullptr;
+      }
       Context c(*this, op);
       if (const onnx::AttributeProto* a = c.getAttribute("value"); a && a->type() == onnx::AttributeProto::TENSOR && a->has_t())
         t = std::make_unique<onnx::TensorProto>(a->t());
@@ -229,6 +236,20 @@ class Inferrer {
   // port -> propagated value; a node map, because a function holds the pointer to one input's
   // value while asking for the next (which may insert).
   absl::node_hash_map<uint32_t, onnx::TensorShapeProto> shape_data_;
+
+  // A Constant's `value` tensor too big to be data any inference function reads (shapes, pads,
+  // repeats, axes are a few elements): typed from its dims, never copied into a proto. A tensor
+  // whose proto is kept whole (an unusual encoding) is not.
+  static constexpr size_t kBigConstantBytes = 4096;
+  bool big_constant_value(OpId op, std::string_view name, const Value* v, const Value* meta) const {
+    if (name != "value" || !v || !v->is_tensor() || g_.type_str(op) != "Constant") return false;
+    const ir::Tensor& t = v->as_tensor();
+    if (t.dtype == ir::DType::String || t.size <= kBigConstantBytes) return false;
+    if (meta && meta->is_map())
+      if (const Value* tm = map_find(&meta->as_map(), "tensor"); tm && tm->is_map() && map_find(&tm->as_map(), "proto"))
+        return false;
+    return true;
+  }
 
   bool is_constant(OpId op) const {
     for (PortId p : g_.outputs(op))
@@ -296,7 +317,7 @@ class Inferrer {
     op_identity(op, r.domain, r.type);
     auto dit = opsets_.find(r.domain);
     if (dit == opsets_.end()) return r;
-    r.schema = onnx::OpSchemaRegistry::Schema(r.type, dit->second, r.domain);
+    r.schema = detail::schema(r.type, dit->second, r.domain);
     if (!r.schema)
       if (auto it = local_map_.find(r.domain + ":" + r.type); it != local_map_.end()) r.local = it->second;
     return r;
@@ -497,7 +518,7 @@ class Inferrer {
   std::vector<onnx::TypeProto*> ty_;
   std::vector<uint8_t> loaded_, changed_;  // changed_: 1 inferred (write it), 2 typed only
   absl::flat_hash_map<uint32_t, std::unique_ptr<onnx::TensorProto>> data_;
-  Symbol s_initializer_, s_at_initializer_, s_graph_input_, s_op_type_, s_domain_, s_value_;
+  Symbol s_initializer_, s_at_initializer_, s_graph_input_, s_op_type_, s_domain_, s_value_, s_value_attr_;
   InferResult res_;
   // A node map: infer_op keeps a reference to its op's entry while subgraph inference inserts.
   absl::node_hash_map<Symbol, Resolved> resolved_;
@@ -516,6 +537,19 @@ const onnx::AttributeProto* Context::getAttribute(const std::string& name) const
     a = std::make_unique<onnx::AttributeProto>();
     const Value* meta = inf_.attr(op_, "@attr." + name);
     static const Value::Map none;
+    if (inf_.big_constant_value(op_, name, v, meta)) {
+      // A Constant's weights: its inference reads only the element type and dims, and data_of
+      // gives no data for it (no inference function reads a tensor this big), so the bytes are
+      // not copied into a proto (every round of `amanda optimize` types the graph again).
+      const ir::Tensor& t = v->as_tensor();
+      a->set_name(name);
+      a->set_type(onnx::AttributeProto::TENSOR);
+      for (int64_t d : t.shape) a->mutable_t()->add_dims(d);
+      a->mutable_t()->set_data_type(elem_of(t.dtype));
+      const onnx::AttributeProto* r = a.get();
+      attrs_.emplace_back(name, std::move(a));
+      return r;
+    }
     attr_to_proto(name, *v, meta && meta->is_map() ? meta->as_map() : none, *a,
                   [&g](OpId gn, onnx::GraphProto& gp) { export_graph_proto(g, gn, gp); });
   }

@@ -68,7 +68,33 @@ function makeInputs(specs, seed) {
 
 const tfName = n => (n.includes(':') ? n : n + ':0');
 
-async function compare(name, tfjsFile, onnxFile, specs, seeds) {
+// Samplers (random ops): no two implementations draw the same numbers, so the outputs are compared
+// as distributions: same shape and dtype, means within 5 standard errors of each other (0.05 of
+// the spread at least), spreads within 5%; integer outputs (class indices, uniform
+// integers) by the frequency of each value, within 0.02 of each other.
+function compareSamples(label, wd, hd, exact) {
+  const a = Array.from(wd, Number), b = Array.from(hd, Number);
+  const stats = v => {
+    const m = v.reduce((s, x) => s + x, 0) / v.length;
+    const sd = Math.sqrt(v.reduce((s, x) => s + (x - m) * (x - m), 0) / v.length);
+    return {m, sd, lo: Math.min(...v), hi: Math.max(...v)};
+  };
+  const sa = stats(a), sb = stats(b);
+  if (!(sa.sd > 0)) throw new Error(`${label}: TF.js's samples are all equal (${sa.m}): nothing to compare`);
+  const se = Math.max(sa.sd / Math.sqrt(a.length), 0.01 * sa.sd);
+  if (Math.abs(sa.m - sb.m) > Math.max(5 * Math.SQRT2 * se, 0.05 * sa.sd) || Math.abs(sa.sd - sb.sd) > 0.05 * sa.sd)
+    throw new Error(`${label}: mean/sd ${sa.m.toFixed(4)}/${sa.sd.toFixed(4)} (TF.js) vs ${sb.m.toFixed(4)}/${sb.sd.toFixed(4)} (onnxruntime)`);
+  if (exact) {
+    const freq = v => { const f = new Map(); for (const x of v) f.set(x, (f.get(x) || 0) + 1 / v.length); return f; };
+    const fa = freq(a), fb = freq(b);
+    for (const k of new Set([...fa.keys(), ...fb.keys()]))
+      if (Math.abs((fa.get(k) || 0) - (fb.get(k) || 0)) > 0.02)
+        throw new Error(`${label}: value ${k} drawn ${(fa.get(k) || 0).toFixed(3)} (TF.js) vs ${(fb.get(k) || 0).toFixed(3)} (onnxruntime) of the time`);
+  }
+  return Math.abs(sa.m - sb.m) / Math.max(1, sa.sd);
+}
+
+async function compare(name, tfjsFile, onnxFile, specs, seeds, samples) {
   const {artifacts} = readModel(tfjsFile);
   const model = await tf.loadGraphModel(tf.io.fromMemory(artifacts));
   const session = await ort.InferenceSession.create(onnxFile);
@@ -96,6 +122,13 @@ async function compare(name, tfjsFile, onnxFile, specs, seeds) {
         throw new Error(`${names[k]}: shape ${JSON.stringify(want.shape)} (TF.js) vs ${JSON.stringify(Array.from(have.dims).map(Number))} (onnxruntime)`);
       const hd = have.data;
       const exact = want.dtype === 'int32' || want.dtype === 'bool';
+      if (samples) {
+        if (want.dtype !== (have.type === 'int64' ? 'int32' : have.type)) throw new Error(`${names[k]}: dtype ${want.dtype} (TF.js) vs ${have.type} (onnxruntime)`);
+        maxDiff = Math.max(maxDiff, compareSamples(names[k], wd, hd, exact));
+        values += wd.length;
+        nonzero += wd.filter(x => x !== 0).length;
+        continue;
+      }
       for (let i = 0; i < wd.length; ++i) {
         const x = Number(wd[i]), y = Number(hd[i]);
         values++;
@@ -108,7 +141,7 @@ async function compare(name, tfjsFile, onnxFile, specs, seeds) {
     }
   }
   model.dispose();
-  const ok = maxDiff <= tol && nonzero > 0;
+  const ok = (samples || maxDiff <= tol) && nonzero > 0;
   return {name, ok, max_diff: maxDiff, values, nonzero, error: ok ? undefined : nonzero ? `max difference ${maxDiff} > ${tol}` : 'every expected output is zero'};
 }
 
@@ -123,7 +156,7 @@ async function main() {
   } else if (cmd === 'cases') {
     const dir = path.dirname(args[0]);
     for (const c of JSON.parse(fs.readFileSync(args[0], 'utf8'))) {
-      results.push(await compare(c.name, path.join(dir, c.tfjs), path.join(dir, c.onnx), c.inputs, [1, 2])
+      results.push(await compare(c.name, path.join(dir, c.tfjs), path.join(dir, c.onnx), c.inputs, [1, 2], c.samples)
                        .catch(e => ({name: c.name, ok: false, error: String(e.stack || e).split("\n").slice(0, 3).join(" | ")})));
     }
   } else {

@@ -1,0 +1,181 @@
+// Rewrite tables as passes: see amanda/pipeline/rewrite_tables.h.
+#include "amanda/pipeline/rewrite_tables.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <map>
+#include <set>
+
+#include "amanda/mapping/engine.h"
+#include "amanda/mapping/table.h"
+#include "amanda/pipeline/pipeline.h"
+#include "amanda/schema/registry.h"
+#include "amanda/support/diagnostics.h"
+#include "amanda/support/file.h"
+
+namespace amanda::pipeline {
+
+namespace {
+
+// One schema registry for every table pass of the process, made when a table first has work:
+// building it reads every namespace (libonnx's whole registry among them), 10+ ms that a model
+// without a matching op never pays.
+schema::Registry& shared_schemas() {
+  static std::once_flag once;
+  static schema::Registry* r = nullptr;
+  std::call_once(once, [] { r = default_registry().release(); });  // kept to the end, as the tool keeps everything
+  return *r;
+}
+
+// Refuses (throws: the engine rolls the rule application back) a change to an excluded op, as
+// the C++ passes' guard does.
+class ExcludeListener : public ir::RewriteListener {
+ public:
+  ExcludeListener(const ir::Graph& g, const passes::PassOptions& o) : g_(g), o_(o) {}
+  void op_erased(ir::OpId op) override { check(op); }
+  void op_modified(ir::OpId op) override { check(op); }
+
+ private:
+  void check(ir::OpId op) {
+    if (g_.valid(op) && !g_.is_graph(op) && o_.excluded(g_, op)) throw Error(g_.path(op) + " is excluded from rewriting");
+  }
+  const ir::Graph& g_;
+  const passes::PassOptions& o_;
+};
+
+// The version at the end of a namespace ("amanda/onnx/13" -> 13), or -1.
+int ns_version(std::string_view ns) {
+  size_t k = ns.rfind('/');
+  if (k == std::string_view::npos || k + 1 == ns.size()) return -1;
+  int v = 0;
+  for (char c : ns.substr(k + 1)) {
+    if (c < '0' || c > '9' || v > 100000) return -1;
+    v = v * 10 + (c - '0');
+  }
+  return v;
+}
+
+struct TableFile {
+  std::string file;
+  std::shared_ptr<mapping::Table> table;
+  int version = -1;  // of its namespace
+  std::set<std::string, std::less<>> types;  // the op types its rules match
+  std::once_flag checked;
+  std::string check_error;
+
+  void check(schema::Registry& reg) {
+    std::call_once(checked, [&] {
+      Diagnostics d;
+      mapping::check_table(*table, reg, d);
+      if (d.has_errors()) check_error = d.str();
+    });
+    if (!check_error.empty()) throw Error(check_error);
+  }
+
+  // Some rule has every op type of its pattern in the graph (nested graphs included).
+  bool has_work(const ir::Graph& g) const {
+    std::set<std::string, std::less<>> present;
+    g.for_each_op([&](ir::OpId op) {
+      std::string_view t = g.type_str(op);
+      if (types.count(t) && !present.count(t)) present.emplace(t);
+    });
+    for (const auto& r : table->rules) {
+      bool all = true;
+      for (const auto& o : r.src.ops) all = all && (o.type.empty() || present.count(o.type));
+      if (all) return true;
+    }
+    return false;
+  }
+};
+
+// A pass of one or several files: a graph gets the file of the highest namespace version not
+// above its own (a rule whose meaning changed between opsets is written once per era).
+struct TablePass {
+  std::vector<std::unique_ptr<TableFile>> files;
+
+  TableFile* pick(const ir::Graph& g) const {
+    int v = ns_version(g.str(g.graph_namespace(g.root())));
+    TableFile* best = nullptr;
+    for (const auto& f : files)
+      if (v < 0 || f->version < 0 || f->version <= v)
+        if (!best || f->version > best->version) best = f.get();
+    return best;
+  }
+
+  passes::PassResult run(ir::Graph& g, const passes::PassOptions& o) const {
+    passes::PassResult r;
+    TableFile* f = pick(g);
+    if (!f || !f->has_work(g)) return r;
+    schema::Registry& reg = shared_schemas();
+    f->check(reg);
+    mapping::ConvertOptions co;
+    ExcludeListener guard(g, o);
+    if (!o.exclude.empty()) co.listener = &guard;
+    mapping::Report rep = mapping::rewrite(g, *f->table, reg, co);
+    for (const auto& [rule, n] : rep.by_rule) r.rewrites += n;
+    for (const auto& e : rep.errors) r.notes.push_back(e);
+    return r;
+  }
+};
+
+}  // namespace
+
+std::string shipped_rewrite_dir() {
+#ifdef AMANDA_SOURCE_REWRITES
+  return schema::shipped_data_dir("rewrites", "AMANDA_REWRITES_DIR", AMANDA_SOURCE_REWRITES);
+#else
+  return schema::shipped_data_dir("rewrites", "AMANDA_REWRITES_DIR", "rewrites");
+#endif
+}
+
+void add_table_pass(passes::PassRegistry& reg, const std::vector<std::string>& files, const std::string& name, bool in_default,
+                    bool onnx_only, bool check_now) {
+  auto p = std::make_shared<TablePass>();
+  std::string rules, shown;
+  for (const auto& file : files) {
+    auto f = std::make_unique<TableFile>();
+    f->file = file;
+    f->table = std::shared_ptr<mapping::Table>(mapping::read_table(file));
+    if (f->table->src != f->table->dst)
+      throw Error(file + ": not a rewrite table (it maps " + f->table->src + " to " + f->table->dst +
+                  "; a rewrite table maps a namespace to itself)");
+    f->version = files.size() > 1 ? ns_version(f->table->src) : -1;
+    for (auto& t : mapping::matcher_types(*f->table)) f->types.insert(t);
+    if (check_now) f->check(shared_schemas());
+    for (const auto& r : f->table->rules)
+      if (rules.find(r.name) == std::string::npos) rules += (rules.empty() ? "" : ", ") + r.name;
+    shown += (shown.empty() ? "" : ", ") + std::filesystem::path(file).filename().string();
+    p->files.push_back(std::move(f));
+  }
+  std::string doc = "the rewrite table " + shown + " to a fixed point (rules: " + rules + ")";
+  reg.add({name, doc, [p](ir::Graph& g, const passes::PassOptions& o) { return p->run(g, o); }, onnx_only, in_default});
+}
+
+const passes::PassRegistry& optimize_registry() {
+  static const passes::PassRegistry reg = [] {
+    passes::PassRegistry r = passes::PassRegistry::builtin();
+    namespace fs = std::filesystem;
+    // rewrites/<family>/NAME.yaml is the pass NAME; rewrites/<family>/NAME/*.yaml too, one file per
+    // namespace version from which it holds.
+    std::string root = shipped_rewrite_dir();
+    std::map<std::string, std::pair<std::vector<std::string>, bool>> by_pass;  // name -> (files, onnx)
+    std::vector<std::string> order;
+    for (const auto& f : data_files(root)) {
+      fs::path rel = fs::path(f).lexically_relative(root);
+      auto parts = std::vector<fs::path>(rel.begin(), rel.end());
+      if (parts.size() < 2) continue;
+      std::string name = parts.size() == 2 ? rel.stem().string() : parts[1].string();
+      auto [it, fresh] = by_pass.try_emplace(name);
+      if (fresh) order.push_back(name);
+      it->second.first.push_back(f);
+      it->second.second = parts[0] == "onnx";
+    }
+    for (const auto& name : order) add_table_pass(r, by_pass[name].first, name, true, by_pass[name].second, false);
+    return r;
+  }();
+  return reg;
+}
+
+}  // namespace amanda::pipeline
