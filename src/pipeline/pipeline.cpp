@@ -180,11 +180,18 @@ void run_tables(PassContext& ctx) {
   again.request = ctx.request;
   again.info = ctx.info;
   size_t folded = fold_to_fixed_point(again, true);
-  if (!folded) return;
+  const size_t steps = ctx.tables.plan(ctx.info.source_ns, to, again.doc.graph).size();
+  if (!folded && steps < 2) return;  // (with more steps, one may write a function body that folds)
   std::map<uint32_t, std::string> provenance;
-  mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry,
-                                         convert_options(again, ctx.request.record_provenance ? &provenance : nullptr));
-  if (!rep.ok()) return;
+  mapping::ConvertOptions co = convert_options(again, ctx.request.record_provenance ? &provenance : nullptr);
+  // A step may write an op as its function body (ONNX 17 -> 16: LayerNormalization's Shape, Size,
+  // ConstantOfShape, Reshape): what of it no graph input changes folds before the next step too.
+  co.between_steps = [&again, &folded, typed = co.between_steps](ir::Graph& g) {
+    if (typed) typed(g);
+    if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
+  };
+  mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
+  if (!rep.ok() || !folded) return;
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
                                                       "constants (the first attempt refused ops whose inputs are computed at run time)",
                                                       folded));

@@ -6,7 +6,7 @@ torch.jit.load (no Amanda in the process) on the test's inputs and compared with
 outputs (ONNX's reference) within 1e-5 relative to max(1, |x|). Reports converted / refused (with
 the reason's first line) / matched, and the refusals grouped by op.
 
-    node_tests_sweep.py AMANDA [--every K] [--min-match N] [--report FILE]
+    node_tests_sweep.py AMANDA [--every K] [--min-match N] [--report FILE] [--match REGEX]
 
 CI runs every K-th test (default 10, a deterministic sample); AMANDA_NODE_SWEEP_ALL=1 runs all.
 """
@@ -61,9 +61,12 @@ def main():
     ap.add_argument("--every", type=int, default=10)
     ap.add_argument("--min-match", type=int, default=0)
     ap.add_argument("--report", default=None)
+    ap.add_argument("--match", default=None, help="only the tests whose name matches this regular expression (all of them)")
     a = ap.parse_args()
     tests = sorted(d for d in os.listdir(DATA) if os.path.isfile(os.path.join(DATA, d, "model.onnx")))
-    if not os.environ.get("AMANDA_NODE_SWEEP_ALL"):
+    if a.match:
+        tests = [t for t in tests if re.search(a.match, t)]
+    elif not os.environ.get("AMANDA_NODE_SWEEP_ALL"):
         tests = tests[:: a.every]
     counts = collections.Counter()
     refusals = collections.Counter()
@@ -75,7 +78,7 @@ def main():
             ops = sorted({n.op_type for n in onnx.load(src).graph.node})
             r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
             if r.returncode != 0:
-                why = [l.strip() for l in r.stderr.splitlines() if l.strip() and "cpuinfo" not in l]
+                why = [l.strip() for l in (r.stderr + "\n" + r.stdout).splitlines() if l.strip() and "cpuinfo" not in l]
                 # the first error, else the first op type the report lists under "unmapped:"
                 reason = next((l for l in why if l.startswith("error") or "error:" in l), None)
                 if reason is None:

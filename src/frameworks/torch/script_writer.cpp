@@ -2,7 +2,9 @@
 // one stored entry per tensor under data/, an empty constants.pkl and the format version.
 #include "frameworks/torch/script_writer.h"
 
+#include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "amanda/support/diagnostics.h"
 #include "frameworks/torch/zip_writer.h"
@@ -153,6 +155,28 @@ std::string module_pickle(const ModuleSource& m) {
   return p.done();
 }
 
+// The archive's `version` record says which operator semantics the code has: torch's loader rewrites
+// a call to an op whose meaning changed after the file's version with an upgrader (a file of version
+// 3 that calls torch.div gets `div_Tensor_0_3`, the old integer-flooring division written as
+// prim::If on is_floating_point). torch.jit.save writes 3 raised to the version of each such op the
+// code calls; these are torch 1.13's (torch/csrc/jit/operator_upgraders/version_map.cpp, checked by
+// saving a scripted module calling each).
+static int format_version(const ir::Graph& g) {
+  static const std::pair<const char*, int> kChanged[] = {
+      {"div", 4}, {"div_", 4}, {"full", 5}, {"linspace", 8}, {"logspace", 9}, {"gelu", 10}};
+  int version = 3;
+  auto topo = g.topo_order(g.root());
+  for (ir::OpId op : topo.order) {
+    std::string_view type = g.type_str(op);
+    if (!type.starts_with("aten::")) continue;
+    type.remove_prefix(6);
+    type = type.substr(0, type.find('.'));
+    for (const auto& [name, v] : kChanged)
+      if (type == name) version = std::max(version, v);
+  }
+  return version;
+}
+
 void write_torchscript(const ir::Graph& g, WriteGate& files) {
   ModuleSource m = emit_module(g);
   for (const auto& a : m.attrs) check_tensor(a);
@@ -166,7 +190,7 @@ void write_torchscript(const ir::Graph& g, WriteGate& files) {
   Pickler empty;
   empty.empty_tuple();
   zip.add("archive/constants.pkl", empty.done());
-  zip.add("archive/version", "3\n");
+  zip.add("archive/version", std::to_string(format_version(g)) + "\n");
   zip.finish();
 }
 
