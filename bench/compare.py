@@ -23,10 +23,15 @@ def run(exe, extra):
     with tempfile.NamedTemporaryFile(suffix=".json", delete=False) as f:
         out = f.name
     try:
-        subprocess.run([exe, f"--benchmark_out={out}", "--benchmark_out_format=json", *extra],
-                       check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            data = json.load(f)
+        r = subprocess.run([exe, f"--benchmark_out={out}", "--benchmark_out_format=json", *extra],
+                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            with open(out) as f:
+                data = json.load(f)
+        except ValueError:
+            data = None
+        if r.returncode != 0 or data is None:
+            return None, []  # not a Google Benchmark binary (convert_bench has its own script)
     finally:
         os.unlink(out)
     rows = {}
@@ -68,9 +73,16 @@ def main(argv):
         for _ in range(rounds):
             for side, folder in (("before", before), ("after", after)):
                 rows, load = run(os.path.join(folder, name), extra)
+                if rows is None:
+                    break
                 loads.append(load[0] if load else float("nan"))
                 for k, v in rows.items():
                     samples[side].setdefault(k, []).append(v)
+            if rows is None:
+                break
+        if not samples["after"]:
+            print(f"== {name}: skipped (no Google Benchmark results; see its own script)")
+            continue
         print(f"== {name} (load average {min(loads):.1f}-{max(loads):.1f})")
         for k in samples["after"]:
             if k not in samples["before"]:
