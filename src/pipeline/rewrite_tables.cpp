@@ -57,8 +57,12 @@ int ns_version(std::string_view ns) {
   return v;
 }
 
+// A namespace without its version ("amanda/onnx/13" -> "amanda/onnx"); unversioned ones whole.
+std::string_view ns_family(std::string_view ns) { return ns_version(ns) < 0 ? ns : ns.substr(0, ns.rfind('/')); }
+
 struct TableFile {
   std::string file;
+  std::string family;  // of its namespace: the graphs it applies to
   std::shared_ptr<mapping::Table> table;
   int version = -1;  // of its namespace
   std::set<std::string, std::less<>> types;  // the op types its rules match
@@ -96,10 +100,12 @@ struct TablePass {
   std::vector<std::unique_ptr<TableFile>> files;
 
   TableFile* pick(const ir::Graph& g) const {
-    int v = ns_version(g.str(g.graph_namespace(g.root())));
+    std::string_view ns = g.str(g.graph_namespace(g.root()));
+    int v = ns_version(ns);
     TableFile* best = nullptr;
     for (const auto& f : files)
-      if (v < 0 || f->version < 0 || f->version <= v)
+      if (ns.empty() || ns_family(ns) == f->family)  // a table rewrites graphs of its own namespace
+        if (v < 0 || f->version < 0 || f->version <= v)
         if (!best || f->version > best->version) best = f.get();
     return best;
   }
@@ -142,6 +148,7 @@ void add_table_pass(passes::PassRegistry& reg, const std::vector<std::string>& f
       throw Error(file + ": not a rewrite table (it maps " + f->table->src + " to " + f->table->dst +
                   "; a rewrite table maps a namespace to itself)");
     f->version = files.size() > 1 ? ns_version(f->table->src) : -1;
+    f->family = std::string(ns_family(f->table->src));
     for (auto& t : mapping::matcher_types(*f->table)) f->types.insert(t);
     if (check_now) f->check(shared_schemas());
     for (const auto& r : f->table->rules)
@@ -149,7 +156,10 @@ void add_table_pass(passes::PassRegistry& reg, const std::vector<std::string>& f
     shown += (shown.empty() ? "" : ", ") + std::filesystem::path(file).filename().string();
     p->files.push_back(std::move(f));
   }
-  std::string doc = "the rewrite table " + shown + " to a fixed point (rules: " + rules + ")";
+  std::string families;
+  for (const auto& f : p->files)
+    if (families.find(f->family) == std::string::npos) families += (families.empty() ? "" : ", ") + f->family;
+  std::string doc = "the rewrite table " + shown + " to a fixed point on graphs of " + families + " (rules: " + rules + ")";
   reg.add({name, doc, [p](ir::Graph& g, const passes::PassOptions& o) { return p->run(g, o); }, onnx_only, in_default});
 }
 
@@ -160,7 +170,7 @@ const passes::PassRegistry& optimize_registry() {
     // rewrites/<family>/NAME.yaml is the pass NAME; rewrites/<family>/NAME/*.yaml too, one file per
     // namespace version from which it holds.
     std::string root = shipped_rewrite_dir();
-    std::map<std::string, std::pair<std::vector<std::string>, bool>> by_pass;  // name -> (files, onnx)
+    std::map<std::string, std::vector<std::string>> by_pass;  // name -> files
     std::vector<std::string> order;
     for (const auto& f : data_files(root)) {
       fs::path rel = fs::path(f).lexically_relative(root);
@@ -169,10 +179,11 @@ const passes::PassRegistry& optimize_registry() {
       std::string name = parts.size() == 2 ? rel.stem().string() : parts[1].string();
       auto [it, fresh] = by_pass.try_emplace(name);
       if (fresh) order.push_back(name);
-      it->second.first.push_back(f);
-      it->second.second = parts[0] == "onnx";
+      it->second.push_back(f);
     }
-    for (const auto& name : order) add_table_pass(r, by_pass[name].first, name, true, by_pass[name].second, false);
+    // Not limited by the registry's namespace flag: each file applies only to graphs of the
+    // namespace it names (TablePass::pick), whatever the folder it sits in.
+    for (const auto& name : order) add_table_pass(r, by_pass[name], name, true, false, false);
     return r;
   }();
   return reg;
