@@ -10,15 +10,14 @@
 // reference (`nm -u`); a function the interpreter starts to use and that is missing here is an
 // undefined symbol at link time, not a silent fallback. Each forwarder's signature is checked by the
 // compiler against its declaration in dnnl.h. They are hidden: a shared object linking
-// amanda_interp (the Python module) does not export them.
+// amanda_interp (the Python module) does not export them. The names below are dnnl-specific: in a
+// unity build this file shares its anonymous namespace with the other kernels.
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 
-#pragma GCC visibility push(hidden)
 #include <oneapi/dnnl/dnnl.h>
-#pragma GCC visibility pop
 
 #include "families.h"
 
@@ -89,40 +88,40 @@ namespace amanda::interp::kernels {
 namespace {
 
 #define AMANDA_DNNL_INDEX(R, name, params, args) k_##name,
-enum Function { AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_INDEX) kFunctionCount };
+enum DnnlFunction { AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_INDEX) kDnnlFunctionCount };
 #undef AMANDA_DNNL_INDEX
 
 #define AMANDA_DNNL_NAME(R, name, params, args) #name,
-constexpr const char* kNames[kFunctionCount] = {AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_NAME)};
+constexpr const char* kDnnlNames[kDnnlFunctionCount] = {AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_NAME)};
 #undef AMANDA_DNNL_NAME
 
 // The library's functions, all found or none (a partial set would fail in the middle of a call).
-void* functions[kFunctionCount] = {};
+void* dnnl_slots[kDnnlFunctionCount] = {};
 
-bool load() {
+bool load_dnnl() {
   void* h = dlopen(AMANDA_DNNL_SONAME, RTLD_NOW | RTLD_LOCAL);
   if (!h) {
     std::fprintf(stderr, "amanda: oneDNN (%s) cannot be loaded, convolutions and products use OpenBLAS: %s\n",
                  AMANDA_DNNL_SONAME, dlerror());
     return false;
   }
-  void* found[kFunctionCount];
-  for (int i = 0; i < kFunctionCount; ++i) {
-    found[i] = dlsym(h, kNames[i]);
+  void* found[kDnnlFunctionCount];
+  for (int i = 0; i < kDnnlFunctionCount; ++i) {
+    found[i] = dlsym(h, kDnnlNames[i]);
     if (!found[i]) {
       std::fprintf(stderr, "amanda: %s has no %s, convolutions and products use OpenBLAS\n", AMANDA_DNNL_SONAME,
-                   kNames[i]);
+                   kDnnlNames[i]);
       return false;
     }
   }
-  for (int i = 0; i < kFunctionCount; ++i) functions[i] = found[i];
+  for (int i = 0; i < kDnnlFunctionCount; ++i) dnnl_slots[i] = found[i];
   return true;
 }
 
 }  // namespace
 
 bool dnnl_available() {
-  static const bool ok = load();
+  static const bool ok = load_dnnl();
   return ok;
 }
 
@@ -132,19 +131,20 @@ namespace {
 // than jumping to address 0.
 void* dnnl_function(int index) {
   if (!dnnl_available()) {
-    std::fprintf(stderr, "amanda: internal error: %s called while oneDNN is not available\n", kNames[index]);
+    std::fprintf(stderr, "amanda: internal error: %s called while oneDNN is not available\n", kDnnlNames[index]);
     std::abort();
   }
-  return functions[index];
+  return dnnl_slots[index];
 }
 }  // namespace
 
 }  // namespace amanda::interp::kernels
 
-#define AMANDA_DNNL_FORWARD(R, name, params, args)                                              \
-  extern "C" R name params {                                                                    \
-    using F = decltype(&::name);                                                                \
-    return reinterpret_cast<F>(amanda::interp::kernels::dnnl_function(amanda::interp::kernels::k_##name)) args; \
+#define AMANDA_DNNL_FORWARD(R, name, params, args)                                         \
+  extern "C" __attribute__((visibility("hidden"))) R name params {                         \
+    using F = decltype(&::name);                                                           \
+    namespace k = amanda::interp::kernels;                                                 \
+    return reinterpret_cast<F>(k::dnnl_function(k::k_##name)) args;                        \
   }
 AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_FORWARD)
 #undef AMANDA_DNNL_FORWARD
