@@ -28,17 +28,42 @@ DATA = "/usr/share/libonnx-testdata/data/node"
 TOL = 1e-5
 
 
-def load_pbs(folder, prefix):
+def load_pbs(folder, prefix, types):
+    """The test's values: tensors as arrays, sequences (ONNX's SequenceProto) as lists of arrays;
+    `types` are the model's value types ('tensor_type', 'sequence_type', ...) in order."""
     out = []
-    for f in sorted(glob.glob(os.path.join(folder, prefix + "_*.pb")), key=lambda p: int(re.findall(r"_(\d+)\.pb$", p)[0])):
-        t = onnx.TensorProto()
+    files = sorted(glob.glob(os.path.join(folder, prefix + "_*.pb")), key=lambda p: int(re.findall(r"_(\d+)\.pb$", p)[0]))
+    for i, f in enumerate(files):
         with open(f, "rb") as fh:
-            t.ParseFromString(fh.read())
-        out.append(numpy_helper.to_array(t))
+            data = fh.read()
+        if i < len(types) and types[i] == "sequence_type":
+            q = onnx.SequenceProto()
+            q.ParseFromString(data)
+            out.append([np.asarray(x) for x in numpy_helper.to_list(q)])
+        else:
+            t = onnx.TensorProto()
+            t.ParseFromString(data)
+            out.append(numpy_helper.to_array(t))
     return out
 
 
+def to_torch(x):
+    if isinstance(x, list):
+        return [to_torch(e) for e in x]
+    return torch.from_numpy(np.ascontiguousarray(x))
+
+
 def compare(got, want):
+    if isinstance(want, list):
+        if not isinstance(got, (list, tuple)):
+            return "a tensor where a sequence was expected"
+        if len(got) != len(want):
+            return f"a sequence of {len(got)}, expected {len(want)}"
+        for u, w in zip(got, want):
+            bad = compare(u.numpy() if isinstance(u, torch.Tensor) else u, w)
+            if bad:
+                return "in a sequence: " + bad
+        return None
     got = np.asarray(got)
     want = np.asarray(want)
     if got.shape != want.shape:
@@ -70,37 +95,52 @@ def main():
         tests = tests[:: a.every]
     counts = collections.Counter()
     refusals = collections.Counter()
+    by_op = collections.Counter()
+    by_op_reason = {}
     lines = []
     with tempfile.TemporaryDirectory() as work:
         for t in tests:
             src = os.path.join(DATA, t, "model.onnx")
             pt = os.path.join(work, t + ".pt")
-            ops = sorted({n.op_type for n in onnx.load(src).graph.node})
+            model = onnx.load(src)
+            ops = sorted({n.op_type for n in model.graph.node})
+            init = {i.name for i in model.graph.initializer}
+            in_types = [i.type.WhichOneof("value") for i in model.graph.input if i.name not in init]
+            out_types = [o.type.WhichOneof("value") for o in model.graph.output]
             r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
             if r.returncode != 0:
                 why = [l.strip() for l in (r.stderr + "\n" + r.stdout).splitlines() if l.strip() and "cpuinfo" not in l]
                 # the first error, else the first op type the report lists under "unmapped:"
                 reason = next((l for l in why if l.startswith("error") or "error:" in l), None)
+                if reason is None:  # a rule's refusal (its reason), else the first op no rule maps
+                    k = next((i for i, l in enumerate(why) if l.startswith("cannot be converted")), None)
+                    if k is not None and k + 1 < len(why):
+                        reason = "cannot be converted: " + " ".join(why[k + 1].split())
                 if reason is None:
                     k = next((i for i, l in enumerate(why) if l.startswith("unmapped")), None)
                     reason = "no rule: " + why[k + 1] if k is not None and k + 1 < len(why) else (why[0] if why else "?")
                 counts["refused"] += 1
                 refusals[",".join(ops)] += 1
+                # by the op the reason names (the first of the test's op types it mentions)
+                named = next((o for o in sorted(ops, key=len, reverse=True) if re.search(r"\b" + o + r"\b", reason)), "?")
+                by_op[named] += 1
+                by_op_reason.setdefault(named, reason[:160])
                 lines.append(f"{t}: refused: {reason[:200]}")
                 continue
             counts["converted"] += 1
             ds = os.path.join(DATA, t, "test_data_set_0")
-            ins, outs = load_pbs(ds, "input"), load_pbs(ds, "output")
+            ins, outs = load_pbs(ds, "input", in_types), load_pbs(ds, "output", out_types)
             try:
                 m = torch.jit.load(pt)
                 with torch.no_grad():
-                    y = m(*[torch.from_numpy(np.ascontiguousarray(x)) for x in ins])
-                ys = list(y) if isinstance(y, (tuple, list)) else [y]
+                    y = m(*[to_torch(x) for x in ins])
+                # several outputs are a tuple; one sequence output is a list
+                ys = list(y) if isinstance(y, tuple) or (isinstance(y, list) and len(outs) > 1) else [y]
                 bad = None
                 if len(ys) != len(outs):
                     bad = f"{len(ys)} outputs, expected {len(outs)}"
                 for u, w in zip(ys, outs):
-                    bad = bad or compare(u.numpy() if isinstance(u, torch.Tensor) else np.asarray(u), w)
+                    bad = bad or compare(u.numpy() if isinstance(u, torch.Tensor) else u if isinstance(u, list) else np.asarray(u), w)
             except Exception as e:  # noqa: BLE001 - reported per test
                 bad = "torch: " + (str(e).strip().splitlines() or ["?"])[-1][:200]
             if bad:
@@ -113,6 +153,8 @@ def main():
     summary = (f"{len(tests)} node tests: {counts['converted']} converted, {counts['refused']} refused, "
                f"{counts['matched']} matched, {counts['differs']} converted but not matching")
     top = "\n".join(f"  {n:4d}  {ops}" for ops, n in refusals.most_common(25))
+    top += "\n\nrefused, by the op the reason names (count, op, one reason):\n" + "\n".join(
+        f"  {n:4d}  {op}: {by_op_reason[op]}" for op, n in by_op.most_common())
     if a.report:
         with open(a.report, "w") as f:
             f.write(summary + "\n\nrefused, by the test's ops:\n" + top + "\n\n" + text + "\n")

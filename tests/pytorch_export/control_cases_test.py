@@ -1,0 +1,321 @@
+#!/usr/bin/python3
+"""Control flow and sequences ONNX -> TorchScript (issue 29): generated small models with If (one to
+three outputs, outer values read by the branches, nested Ifs, both conditions), Loop (a trip count,
+a condition, both, carried values, scan outputs, early exit from the body's condition, loops in
+loops) and sequences (SequenceConstruct / Empty / Insert / Erase at every position, negative ones
+too, Length, At, ConcatFromSequence with and without a new axis, SplitToSequence, a sequence built
+by a Loop), converted with `amanda convert M.onnx -o M.pt`, run by torch.jit.load and compared with
+onnxruntime (tests/js/ort_run_typed.js) on the same inputs within 1e-5 relative to max(1, |x|);
+integer results exactly. The models take and return tensors (onnxruntime's Node binding feeds
+tensors only); the node tests cover sequences as graph inputs and outputs.
+
+    control_cases_test.py AMANDA [--seed S] [--cases N]
+"""
+import argparse
+import os
+import sys
+
+import numpy as np
+from onnx import TensorProto, helper, numpy_helper
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from case_runner import run_cases  # noqa: E402
+
+F = TensorProto.FLOAT
+I64 = TensorProto.INT64
+B = TensorProto.BOOL
+
+
+def tvi(name, elem, shape=None):
+    return helper.make_tensor_value_info(name, elem, shape)
+
+
+def graph_model(nodes, inputs, outputs, opset=13, inits=()):
+    g = helper.make_graph(nodes, "case", inputs, outputs, [numpy_helper.from_array(v, k) for k, v in inits])
+    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)])
+    m.ir_version = 8
+    return m
+
+
+def const(name, arr):
+    return helper.make_node("Constant", [], [name], value=numpy_helper.from_array(np.asarray(arr), name + "_v"))
+
+
+UNARY = ["Relu", "Neg", "Abs", "Sigmoid", "Tanh", "Exp"]
+
+
+def if_cases(rng, n):
+    cases = []
+    for k in range(n):
+        shape = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 4)))]
+        x = rng.standard_normal(shape).astype(np.float32)
+        y = rng.standard_normal(shape).astype(np.float32)
+        nout = 1 + k % 3
+        nested = k % 4 == 3
+        branches = []
+        for b in range(2):
+            nodes, outs = [], []
+            for o in range(nout):
+                op = UNARY[int(rng.integers(len(UNARY)))]
+                nodes.append(helper.make_node(op, ["x"], [f"b{b}_u{o}"]))
+                nodes.append(helper.make_node(["Add", "Mul", "Sub"][(o + b) % 3], [f"b{b}_u{o}", "y"], [f"b{b}_o{o}"]))
+                outs.append(tvi(f"b{b}_o{o}", F))
+            if nested and b == 0:
+                # an If inside the then branch, on another condition computed from the outer x
+                inner = [helper.make_graph([helper.make_node("Neg", ["b0_o0"], ["in_t"])], "it", [], [tvi("in_t", F)]),
+                         helper.make_graph([helper.make_node("Identity", ["y"], ["in_e"])], "ie", [], [tvi("in_e", F)])]
+                nodes.append(helper.make_node("ReduceSum", ["x"], ["sx"], keepdims=0))
+                nodes.append(const("zero", np.array(0.0, np.float32)))
+                nodes.append(helper.make_node("Greater", ["sx", "zero"], ["c2"]))
+                nodes.append(helper.make_node("If", ["c2"], ["nested_o"], then_branch=inner[0], else_branch=inner[1]))
+                outs[0] = tvi("nested_o", F)
+            branches.append(helper.make_graph(nodes, f"branch{b}", [], outs))
+        names = [f"o{o}" for o in range(nout)]
+        node = helper.make_node("If", ["c"], names, then_branch=branches[0], else_branch=branches[1])
+        for cv in (True, False):
+            c = np.array(cv)
+            m = graph_model([node], [tvi("c", B, []), tvi("x", F, shape), tvi("y", F, shape)], [tvi(o, F) for o in names])
+            cases.append((f"if_{k}_{'then' if cv else 'else'}{'_nested' if nested else ''}", m, {"c": c, "x": x, "y": y}, None))
+    return cases
+
+
+def loop_cases(rng, n):
+    cases = []
+    for k in range(n):
+        shape = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 3)))]
+        x = rng.standard_normal(shape).astype(np.float32)
+        w = rng.standard_normal(shape).astype(np.float32)
+        trips = int(rng.integers(1, 6))
+        kind = ["trip", "trip_cond", "cond", "trip_early"][k % 4]
+        ncarried = 1 + k % 2
+        nscan = (k // 2) % 3
+        # body: (i, cond, a[, b]) -> (cond', a', [b'], scans...)
+        bin_ = [tvi("i", I64, []), tvi("cin", B, []), tvi("a", F)] + ([tvi("b", F)] if ncarried == 2 else [])
+        nodes = [helper.make_node("Cast", ["i"], ["fi"], to=F),
+                 helper.make_node("Mul", ["a", "w"], ["aw"]),          # w: an outer value (a capture)
+                 helper.make_node("Add", ["aw", "fi"], ["a2"]),
+                 helper.make_node("Tanh", ["a2"], ["a_next"])]
+        outs = ["a_next"]
+        if ncarried == 2:
+            nodes += [helper.make_node("Add", ["b", "a"], ["b_next"])]  # reads the previous a: the carried update order matters
+            outs.append("b_next")
+        if kind in ("cond", "trip_early"):
+            stop = int(rng.integers(1, trips + 1))  # the body's condition ends the loop after `stop` iterations
+            nodes += [const("stop", np.array(stop, np.int64)), const("one", np.array(1, np.int64)),
+                      helper.make_node("Add", ["i", "one"], ["i1"]), helper.make_node("Less", ["i1", "stop"], ["cout"])]
+        else:
+            nodes.append(helper.make_node("Identity", ["cin"], ["cout"]))
+        scans = []
+        for s in range(nscan):
+            nodes.append(helper.make_node(["Sin", "Cos"][s], ["a_next"], [f"sc{s}"]))
+            scans.append(f"sc{s}")
+        body = helper.make_graph(nodes, "body", bin_, [tvi("cout", B, [])] + [tvi(o, F) for o in outs] + [tvi(s, F) for s in scans])
+        inputs = {"x": x, "w": w}
+        gin = [tvi("x", F, shape), tvi("w", F, shape)]
+        loop_in = ["", ""]
+        if kind in ("trip", "trip_cond", "trip_early"):
+            inputs["M"] = np.array(trips, np.int64)
+            gin.append(tvi("M", I64, []))
+            loop_in[0] = "M"
+        if kind in ("trip_cond", "cond", "trip_early"):
+            inputs["c0"] = np.array(True)
+            gin.append(tvi("c0", B, []))
+            loop_in[1] = "c0"
+        carried_init = ["x"] + (["w"] if ncarried == 2 else [])
+        lout = [f"v{j}" for j in range(ncarried)] + [f"s{j}" for j in range(nscan)]
+        node = helper.make_node("Loop", loop_in + carried_init, lout, body=body)
+        m = graph_model([node], gin, [tvi(o, F) for o in lout])
+        cases.append((f"loop_{k}_{kind}_c{ncarried}_s{nscan}", m, inputs, None))
+    return cases
+
+
+def sequence_cases(rng, n):
+    cases = []
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+        cnt = int(rng.integers(1, 5))
+        xs = {f"x{j}": rng.standard_normal(shape).astype(np.float32) for j in range(cnt)}
+        extra = rng.standard_normal(shape).astype(np.float32)
+        nodes = [helper.make_node("SequenceConstruct", list(xs), ["s0"])]
+        inputs = dict(xs)
+        inputs["e"] = extra
+        length = cnt
+        # insert: at the back, or at a position in [-n, n]
+        if k % 3 == 0:
+            nodes.append(helper.make_node("SequenceInsert", ["s0", "e"], ["s1"]))
+        else:
+            p = int(rng.integers(-length, length + 1))
+            nodes += [const("pi", np.array(p, np.int64)), helper.make_node("SequenceInsert", ["s0", "e", "pi"], ["s1"])]
+        length += 1
+        # erase: the last, or a position in [-n, n - 1]
+        if k % 4 == 1:
+            nodes.append(helper.make_node("SequenceErase", ["s1"], ["s2"]))
+        else:
+            p = int(rng.integers(-length, length))
+            nodes += [const("pe", np.array(p, np.int64)), helper.make_node("SequenceErase", ["s1", "pe"], ["s2"])]
+        length -= 1
+        at = int(rng.integers(-length, length))
+        axis = int(rng.integers(-rank, rank))
+        new_axis = k % 2
+        if new_axis:
+            axis = int(rng.integers(-rank - 1, rank + 1))
+        nodes += [helper.make_node("SequenceLength", ["s2"], ["len"]),
+                  const("pa", np.array(at, np.int64)), helper.make_node("SequenceAt", ["s2", "pa"], ["at"]),
+                  helper.make_node("ConcatFromSequence", ["s2"], ["cat"], axis=axis, new_axis=new_axis)]
+        m = graph_model(nodes, [tvi(k2, F, shape) for k2 in inputs], [tvi("len", I64, []), tvi("at", F), tvi("cat", F)], opset=13)
+        cases.append((f"sequence_{k}_n{cnt}_axis{axis}{'_new' if new_axis else ''}", m, inputs, None))
+    for k in range(n // 2):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(2, 5)) for _ in range(rank)]
+        axis = int(rng.integers(-rank, rank))
+        x = rng.standard_normal(shape).astype(np.float32)
+        kind = ["none_keep", "none_drop", "scalar", "list"][k % 4]
+        d = shape[axis]
+        inits = []
+        if kind.startswith("none"):
+            node = helper.make_node("SplitToSequence", ["x"], ["s"], axis=axis, keepdims=int(kind == "none_keep"))
+        elif kind == "scalar":
+            inits = [("sp", np.array(int(rng.integers(1, d + 1)), np.int64))]
+            node = helper.make_node("SplitToSequence", ["x", "sp"], ["s"], axis=axis)
+        else:
+            cut = int(rng.integers(0, d + 1))
+            inits = [("sp", np.array([cut, d - cut], np.int64))]
+            node = helper.make_node("SplitToSequence", ["x", "sp"], ["s"], axis=axis)
+        back = helper.make_node("ConcatFromSequence", ["s"], ["y"], axis=axis if kind != "none_drop" else axis, new_axis=int(kind == "none_drop"))
+        nodes = [node, helper.make_node("SequenceLength", ["s"], ["len"]), back,
+                 const("p0", np.array(-1, np.int64)), helper.make_node("SequenceAt", ["s", "p0"], ["last"])]
+        m = graph_model(nodes, [tvi("x", F, shape)], [tvi("len", I64, []), tvi("y", F), tvi("last", F)], inits=inits)
+        cases.append((f"split_to_sequence_{k}_{kind}_axis{axis}", m, {"x": x}, None))
+    # a sequence built by a Loop (SequenceEmpty carried, one insert per iteration), concatenated
+    for k in range(max(2, n // 4)):
+        shape = [int(rng.integers(1, 4)) for _ in range(2)]
+        x = rng.standard_normal(shape).astype(np.float32)
+        trips = int(rng.integers(1, 5))
+        body = helper.make_graph(
+            [helper.make_node("Cast", ["i"], ["fi"], to=F), helper.make_node("Mul", ["x", "fi"], ["xi"]),
+             helper.make_node("SequenceInsert", ["sq", "xi"], ["sq2"]), helper.make_node("Identity", ["cin"], ["cout"])],
+            "body", [tvi("i", I64, []), tvi("cin", B, []), helper.make_tensor_sequence_value_info("sq", F, None)],
+            [tvi("cout", B, []), helper.make_tensor_sequence_value_info("sq2", F, None)])
+        nodes = [helper.make_node("SequenceEmpty", [], ["e"], dtype=F),
+                 helper.make_node("Loop", ["M", "", "e"], ["sq_final"], body=body),
+                 helper.make_node("ConcatFromSequence", ["sq_final"], ["y"], axis=k % 2, new_axis=1)]
+        m = graph_model(nodes, [tvi("x", F, shape), tvi("M", I64, [])], [tvi("y", F)])
+        cases.append((f"loop_sequence_{k}", m, {"x": x, "M": np.array(trips, np.int64)}, None))
+    return cases
+
+
+def family_cases(rng, n):
+    """The op families added with control flow: CumSum (any axis, exclusive, reverse, axis as an
+    input), TopK, OneHot, EyeLike, QuantizeLinear / DequantizeLinear, GatherND / ScatterND, Size,
+    BitShift (uint8)."""
+    cases = []
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+        axis = int(rng.integers(-rank, rank))
+        dt = [np.float32, np.int64, np.int32][k % 3]
+        x = (rng.standard_normal(shape) * 5).astype(dt)
+        ex, rv = k % 2, (k // 2) % 2
+        elem = {np.float32: F, np.int64: I64, np.int32: TensorProto.INT32}[dt]
+        node = helper.make_node("CumSum", ["x", "axis"], ["y"], exclusive=ex, reverse=rv)
+        a = np.array(axis, np.int64)
+        if k % 4 == 3:  # the axis as a constant
+            m = graph_model([node], [tvi("x", elem, shape)], [tvi("y", elem)], inits=[("axis", a)])
+            ins = {"x": x}
+        else:
+            m = graph_model([node], [tvi("x", elem, shape), tvi("axis", I64, [])], [tvi("y", elem)])
+            ins = {"x": x, "axis": a}
+        cases.append((f"cumsum_{k}_{np.dtype(dt).name}_axis{axis}_ex{ex}_rev{rv}", m, ins, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(2, 6)) for _ in range(rank)]
+        axis = int(rng.integers(-rank, rank))
+        x = rng.permutation(int(np.prod(shape))).reshape(shape).astype(np.float32)  # no ties
+        kk = int(rng.integers(1, shape[axis] + 1))
+        node = helper.make_node("TopK", ["x", "k"], ["v", "i"], axis=axis, largest=int(k % 2 == 0))
+        m = graph_model([node], [tvi("x", F, shape), tvi("k", I64, [1])], [tvi("v", F), tvi("i", I64)])
+        cases.append((f"topk_{k}_axis{axis}_k{kk}", m, {"x": x, "k": np.array([kk], np.int64)}, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 3))
+        shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+        depth = int(rng.integers(2, 6))
+        axis = int(rng.integers(-rank - 1, rank + 1))
+        idx = rng.integers(-depth, depth, size=shape).astype(np.int64)
+        vals = np.array([rng.integers(-5, 0), rng.integers(1, 6)], np.float32)
+        node = helper.make_node("OneHot", ["i", "d", "v"], ["y"], axis=axis)
+        m = graph_model([node], [tvi("i", I64, shape), tvi("d", I64, []), tvi("v", F, [2])], [tvi("y", F)])
+        cases.append((f"one_hot_{k}_axis{axis}_depth{depth}", m, {"i": idx, "d": np.array(depth, np.int64), "v": vals}, None))
+    for k in range(n):
+        shape = [int(rng.integers(1, 6)), int(rng.integers(1, 6))]
+        kd = int(rng.integers(-3, 4))
+        node = helper.make_node("EyeLike", ["x"], ["y"], k=kd, **({"dtype": I64} if k % 2 else {}))
+        m = graph_model([node], [tvi("x", F, shape)], [tvi("y", I64 if k % 2 else F)])
+        cases.append((f"eye_like_{k}_{shape}_k{kd}", m, {"x": rng.standard_normal(shape).astype(np.float32)}, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+        x = (rng.standard_normal(shape) * 50).astype(np.float32)
+        signed = k % 2
+        zdt, zel = (np.int8, TensorProto.INT8) if signed else (np.uint8, TensorProto.UINT8)
+        per_axis = k % 3 == 2 and rank >= 2
+        if per_axis:
+            axis = int(rng.integers(-rank, rank))
+            c = shape[axis]
+            s = (rng.random(c) + 0.1).astype(np.float32)
+            z = rng.integers(-20 if signed else 0, 20 if signed else 40, size=c).astype(zdt)
+            q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"], axis=axis)
+            d = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"], axis=axis)
+        else:
+            s = np.array(rng.random() + 0.1, np.float32)
+            z = np.array(rng.integers(-20 if signed else 0, 20 if signed else 40), zdt)
+            q = helper.make_node("QuantizeLinear", ["x", "s", "z"], ["q"])
+            d = helper.make_node("DequantizeLinear", ["q", "s", "z"], ["y"])
+        m = graph_model([q, d], [tvi("x", F, shape)], [tvi("q", zel), tvi("y", F)], inits=[("s", s), ("z", z)])
+        cases.append((f"quantize_{k}_{np.dtype(zdt).name}{'_axis' if per_axis else ''}", m, {"x": x}, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(2, 5)) for _ in range(rank)]
+        x = rng.standard_normal(shape).astype(np.float32)
+        q = int(rng.integers(1, rank + 1))  # the indexed axes
+        nidx = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 3)))]
+        idx = np.stack([rng.integers(-shape[j], shape[j], size=nidx) for j in range(q)], -1).astype(np.int64)
+        g = helper.make_node("GatherND", ["x", "i"], ["y"])
+        m = graph_model([g], [tvi("x", F, shape), tvi("i", I64, list(idx.shape))], [tvi("y", F)])
+        cases.append((f"gather_nd_{k}_r{rank}_q{q}", m, {"x": x, "i": idx}, None))
+        # ScatterND: distinct positions (ONNX leaves duplicates undefined without a reduction)
+        flat = rng.permutation(int(np.prod(shape[:q])))[: int(np.prod(nidx))]
+        pos = np.stack(np.unravel_index(flat, shape[:q]), -1).reshape(nidx + [q]).astype(np.int64)
+        upd = rng.standard_normal(nidx + shape[q:]).astype(np.float32)
+        red = "add" if k % 2 else "none"
+        sn = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], **({"reduction": red} if red == "add" else {}))
+        m = graph_model([sn], [tvi("x", F, shape), tvi("i", I64, list(pos.shape)), tvi("u", F, list(upd.shape))], [tvi("y", F)],
+                        opset=16 if red == "add" else 13)
+        cases.append((f"scatter_nd_{k}_r{rank}_q{q}_{red}", m, {"x": x, "i": pos, "u": upd}, None))
+    for k in range(max(2, n // 2)):
+        shape = [int(rng.integers(1, 5)) for _ in range(int(rng.integers(0, 4)))]
+        x = rng.standard_normal(shape).astype(np.float32)
+        m = graph_model([helper.make_node("Size", ["x"], ["y"])], [tvi("x", F, shape)], [tvi("y", I64, [])])
+        cases.append((f"size_{k}_{shape}", m, {"x": x}, None))
+        a = rng.integers(0, 256, size=[3, 4]).astype(np.uint8)
+        b = rng.integers(0, 8, size=[4]).astype(np.uint8)
+        d = ["LEFT", "RIGHT"][k % 2]
+        m = graph_model([helper.make_node("BitShift", ["a", "b"], ["y"], direction=d)],
+                        [tvi("a", TensorProto.UINT8, [3, 4]), tvi("b", TensorProto.UINT8, [4])], [tvi("y", TensorProto.UINT8)], opset=13)
+        cases.append((f"bitshift_{k}_{d}", m, {"a": a, "b": b}, None))
+    return cases
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("amanda")
+    ap.add_argument("--seed", type=int, default=29)
+    ap.add_argument("--cases", type=int, default=16, help="cases per family (If, Loop, sequences)")
+    a = ap.parse_args()
+    rng = np.random.default_rng(a.seed)
+    cases = if_cases(rng, a.cases) + loop_cases(rng, a.cases) + sequence_cases(rng, a.cases) + family_cases(rng, a.cases)
+    return run_cases(a.amanda, cases, [])
+
+
+if __name__ == "__main__":
+    sys.exit(main())
