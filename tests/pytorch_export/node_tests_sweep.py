@@ -50,7 +50,7 @@ def load_pbs(folder, prefix, types):
 def to_torch(x):
     if isinstance(x, list):
         return [to_torch(e) for e in x]
-    return torch.from_numpy(np.ascontiguousarray(x))
+    return torch.from_numpy(np.array(x))  # (a copy: writable, contiguous, and 0-d stays 0-d, which ascontiguousarray makes 1-d)
 
 
 def compare(got, want):
