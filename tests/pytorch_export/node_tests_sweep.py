@@ -13,6 +13,7 @@ CI runs every K-th test (default 10, a deterministic sample); AMANDA_NODE_SWEEP_
 import argparse
 import collections
 import glob
+import json
 import os
 import re
 import subprocess
@@ -80,6 +81,50 @@ def compare(got, want):
     return None if e <= TOL else f"differs by {e:.2e}"
 
 
+ORT_TYPES = {"float32", "float64", "int8", "uint8", "int16", "int32", "int64", "bool"}
+
+
+def check_with_onnxruntime(work, recheck, lines, counts):
+    """Tests whose .pt differs from the test's expected outputs: run the model in onnxruntime
+    (tests/js/ort_run_typed.js, one process) on the same inputs and compare with it, since the issue
+    measures against onnxruntime (the window functions' expected data were made with a rounded pi)."""
+    if not recheck:
+        return
+    js = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "js")
+    jobs = []
+    for k, (t, src, ins, ys, bad, at) in enumerate(recheck):
+        names = [i.name for i in onnx.load(src).graph.input if i.name not in {x.name for x in onnx.load(src).graph.initializer}]
+        feeds = {}
+        for j, (n, x) in enumerate(zip(names, ins)):
+            f = os.path.join(work, f"ort{k}_{j}.bin")
+            np.ascontiguousarray(x).tofile(f)
+            feeds[n] = {"file": f, "shape": list(x.shape), "type": x.dtype.name}
+        jobs.append({"model": src, "inputs": feeds, "out": os.path.join(work, f"ort{k}")})
+    path = os.path.join(work, "ort_jobs.json")
+    with open(path, "w") as f:
+        json.dump(jobs, f)
+    ok = subprocess.run(["node", os.path.join(js, "ort_run_typed.js"), path], cwd=js, capture_output=True).returncode == 0
+    for k, (t, src, ins, ys, bad, at) in enumerate(recheck):
+        verdict = "onnxruntime not run"
+        meta_path = os.path.join(work, f"ort{k}.json")
+        if ok and os.path.exists(meta_path):
+            meta = json.load(open(meta_path))
+            if "error" in meta:
+                verdict = "onnxruntime: " + meta["error"][:120]
+            else:
+                ref = [np.fromfile(os.path.join(work, f"ort{k}.{j}.bin"), dtype=np.dtype(o["type"])).reshape(o["shape"])
+                       for j, o in enumerate(meta["outputs"])]
+                diff = next((d for d in (compare(u, w) for u, w in zip(ys, ref)) if d), None) if len(ref) == len(ys) else "output count"
+                if diff is None:
+                    counts["matched"] += 1
+                    counts["matched_ort_only"] += 1
+                    lines[at] = f"{t}: matched onnxruntime (the test's expected outputs: {bad})"
+                    continue
+                verdict = "onnxruntime: " + diff
+        counts["differs"] += 1
+        lines[at] = f"{t}: converted, {bad}; {verdict}"
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("amanda")
@@ -98,6 +143,7 @@ def main():
     by_op = collections.Counter()
     by_op_reason = {}
     lines = []
+    recheck = []
     with tempfile.TemporaryDirectory() as work:
         for t in tests:
             src = os.path.join(DATA, t, "model.onnx")
@@ -143,15 +189,22 @@ def main():
                     bad = bad or compare(u.numpy() if isinstance(u, torch.Tensor) else u if isinstance(u, list) else np.asarray(u), w)
             except Exception as e:  # noqa: BLE001 - reported per test
                 bad = "torch: " + (str(e).strip().splitlines() or ["?"])[-1][:200]
-            if bad:
+            if bad and not bad.startswith("torch:") and all(it == "tensor_type" for it in in_types) and all(
+                    isinstance(x, np.ndarray) and x.dtype.name in ORT_TYPES for x in ins):
+                # not the test's expected data: checked against onnxruntime below (the issue's measure)
+                recheck.append((t, src, ins, [u.numpy() if isinstance(u, torch.Tensor) else np.asarray(u) for u in ys], bad, len(lines)))
+                lines.append(None)
+            elif bad:
                 counts["differs"] += 1
                 lines.append(f"{t}: converted, {bad}")
             else:
                 counts["matched"] += 1
                 lines.append(f"{t}: matched")
+        check_with_onnxruntime(work, recheck, lines, counts)
     text = "\n".join(lines)
     summary = (f"{len(tests)} node tests: {counts['converted']} converted, {counts['refused']} refused, "
-               f"{counts['matched']} matched, {counts['differs']} converted but not matching")
+               f"{counts['matched']} matched ({counts['matched_ort_only']} of them onnxruntime but not the test's expected data), "
+               f"{counts['differs']} converted but not matching")
     top = "\n".join(f"  {n:4d}  {ops}" for ops, n in refusals.most_common(25))
     top += "\n\nrefused, by the op the reason names (count, op, one reason):\n" + "\n".join(
         f"  {n:4d}  {op}: {by_op_reason[op]}" for op, n in by_op.most_common())
