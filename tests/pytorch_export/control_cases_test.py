@@ -306,6 +306,105 @@ def family_cases(rng, n):
     return cases
 
 
+def more_family_cases(rng, n):
+    """RNN / LSTM (sizes, with and without bias and initial states), Unique (repeats, sorted or not,
+    axes), Gather (index ranks 0-2, negative indices, every axis), n-ary Max/Min/Sum/Mean, pools with
+    auto_pad SAME_UPPER/LOWER, LRN (odd sizes: onnxruntime's limit), ReverseSequence."""
+    cases = []
+    for k in range(n):
+        seq, batch, inp, hid = [int(v) for v in rng.integers(1, 5, size=4)]
+        lstm = k % 2 == 0
+        gates = 4 if lstm else 1
+        x = rng.standard_normal([seq, batch, inp]).astype(np.float32)
+        w = (rng.standard_normal([1, gates * hid, inp]) * 0.5).astype(np.float32)
+        r = (rng.standard_normal([1, gates * hid, hid]) * 0.5).astype(np.float32)
+        ins = {"x": x, "w": w, "r": r}
+        names = ["x", "w", "r"]
+        if k % 4 in (1, 2):
+            ins["b"] = (rng.standard_normal([1, 2 * gates * hid]) * 0.5).astype(np.float32)
+            names.append("b")
+        else:
+            names.append("")
+        if k % 3 == 2:
+            names += ["", "h0"] + (["c0"] if lstm else [])
+            ins["h0"] = rng.standard_normal([1, batch, hid]).astype(np.float32)
+            if lstm:
+                ins["c0"] = rng.standard_normal([1, batch, hid]).astype(np.float32)
+        while names and names[-1] == "":
+            names.pop()
+        outs = ["y", "yh"] + (["yc"] if lstm else [])
+        node = helper.make_node("LSTM" if lstm else "RNN", names, outs, hidden_size=hid)
+        m = graph_model([node], [tvi(kk, F, list(v.shape)) for kk, v in ins.items()], [tvi(o, F) for o in outs])
+        cases.append((f"{'lstm' if lstm else 'rnn'}_{k}_s{seq}b{batch}i{inp}h{hid}", m, ins, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(1, 4)) for _ in range(rank)]
+        x = rng.integers(0, 3, size=shape).astype(np.float32)  # repeats
+        attrs = {"sorted": int(k % 3 != 0)}
+        if k % 2 and rank >= 2 and attrs["sorted"]:
+            attrs["axis"] = int(rng.integers(-rank, rank))
+        node = helper.make_node("Unique", ["x"], ["y", "i", "inv", "c"], **attrs)
+        m = graph_model([node], [tvi("x", F, shape)], [tvi("y", F), tvi("i", I64), tvi("inv", I64), tvi("c", I64)], opset=11)
+        cases.append((f"unique_{k}_{attrs}", m, {"x": x}, None))
+    for k in range(n):
+        rank = int(rng.integers(1, 4))
+        shape = [int(rng.integers(1, 5)) for _ in range(rank)]
+        axis = int(rng.integers(-rank, rank))
+        irank = k % 3
+        ishape = [int(rng.integers(1, 4)) for _ in range(irank)]
+        idx = rng.integers(-shape[axis], shape[axis], size=ishape).astype(np.int64)
+        x = rng.standard_normal(shape).astype(np.float32)
+        node = helper.make_node("Gather", ["x", "i"], ["y"], axis=axis)
+        m = graph_model([node], [tvi("x", F, shape), tvi("i", I64, ishape)], [tvi("y", F)])
+        cases.append((f"gather_{k}_r{rank}_axis{axis}_irank{irank}", m, {"x": x, "i": idx}, None))
+    for k in range(n):
+        op = ["Max", "Min", "Sum", "Mean"][k % 4]
+        cnt = [1, 3, 4, 5][(k // 4) % 4]
+        shapes = [[int(rng.integers(1, 4)) for _ in range(2)] for _ in range(cnt)]
+        full = [max(s[0] for s in shapes), max(s[1] for s in shapes)]
+        shapes = [[s[0] if s[0] == full[0] else 1, s[1] if s[1] == full[1] else 1] for s in shapes]  # broadcastable
+        ins = {f"x{j}": rng.standard_normal(sh).astype(np.float32) for j, sh in enumerate(shapes)}
+        m = graph_model([helper.make_node(op, list(ins), ["y"])], [tvi(kk, F, list(v.shape)) for kk, v in ins.items()], [tvi("y", F)])
+        cases.append((f"{op.lower()}_{k}_n{cnt}", m, ins, None))
+    for k in range(n):
+        op = ["MaxPool", "AveragePool"][k % 2]
+        ap = ["SAME_UPPER", "SAME_LOWER"][(k // 2) % 2]
+        hw = [int(rng.integers(3, 9)), int(rng.integers(3, 9))]
+        strides = [int(rng.integers(1, 3)), int(rng.integers(1, 3))]
+        kern = [int(rng.integers(st, 4)) for st in strides]  # (onnxruntime rejects a kernel below the stride: negative pads)
+        x = rng.standard_normal([1, 2] + hw).astype(np.float32)
+        node = helper.make_node(op, ["x"], ["y"], kernel_shape=kern, strides=strides, auto_pad=ap)
+        m = graph_model([node], [tvi("x", F, list(x.shape))], [tvi("y", F)], opset=11)
+        cases.append((f"{op.lower()}_same_{k}_{ap}_k{kern}_s{strides}", m, {"x": x}, None))
+    for k in range(max(2, n // 2)):
+        size = int(rng.choice([1, 3, 5]))  # (onnxruntime's LRN takes odd sizes only)
+        x = rng.standard_normal([1, int(rng.integers(1, 7)), 3, 2]).astype(np.float32)
+        node = helper.make_node("LRN", ["x"], ["y"], size=size, alpha=float(rng.random() * 1e-2), beta=0.75, bias=1.0 + float(rng.random()))
+        m = graph_model([node], [tvi("x", F, list(x.shape))], [tvi("y", F)])
+        cases.append((f"lrn_{k}_size{size}", m, {"x": x}, None))
+        t_len, b = int(rng.integers(1, 5)), int(rng.integers(1, 4))
+        tb = k % 2
+        shape = [t_len, b, 2] if tb == 0 else [b, t_len, 2]
+        x = rng.standard_normal(shape).astype(np.float32)
+        lens = rng.integers(1, t_len + 1, size=[b]).astype(np.int64)
+        node = helper.make_node("ReverseSequence", ["x", "l"], ["y"], time_axis=tb, batch_axis=1 - tb)
+        m = graph_model([node], [tvi("x", F, shape), tvi("l", I64, [b])], [tvi("y", F)])
+        cases.append((f"reverse_sequence_{k}_time{tb}", m, {"x": x, "l": lens}, None))
+    return cases
+
+
+def refused_cases():
+    """Models that must be refused with the op named: GRU (ONNX's default linear_before_reset 0),
+    NonMaxSuppression (no aten op), training-mode Dropout (random)."""
+    gru = graph_model([helper.make_node("GRU", ["x", "w", "r"], ["y", "yh"], hidden_size=2)],
+                      [tvi("x", F, [2, 1, 3]), tvi("w", F, [1, 6, 3]), tvi("r", F, [1, 6, 2])], [tvi("y", F), tvi("yh", F)])
+    nms = graph_model([helper.make_node("NonMaxSuppression", ["b", "s"], ["i"])],
+                      [tvi("b", F, [1, 4, 4]), tvi("s", F, [1, 1, 4])], [tvi("i", I64)])
+    drop = graph_model([const("r", np.array(0.5, np.float32)), const("t", np.array(True)),
+                        helper.make_node("Dropout", ["x", "r", "t"], ["y"])], [tvi("x", F, [3])], [tvi("y", F)])
+    return [("refused_gru", gru, "GRU"), ("refused_nms", nms, "NonMaxSuppression"), ("refused_training_dropout", drop, "Dropout")]
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("amanda")
@@ -313,8 +412,8 @@ def main():
     ap.add_argument("--cases", type=int, default=16, help="cases per family (If, Loop, sequences)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    cases = if_cases(rng, a.cases) + loop_cases(rng, a.cases) + sequence_cases(rng, a.cases) + family_cases(rng, a.cases)
-    return run_cases(a.amanda, cases, [])
+    cases = if_cases(rng, a.cases) + loop_cases(rng, a.cases) + sequence_cases(rng, a.cases) + family_cases(rng, a.cases) + more_family_cases(rng, a.cases)
+    return run_cases(a.amanda, cases, refused_cases())
 
 
 if __name__ == "__main__":
