@@ -29,7 +29,7 @@ DATA = "/usr/share/libonnx-testdata/data/node"
 TOL = 1e-5
 
 
-def load_pbs(folder, prefix, types):
+def load_pbs(folder, prefix, types, elems=()):
     """The test's values: tensors as arrays, sequences (ONNX's SequenceProto) as lists of arrays;
     `types` are the model's value types ('tensor_type', 'sequence_type', ...) in order."""
     out = []
@@ -44,13 +44,26 @@ def load_pbs(folder, prefix, types):
         else:
             t = onnx.TensorProto()
             t.ParseFromString(data)
-            out.append(numpy_helper.to_array(t))
+            a = numpy_helper.to_array(t)
+            if t.data_type == onnx.TensorProto.BFLOAT16 or (i < len(elems) and elems[i] == onnx.TensorProto.BFLOAT16 and a.dtype == np.uint16):
+                # numpy has no bfloat16: onnx gives the raw bits; torch takes them as a bfloat16 tensor
+                a = torch.from_numpy(a.astype(np.uint16).view(np.int16).copy()).view(torch.bfloat16)
+            out.append(a)
     return out
+
+
+def to_numpy(u):
+    """A result as numpy (bfloat16 as float32, which holds every bfloat16 exactly)."""
+    if isinstance(u, torch.Tensor):
+        return (u.float() if u.dtype == torch.bfloat16 else u).numpy()
+    return u if isinstance(u, list) else np.asarray(u)
 
 
 def to_torch(x):
     if isinstance(x, list):
         return [to_torch(e) for e in x]
+    if isinstance(x, torch.Tensor):
+        return x
     return torch.from_numpy(np.array(x))  # (a copy: writable, contiguous, and 0-d stays 0-d, which ascontiguousarray makes 1-d)
 
 
@@ -61,7 +74,7 @@ def compare(got, want):
         if len(got) != len(want):
             return f"a sequence of {len(got)}, expected {len(want)}"
         for u, w in zip(got, want):
-            bad = compare(u.numpy() if isinstance(u, torch.Tensor) else u, w)
+            bad = compare(to_numpy(u), w)
             if bad:
                 return "in a sequence: " + bad
         return None
@@ -76,7 +89,8 @@ def compare(got, want):
     if not np.array_equal(np.isnan(g), np.isnan(w)):
         return "NaN positions differ"
     m = ~np.isnan(w)
-    err = np.abs(g[m] - w[m]) / np.maximum(1.0, np.abs(w[m])) if m.any() else np.zeros(1)
+    with np.errstate(invalid="ignore"):  # equal infinities are equal
+        err = np.where(g[m] == w[m], 0.0, np.abs(g[m] - w[m]) / np.maximum(1.0, np.abs(w[m]))) if m.any() else np.zeros(1)
     e = float(np.max(err)) if err.size else 0.0
     return None if e <= TOL else f"differs by {e:.2e}"
 
@@ -153,6 +167,9 @@ def main():
             init = {i.name for i in model.graph.initializer}
             in_types = [i.type.WhichOneof("value") for i in model.graph.input if i.name not in init]
             out_types = [o.type.WhichOneof("value") for o in model.graph.output]
+            # the declared element types (the test data hold bfloat16 as uint16 bits)
+            in_elems = [i.type.tensor_type.elem_type for i in model.graph.input if i.name not in init]
+            out_elems = [o.type.tensor_type.elem_type for o in model.graph.output]
             r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
             if r.returncode != 0:
                 why = [l.strip() for l in (r.stderr + "\n" + r.stdout).splitlines() if l.strip() and "cpuinfo" not in l]
@@ -175,7 +192,7 @@ def main():
                 continue
             counts["converted"] += 1
             ds = os.path.join(DATA, t, "test_data_set_0")
-            ins, outs = load_pbs(ds, "input", in_types), load_pbs(ds, "output", out_types)
+            ins, outs = load_pbs(ds, "input", in_types, in_elems), load_pbs(ds, "output", out_types, out_elems)
             try:
                 m = torch.jit.load(pt)
                 with torch.no_grad():
@@ -186,13 +203,13 @@ def main():
                 if len(ys) != len(outs):
                     bad = f"{len(ys)} outputs, expected {len(outs)}"
                 for u, w in zip(ys, outs):
-                    bad = bad or compare(u.numpy() if isinstance(u, torch.Tensor) else u if isinstance(u, list) else np.asarray(u), w)
+                    bad = bad or compare(to_numpy(u), to_numpy(w))
             except Exception as e:  # noqa: BLE001 - reported per test
                 bad = "torch: " + (str(e).strip().splitlines() or ["?"])[-1][:200]
             if bad and not bad.startswith("torch:") and all(it == "tensor_type" for it in in_types) and all(
                     isinstance(x, np.ndarray) and x.dtype.name in ORT_TYPES for x in ins):
                 # not the test's expected data: checked against onnxruntime below (the issue's measure)
-                recheck.append((t, src, ins, [u.numpy() if isinstance(u, torch.Tensor) else np.asarray(u) for u in ys], bad, len(lines)))
+                recheck.append((t, src, ins, [to_numpy(u) for u in ys], bad, len(lines)))
                 lines.append(None)
             elif bad:
                 counts["differs"] += 1
