@@ -129,6 +129,56 @@ def loop_cases(rng, n):
     return cases
 
 
+def scan_cases(rng, n):
+    """Scan (opset 9 on): one or two states, one or two scan inputs along any axis, forward or
+    reverse, scan outputs stacked along any axis, forward or reverse; an If inside the body."""
+    cases = []
+    for k in range(n):
+        length = int(rng.integers(1, 5))
+        m = 1 + k % 2  # scan inputs
+        nstate = 1 + (k // 2) % 2
+        d = int(rng.integers(1, 4))
+        in_axes = [int(rng.integers(-2, 2)) for _ in range(m)]
+        in_dirs = [int(rng.integers(0, 2)) for _ in range(m)]
+        xs = []
+        for j in range(m):
+            shape = [d, d]
+            shape[in_axes[j] % 2] = length
+            xs.append(rng.standard_normal(shape).astype(np.float32))
+        states = [rng.standard_normal([d]).astype(np.float32) for _ in range(nstate)]
+        bin_ = [tvi(f"s{j}_in", F, [d]) for j in range(nstate)] + [tvi(f"e{j}", F, [d]) for j in range(m)]
+        nodes = [helper.make_node("Add", ["s0_in", "e0"], ["t0"])]
+        if m == 2:
+            nodes.append(helper.make_node("Mul", ["t0", "e1"], ["t1"]))
+        last = f"t{m - 1}"
+        nodes.append(helper.make_node("Tanh", [last], ["s0_out"]))
+        outs = ["s0_out"]
+        if nstate == 2:
+            nodes.append(helper.make_node("Sub", ["s1_in", "s0_in"], ["s1_out"]))  # reads the previous s0
+            outs.append("s1_out")
+        if k % 3 == 2:  # an If in the body on the sign of the sum of the state
+            then_g = helper.make_graph([helper.make_node("Neg", ["s0_out"], ["th"])], "th", [], [tvi("th", F)])
+            else_g = helper.make_graph([helper.make_node("Identity", ["e0"], ["el"])], "el", [], [tvi("el", F)])
+            nodes += [helper.make_node("ReduceSum", ["s0_in"], ["rs"], keepdims=0), const("z", np.array(0.0, np.float32)),
+                      helper.make_node("Greater", ["rs", "z"], ["cnd"]),
+                      helper.make_node("If", ["cnd"], ["so"], then_branch=then_g, else_branch=else_g)]
+        else:
+            nodes.append(helper.make_node("Sin", ["s0_out"], ["so"]))
+        nodes.append(helper.make_node("Identity", [last], ["so2"]))
+        scan_outs = ["so", "so2"]
+        out_axes = [int(rng.integers(-2, 2)) for _ in scan_outs]
+        out_dirs = [int(rng.integers(0, 2)) for _ in scan_outs]
+        body = helper.make_graph(nodes, "body", bin_, [tvi(o, F, [d]) for o in outs] + [tvi(o, F, [d]) for o in scan_outs])
+        ins = {f"init{j}": v for j, v in enumerate(states)}
+        ins.update({f"x{j}": v for j, v in enumerate(xs)})
+        lout = [f"final{j}" for j in range(nstate)] + [f"scan{j}" for j in range(len(scan_outs))]
+        node = helper.make_node("Scan", list(ins), lout, body=body, num_scan_inputs=m, scan_input_axes=in_axes,
+                                scan_input_directions=in_dirs, scan_output_axes=out_axes, scan_output_directions=out_dirs)
+        mdl = graph_model([node], [tvi(kk, F, list(v.shape)) for kk, v in ins.items()], [tvi(o, F) for o in lout], opset=11)
+        cases.append((f"scan_{k}_m{m}_n{nstate}_in{in_axes}{in_dirs}_out{out_axes}{out_dirs}", mdl, ins, None))
+    return cases
+
+
 def sequence_cases(rng, n):
     cases = []
     for k in range(n):
@@ -412,7 +462,7 @@ def main():
     ap.add_argument("--cases", type=int, default=16, help="cases per family (If, Loop, sequences)")
     a = ap.parse_args()
     rng = np.random.default_rng(a.seed)
-    cases = if_cases(rng, a.cases) + loop_cases(rng, a.cases) + sequence_cases(rng, a.cases) + family_cases(rng, a.cases) + more_family_cases(rng, a.cases)
+    cases = if_cases(rng, a.cases) + loop_cases(rng, a.cases) + scan_cases(rng, a.cases) + sequence_cases(rng, a.cases) + family_cases(rng, a.cases) + more_family_cases(rng, a.cases)
     return run_cases(a.amanda, cases, refused_cases())
 
 
