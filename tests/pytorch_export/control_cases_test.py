@@ -85,8 +85,8 @@ def loop_cases(rng, n):
         shape = [int(rng.integers(1, 4)) for _ in range(int(rng.integers(1, 3)))]
         x = rng.standard_normal(shape).astype(np.float32)
         w = rng.standard_normal(shape).astype(np.float32)
-        trips = int(rng.integers(1, 6))
         kind = ["trip", "trip_cond", "cond", "trip_early"][k % 4]
+        trips = int(rng.integers(0 if kind == "trip" else 1, 6))  # zero iterations too (empty scan outputs)
         ncarried = 1 + k % 2
         nscan = (k // 2) % 3
         # body: (i, cond, a[, b]) -> (cond', a', [b'], scans...)
@@ -109,7 +109,7 @@ def loop_cases(rng, n):
         for s in range(nscan):
             nodes.append(helper.make_node(["Sin", "Cos"][s], ["a_next"], [f"sc{s}"]))
             scans.append(f"sc{s}")
-        body = helper.make_graph(nodes, "body", bin_, [tvi("cout", B, [])] + [tvi(o, F) for o in outs] + [tvi(s, F) for s in scans])
+        body = helper.make_graph(nodes, "body", bin_, [tvi("cout", B, [])] + [tvi(o, F) for o in outs] + [tvi(s, F, shape) for s in scans])
         inputs = {"x": x, "w": w}
         gin = [tvi("x", F, shape), tvi("w", F, shape)]
         loop_in = ["", ""]

@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "amanda/ir/attr_lookup.h"
+#include "amanda/ir/conventions.h"
 #include "amanda/support/diagnostics.h"
 #include "frameworks/torch/script_writer.h"
 
@@ -484,8 +486,39 @@ struct Emitter {
     for (size_t j = 0; j < lists.size(); ++j) {
       std::string out = locals.make(value_name(outs_ports[n + j]));
       expr[outs_ports[n + j].value] = out;
-      line(out + " = torch.stack(" + lists[j] + ")");
+      // No iteration: torch.stack of an empty list fails; ONNX's result is [0, body shape...],
+      // written when the body's value has a static shape and element type (else stack fails as said)
+      if (auto empty = empty_stack(gout[1 + n + j])) {
+        line("if torch.len(" + lists[j] + ") == 0:");
+        line("  " + out + " = " + *empty);
+        line("else:");
+        line("  " + out + " = torch.stack(" + lists[j] + ")");
+      } else {
+        line(out + " = torch.stack(" + lists[j] + ")");
+      }
     }
+  }
+
+  // torch.zeros([0, d1, ...], dtype=...) for a body value of static shape and known element type.
+  std::optional<std::string> empty_stack(PortId body_out) const {
+    PortId src = g.producer(body_out);
+    for (PortId p : {body_out, src}) {
+      if (!p || !g.port_type(p)) continue;
+      const ir::TypeData& t = g.port_type_data(p);
+      if (t.kind != ir::TypeKind::Tensor || !t.ranked || t.elem == ir::DType::Undefined) continue;
+      const ir::DTypeCodes* codes = ir::conventions().dtype_codes("torch");
+      if (!codes) return std::nullopt;
+      std::string want(ir::dtype_name(t.elem));
+      auto code = std::find_if(codes->begin(), codes->end(), [&](const auto& c) { return c.second == want; });
+      if (code == codes->end()) return std::nullopt;
+      std::string dims = "[0";
+      for (const ir::Dim& d : t.dims) {
+        if (!d.is_known()) return std::nullopt;
+        dims += ", " + std::to_string(d.value());
+      }
+      return "torch.zeros(" + dims + "], dtype=" + std::to_string(code->first) + ")";
+    }
+    return std::nullopt;
   }
 
   void run() {
