@@ -334,9 +334,11 @@ def family_cases(rng, n):
         m = graph_model([g], [tvi("x", F, shape), tvi("i", I64, list(idx.shape))], [tvi("y", F)])
         cases.append((f"gather_nd_{k}_r{rank}_q{q}", m, {"x": x, "i": idx}, None))
         # ScatterND: distinct positions (ONNX leaves duplicates undefined without a reduction)
-        flat = rng.permutation(int(np.prod(shape[:q])))[: int(np.prod(nidx))]
-        pos = np.stack(np.unravel_index(flat, shape[:q]), -1).reshape(nidx + [q]).astype(np.int64)
-        upd = rng.standard_normal(nidx + shape[q:]).astype(np.float32)
+        total = int(np.prod(shape[:q]))
+        sidx = nidx if int(np.prod(nidx)) <= total else [total]  # no more positions than there are
+        flat = rng.permutation(total)[: int(np.prod(sidx))]
+        pos = np.stack(np.unravel_index(flat, shape[:q]), -1).reshape(sidx + [q]).astype(np.int64)
+        upd = rng.standard_normal(sidx + shape[q:]).astype(np.float32)
         red = "add" if k % 2 else "none"
         sn = helper.make_node("ScatterND", ["x", "i", "u"], ["y"], **({"reduction": red} if red == "add" else {}))
         m = graph_model([sn], [tvi("x", F, shape), tvi("i", I64, list(pos.shape)), tvi("u", F, list(upd.shape))], [tvi("y", F)],
