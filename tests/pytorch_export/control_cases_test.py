@@ -359,7 +359,7 @@ def family_cases(rng, n):
 
 
 def more_family_cases(rng, n):
-    """RNN / LSTM (sizes, with and without bias and initial states), Unique (repeats, sorted or not,
+    """RNN / LSTM (sizes, the three directions, with and without bias and initial states), Unique (repeats, sorted or not,
     axes), Gather (index ranks 0-2, negative indices, every axis), n-ary Max/Min/Sum/Mean, pools with
     auto_pad SAME_UPPER/LOWER, LRN (odd sizes: onnxruntime's limit), ReverseSequence."""
     cases = []
@@ -367,27 +367,29 @@ def more_family_cases(rng, n):
         seq, batch, inp, hid = [int(v) for v in rng.integers(1, 5, size=4)]
         lstm = k % 2 == 0
         gates = 4 if lstm else 1
+        direction = ["forward", "reverse", "bidirectional"][(k // 2) % 3]
+        nd = 2 if direction == "bidirectional" else 1
         x = rng.standard_normal([seq, batch, inp]).astype(np.float32)
-        w = (rng.standard_normal([1, gates * hid, inp]) * 0.5).astype(np.float32)
-        r = (rng.standard_normal([1, gates * hid, hid]) * 0.5).astype(np.float32)
+        w = (rng.standard_normal([nd, gates * hid, inp]) * 0.5).astype(np.float32)
+        r = (rng.standard_normal([nd, gates * hid, hid]) * 0.5).astype(np.float32)
         ins = {"x": x, "w": w, "r": r}
         names = ["x", "w", "r"]
         if k % 4 in (1, 2):
-            ins["b"] = (rng.standard_normal([1, 2 * gates * hid]) * 0.5).astype(np.float32)
+            ins["b"] = (rng.standard_normal([nd, 2 * gates * hid]) * 0.5).astype(np.float32)
             names.append("b")
         else:
             names.append("")
         if k % 3 == 2:
             names += ["", "h0"] + (["c0"] if lstm else [])
-            ins["h0"] = rng.standard_normal([1, batch, hid]).astype(np.float32)
+            ins["h0"] = rng.standard_normal([nd, batch, hid]).astype(np.float32)
             if lstm:
-                ins["c0"] = rng.standard_normal([1, batch, hid]).astype(np.float32)
+                ins["c0"] = rng.standard_normal([nd, batch, hid]).astype(np.float32)
         while names and names[-1] == "":
             names.pop()
         outs = ["y", "yh"] + (["yc"] if lstm else [])
-        node = helper.make_node("LSTM" if lstm else "RNN", names, outs, hidden_size=hid)
+        node = helper.make_node("LSTM" if lstm else "RNN", names, outs, hidden_size=hid, direction=direction)
         m = graph_model([node], [tvi(kk, F, list(v.shape)) for kk, v in ins.items()], [tvi(o, F) for o in outs])
-        cases.append((f"{'lstm' if lstm else 'rnn'}_{k}_s{seq}b{batch}i{inp}h{hid}", m, ins, None))
+        cases.append((f"{'lstm' if lstm else 'rnn'}_{k}_{direction}_s{seq}b{batch}i{inp}h{hid}", m, ins, None))
     for k in range(n):
         rank = int(rng.integers(1, 4))
         shape = [int(rng.integers(1, 4)) for _ in range(rank)]
