@@ -359,15 +359,17 @@ def family_cases(rng, n):
 
 
 def more_family_cases(rng, n):
-    """RNN / LSTM (sizes, the three directions, with and without bias and initial states), Unique (repeats, sorted or not,
+    """RNN / LSTM / GRU (linear_before_reset 1; sizes, the three directions, with and without bias and
+    initial states), Unique (repeats, sorted or not,
     axes), Gather (index ranks 0-2, negative indices, every axis), n-ary Max/Min/Sum/Mean, pools with
     auto_pad SAME_UPPER/LOWER, LRN (odd sizes: onnxruntime's limit), ReverseSequence."""
     cases = []
     for k in range(n):
         seq, batch, inp, hid = [int(v) for v in rng.integers(1, 5, size=4)]
-        lstm = k % 2 == 0
-        gates = 4 if lstm else 1
-        direction = ["forward", "reverse", "bidirectional"][(k // 2) % 3]
+        kind = ["LSTM", "RNN", "GRU"][k % 3]
+        lstm = kind == "LSTM"
+        gates = {"LSTM": 4, "RNN": 1, "GRU": 3}[kind]
+        direction = ["forward", "reverse", "bidirectional"][(k // 3) % 3]
         nd = 2 if direction == "bidirectional" else 1
         x = rng.standard_normal([seq, batch, inp]).astype(np.float32)
         w = (rng.standard_normal([nd, gates * hid, inp]) * 0.5).astype(np.float32)
@@ -387,9 +389,10 @@ def more_family_cases(rng, n):
         while names and names[-1] == "":
             names.pop()
         outs = ["y", "yh"] + (["yc"] if lstm else [])
-        node = helper.make_node("LSTM" if lstm else "RNN", names, outs, hidden_size=hid, direction=direction)
+        extra = {"linear_before_reset": 1} if kind == "GRU" else {}  # (torch.onnx's GRU; 0 is refused)
+        node = helper.make_node(kind, names, outs, hidden_size=hid, direction=direction, **extra)
         m = graph_model([node], [tvi(kk, F, list(v.shape)) for kk, v in ins.items()], [tvi(o, F) for o in outs])
-        cases.append((f"{'lstm' if lstm else 'rnn'}_{k}_{direction}_s{seq}b{batch}i{inp}h{hid}", m, ins, None))
+        cases.append((f"{kind.lower()}_{k}_{direction}_s{seq}b{batch}i{inp}h{hid}", m, ins, None))
     for k in range(n):
         rank = int(rng.integers(1, 4))
         shape = [int(rng.integers(1, 4)) for _ in range(rank)]
