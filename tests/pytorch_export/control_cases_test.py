@@ -433,6 +433,25 @@ def more_family_cases(rng, n):
         node = helper.make_node(op, ["x"], ["y"], kernel_shape=kern, strides=strides, auto_pad=ap)
         m = graph_model([node], [tvi("x", F, list(x.shape))], [tvi("y", F)], opset=11)
         cases.append((f"{op.lower()}_same_{k}_{ap}_k{kern}_s{strides}", m, {"x": x}, None))
+    for k in range(n):
+        # ConvTranspose (2-D) with output_shape: shorter than the transposed convolution (cut as ONNX
+        # pads), equal, or one longer where the stride allows (the extra row holds the bias), or SAME_UPPER
+        hw = [int(rng.integers(1, 5)), int(rng.integers(1, 5))]
+        strides = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        kern = [int(rng.integers(1, 4)), int(rng.integers(1, 4))]
+        full = [st * (i - 1) + kk for st, i, kk in zip(strides, hw, kern)]
+        out = [f + int(rng.integers(-2, 2 if st > 1 else 1)) for f, st in zip(full, strides)]
+        out = [max(o, 1) for o in out]
+        x = rng.standard_normal([1, 2] + hw).astype(np.float32)
+        if k % 4 == 3:  # SAME_UPPER with a kernel at least the stride (smaller ones are refused)
+            kern = [max(kk, st) for kk, st in zip(kern, strides)]
+        attrs = {"strides": strides, "kernel_shape": kern}
+        attrs.update({"auto_pad": "SAME_UPPER"} if k % 4 == 3 else {"output_shape": out})
+        wt = rng.standard_normal([2, 3] + kern).astype(np.float32)
+        bias = rng.standard_normal([3]).astype(np.float32)
+        node = helper.make_node("ConvTranspose", ["x", "w", "b"], ["y"], **attrs)
+        m = graph_model([node], [tvi("x", F, list(x.shape)), tvi("w", F, list(wt.shape)), tvi("b", F, [3])], [tvi("y", F)], opset=11)
+        cases.append((f"conv_transpose_{k}_{attrs}", m, {"x": x, "w": wt, "b": bias}, None))
     for k in range(max(2, n // 2)):
         size = int(rng.choice([1, 3, 5]))  # (onnxruntime's LRN takes odd sizes only)
         x = rng.standard_normal([1, int(rng.integers(1, 7)), 3, 2]).astype(np.float32)
