@@ -247,6 +247,23 @@ def batch_norm_training_cases():
     return out
 
 
+class ReturnTwice(torch.nn.Module):  # test_and_or_xor, test_tuple_with_none_outputs: one value, two outputs
+    def forward(self, x):
+        y = x * 2
+        return y, y, y + 1
+
+
+class FillWhole(torch.nn.Module):  # test_inplace_fill / test_inplace_zero: x.fill_(v) of a whole tensor
+    def __init__(self, zero):
+        super().__init__()
+        self.zero = zero
+
+    def forward(self, x):
+        y = x * 2
+        (y.zero_() if self.zero else y.fill_(2.5))
+        return y + 3, y + 3, x + 1
+
+
 def ints(*shape, lo=1, hi=9):
     return torch.randint(lo, hi, shape, dtype=torch.int32)
 
@@ -267,6 +284,9 @@ CASES = [
     ("pad_from_tensors", PadFromTensors(), lambda: (torch.randn(2, 2, 4, 4), torch.tensor(2), torch.tensor(4)), "refuse"),
     ("pad_int", PadInt(), lambda: (ints(2, 3),), "pass"),
     ("norm_all", NormAll(), lambda: (torch.randn(2, 3, 4),), "pass"),
+    ("return_twice", ReturnTwice(), lambda: (torch.randn(2, 3),), "pass"),
+    ("fill_whole", FillWhole(False), lambda: (torch.randn(2, 3, 4),), "pass"),
+    ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases()
 
 
