@@ -9,6 +9,10 @@ onnxruntime-node against torch's outputs (rtol 1e-3, atol 1e-5, same dtype and s
 A case marked "pass" must convert and match with both readers; a case marked "refuse" may not
 convert yet, but must then be refused with a message naming the op (never a wrong number or an
 invalid model); if it converts, it must match. A dict ({"libtorch": "pass", "script": "refuse"}) says it per reader.
+
+CI runs a deterministic sample of the generated families (every 5th write through a view; the op
+families through the libtorch-free reader); AMANDA_REGRESSIONS=all runs every case through both
+readers; AMANDA_REGRESSIONS_ONLY=REGEX runs the cases whose name matches.
 """
 import json
 import os
@@ -264,6 +268,80 @@ class FillWhole(torch.nn.Module):  # test_inplace_fill / test_inplace_zero: x.fi
         return y + 3, y + 3, x + 1
 
 
+class InstanceNormRunning(torch.nn.Module):  # test_instancenorm*_runningstats: eval uses the running statistics
+    def __init__(self, dims, affine):
+        super().__init__()
+        cls = {1: torch.nn.InstanceNorm1d, 2: torch.nn.InstanceNorm2d, 3: torch.nn.InstanceNorm3d}[dims]
+        self.n = cls(3, affine=affine, track_running_stats=True)
+        with torch.no_grad():  # statistics a run would have left (not the initial 0 and 1)
+            self.n.running_mean.uniform_(-1, 1)
+            self.n.running_var.uniform_(0.5, 2)
+            if affine:
+                self.n.weight.uniform_(0.5, 1.5)
+                self.n.bias.uniform_(-1, 1)
+
+    def forward(self, x):
+        return self.n(x)
+
+
+def instance_norm_running_cases():
+    shapes = {1: (2, 3, 7), 2: (2, 3, 4, 5), 3: (2, 3, 2, 3, 4)}
+    return [(f"instance_norm_running_{d}d{'_affine' if a else ''}", InstanceNormRunning(d, a).eval(),
+             lambda s=shapes[d]: (torch.randn(*s),), "pass") for d in (1, 2, 3) for a in (True, False)]
+
+
+class Expr(torch.nn.Module):  # one expression of the inputs (the op families the suite found refused)
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, *xs):
+        return self.f(*xs)
+
+
+def op_family_cases():
+    """argmin/argmax over the whole tensor (keepdim or not), clamp with tensor bounds, pow of a
+    number by a tensor, integer remainder and division with each rounding mode: several shapes
+    and element types each, through both readers."""
+    f = lambda *s: torch.randn(*s)
+    i = lambda *s: torch.randint(-20, 20, s)
+    i32 = lambda *s: torch.randint(-20, 20, s, dtype=torch.int32)
+    pos = lambda *s: torch.randint(1, 7, s, dtype=torch.int32)
+    cases = [
+        ("argmax_flat", lambda x: (torch.argmax(x), torch.argmin(x)), lambda: (f(7, 3, 5),)),
+        ("argmax_flat_keepdim", lambda x: (torch.argmax(x, keepdim=True), torch.argmin(x, keepdim=True)), lambda: (f(4, 6),)),
+        ("argmax_flat_ties", lambda x: (torch.argmax(x, keepdim=True), torch.argmin(x)), lambda: (torch.tensor([[1.0, 3.0, 3.0], [1.0, 0.5, 3.0]]),)),
+        ("argmax_flat_int", lambda x: (torch.argmax(x) + 1, torch.argmin(x, keepdim=True) + 1), lambda: (i(3, 4, 2),)),
+        ("clamp_tensor", lambda x, a, b: x.clamp(a, b), lambda: (f(3, 4), f(3, 4) - 0.5, f(3, 4) + 0.5)),
+        ("clamp_tensor_min_broadcast", lambda x, a: x.clamp(min=a), lambda: (f(3, 4), f(4))),
+        ("clamp_tensor_max", lambda x, b: x.clamp(max=b), lambda: (f(2, 3, 4), f(3, 1))),
+        ("clamp_tensor_int", lambda x, a, b: torch.clamp(x, a, b), lambda: (i(5, 3), i(5, 3) - 5, i(5, 3) + 5)),
+        ("pow_scalar_base", lambda x: torch.pow(2, x), lambda: (f(1, 10),)),
+        ("pow_scalar_base_int", lambda x: torch.pow(3, x), lambda: (torch.randint(0, 9, (2, 3, 4)),)),
+        ("pow_scalar_base_float_int_exp", lambda x: torch.pow(1.5, x), lambda: (torch.randint(0, 9, (5,)),)),
+        ("pow_scalar_base_double", lambda x: torch.pow(2, x), lambda: (f(3, 2).double(),)),
+        ("remainder_int_scalar", lambda x: torch.remainder(x, 3), lambda: (i(4, 5),)),
+        ("remainder_int_scalar_neg", lambda x: torch.remainder(x, -4), lambda: (i32(6),)),
+        ("div_trunc_int", lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda: (i32(2, 3, 4) * 5, pos(2, 3, 4))),
+        ("div_floor_int", lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda: (i32(2, 3, 4) * 5, pos(2, 3, 4))),
+        ("div_floor_int64_neg_divisor", lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda: (i(3, 4) * 3, -pos(3, 4).long())),
+        ("div_none_int", lambda x, y: torch.div(x, y, rounding_mode=None), lambda: (i32(2, 3, 4), pos(2, 3, 4))),
+        ("log_softmax_dtype", lambda x: torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float64), lambda: (f(3, 4, 5),)),
+        ("softmax_dtype", lambda x: torch.softmax(x, -1, dtype=torch.float64), lambda: (f(2, 6),)),
+        ("cumsum_dtype_int", lambda x: torch.cumsum(x, dim=0, dtype=torch.float32), lambda: (i32(4, 3),)),
+        ("full_tensor_value", lambda x: torch.full((3, 4), x, dtype=torch.long), lambda: (torch.tensor(12),)),
+        ("full_tensor_value_float", lambda x: torch.full((2, 5), x), lambda: (torch.tensor(1.75),)),
+        ("full_like_tensor_value", lambda x, y: torch.full_like(x, y + 2), lambda: (torch.tensor(12), torch.tensor(2))),
+        ("full_like_tensor_value_shape", lambda x, y: torch.full_like(x, y * 2), lambda: (f(2, 3), torch.tensor(0.5))),
+        ("cumsum_dtype_bool", lambda x: torch.cumsum(x > 0, dim=1, dtype=torch.int64), lambda: (f(3, 5),)),
+    ]
+    # The libtorch-free reader does not take a tensor where full's value is a number (it refuses,
+    # naming the op): those through the libtorch reader. The others through both readers with
+    # AMANDA_REGRESSIONS=all, else through the libtorch-free one (1 s less a case in CI).
+    both = ("script", "libtorch") if os.environ.get("AMANDA_REGRESSIONS") == "all" else ("script",)
+    return [(name, Expr(fn), make, "pass", ("libtorch",) if name.startswith("full") else both) for name, fn, make in cases]
+
+
 def ints(*shape, lo=1, hi=9):
     return torch.randint(lo, hi, shape, dtype=torch.int32)
 
@@ -287,7 +365,7 @@ CASES = [
     ("return_twice", ReturnTwice(), lambda: (torch.randn(2, 3),), "pass"),
     ("fill_whole", FillWhole(False), lambda: (torch.randn(2, 3, 4),), "pass"),
     ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
-] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases()
+] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
 
 
 def main():
