@@ -61,6 +61,12 @@ class CopyIntoEllipsis(torch.nn.Module):  # test_copy_ellipsis
         return x
 
 
+class WriteAtInputIndex(torch.nn.Module):  # test_copy_ (CopyModel4): x[ind] = data, ind an input: the write was lost
+    def forward(self, x, ind, data):
+        x[ind] = data
+        return x
+
+
 class ZerosFromValues(torch.nn.Module):  # test_squeeze_runtime_dim: a size read from an input's values
     def forward(self, d1, d2):
         return torch.zeros(d1[0], d2[0]).squeeze(0)
@@ -315,6 +321,8 @@ def op_family_cases():
         ("clamp_tensor", lambda x, a, b: x.clamp(a, b), lambda: (f(3, 4), f(3, 4) - 0.5, f(3, 4) + 0.5)),
         ("clamp_tensor_min_broadcast", lambda x, a: x.clamp(min=a), lambda: (f(3, 4), f(4))),
         ("clamp_tensor_max", lambda x, b: x.clamp(max=b), lambda: (f(2, 3, 4), f(3, 1))),
+        ("clamp_tensor_int_bound", lambda x, m: x.clamp(min=m), lambda: (f(3, 4), torch.tensor(0))),
+        ("clamp_tensor_float_int_bounds", lambda x, a, b: x.clamp(a, b), lambda: (f(4, 3) * 5, i(4, 3) // 5, i(3) // 3 + 1)),
         ("clamp_tensor_int", lambda x, a, b: torch.clamp(x, a, b), lambda: (i(5, 3), i(5, 3) - 5, i(5, 3) + 5)),
         ("pow_scalar_base", lambda x: torch.pow(2, x), lambda: (f(1, 10),)),
         ("pow_scalar_base_int", lambda x: torch.pow(3, x), lambda: (torch.randint(0, 9, (2, 3, 4)),)),
@@ -325,6 +333,8 @@ def op_family_cases():
         ("div_trunc_int", lambda x, y: torch.div(x, y, rounding_mode="trunc"), lambda: (i32(2, 3, 4) * 5, pos(2, 3, 4))),
         ("div_floor_int", lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda: (i32(2, 3, 4) * 5, pos(2, 3, 4))),
         ("div_floor_int64_neg_divisor", lambda x, y: torch.div(x, y, rounding_mode="floor"), lambda: (i(3, 4) * 3, -pos(3, 4).long())),
+        ("bool_dunder_ops", lambda x, y: (x ^ y, x | y, x & y, ~x), lambda: (f(5, 5) > 0, f(5, 5) > 0)),
+        ("int_dunder_shifts", lambda x: (x << 2, x >> 1), lambda: (torch.randint(0, 50, (3, 4)),)),
         ("div_none_int", lambda x, y: torch.div(x, y, rounding_mode=None), lambda: (i32(2, 3, 4), pos(2, 3, 4))),
         ("log_softmax_dtype", lambda x: torch.nn.functional.log_softmax(x, dim=1, dtype=torch.float64), lambda: (f(3, 4, 5),)),
         ("softmax_dtype", lambda x: torch.softmax(x, -1, dtype=torch.float64), lambda: (f(2, 6),)),
@@ -354,6 +364,7 @@ CASES = [
     ("numpy_T_3d", NumpyT(), lambda: (torch.randn(2, 3, 4),), "pass"),
     ("copy_into_slice", CopyIntoSlice(), lambda: (torch.randn(3, 4), torch.randn(2, 4)), {"libtorch": "pass", "script": "refuse"}),
     ("copy_into_ellipsis", CopyIntoEllipsis(), lambda: (torch.randn(2, 3, 4), torch.randn(2, 3)), {"libtorch": "pass", "script": "refuse"}),
+    ("write_at_input_index", WriteAtInputIndex(), lambda: (torch.randn(3, 4), torch.tensor(2), torch.randn(4)), "refuse"),
     ("zeros_from_values", ZerosFromValues(), lambda: (torch.tensor([1]), torch.tensor([4])), "refuse"),
     ("in_place_add", InPlaceAdd(), lambda: (torch.randn(3, 4),), "pass"),
     ("interpolate_scale", InterpolateScale(), lambda: (torch.randn(1, 2, 6),), "pass"),
