@@ -232,6 +232,10 @@ class BatchNormTraining(torch.nn.Module):  # test_batchnorm_training*: batch sta
         super().__init__()
         cls = {1: torch.nn.BatchNorm1d, 2: torch.nn.BatchNorm2d, 3: torch.nn.BatchNorm3d}[dims]
         self.bn = cls(3, affine=affine, track_running_stats=track)
+        if track:  # statistics a run would have left (eval mode reads them)
+            with torch.no_grad():
+                self.bn.running_mean.uniform_(-1, 1)
+                self.bn.running_var.uniform_(0.5, 2)
         if affine:
             with torch.no_grad():
                 self.bn.weight.uniform_(0.5, 1.5)
@@ -249,7 +253,8 @@ def batch_norm_training_cases():
     out = []
     shapes = {1: (6, 3, 5), 2: (4, 3, 5, 6), 3: (2, 3, 3, 4, 5)}
     for dims in (1, 2, 3):
-        for affine, track, train in ((True, True, True), (False, True, True), (True, False, False), (False, False, True)):
+        for affine, track, train in ((True, True, True), (False, True, True), (True, False, False), (False, False, True),
+                                     (False, True, False)):
             m = BatchNormTraining(dims, affine, track)
             m.train(train)
             out.append((f"batch_norm_training_{dims}d{'_affine' if affine else ''}{'' if track else '_no_stats'}"
