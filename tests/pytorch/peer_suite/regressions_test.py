@@ -319,8 +319,9 @@ def op_family_cases():
     i32 = lambda *s: torch.randint(-20, 20, s, dtype=torch.int32)
     pos = lambda *s: torch.randint(1, 7, s, dtype=torch.int32)
     cases = [
-        ("argmax_flat", lambda x: (torch.argmax(x), torch.argmin(x)), lambda: (f(7, 3, 5),)),
-        ("argmax_flat_keepdim", lambda x: (torch.argmax(x, keepdim=True), torch.argmin(x, keepdim=True)), lambda: (f(4, 6),)),
+        # (+ 1: an index of 0 would make the all-zero check fail on a correct result)
+        ("argmax_flat", lambda x: (torch.argmax(x) + 1, torch.argmin(x) + 1), lambda: (f(7, 3, 5),)),
+        ("argmax_flat_keepdim", lambda x: (torch.argmax(x, keepdim=True) + 1, torch.argmin(x, keepdim=True) + 1), lambda: (f(4, 6),)),
         ("argmax_flat_ties", lambda x: (torch.argmax(x, keepdim=True), torch.argmin(x)), lambda: (torch.tensor([[1.0, 3.0, 3.0], [1.0, 0.5, 3.0]]),)),
         ("argmax_flat_int", lambda x: (torch.argmax(x) + 1, torch.argmin(x, keepdim=True) + 1), lambda: (i(3, 4, 2),)),
         ("clamp_tensor", lambda x, a, b: x.clamp(a, b), lambda: (f(3, 4), f(3, 4) - 0.5, f(3, 4) + 0.5)),
