@@ -364,8 +364,22 @@ class Exporter {
       for (PortId p : g_.outputs(op))
         if (get(p, "@type") || get(p, "@value_info") || get(p, "@doc_string")) vi_ports.push_back(p);
     }
-    for (PortId p : g_.outputs(gn))
-      if (!g_.is_control(p)) value_info(p, "", *gp.add_output());
+    for (PortId p : g_.outputs(gn)) {
+      if (g_.is_control(p)) continue;
+      // ONNX names a graph output by the value itself: an output whose name is not its producer's
+      // (one value returned twice, a graph input returned as an output of another name) reads it
+      // through an Identity, or the model would name a value nothing produces.
+      if (PortId src = g_.producer(p)) {
+        std::string out = value_name(p), in = value_name(src);
+        if (out != in) {
+          onnx::NodeProto& id = *gp.add_node();
+          id.set_op_type("Identity");
+          id.add_input(in);
+          id.add_output(out);
+        }
+      }
+      value_info(p, "", *gp.add_output());
+    }
     if (const Value* l = get(gn, "@value_info"); l && l->is_list()) {
       for (const auto& e : l->as_list()) parse_b64(e, *gp.add_value_info(), "@value_info");
     } else {

@@ -875,7 +875,7 @@ bool do_read(const char* path_c, const ImportOptions* o, text::Document* out, st
     tj::ConstantPropagation(graph);
     tj::EliminateDeadCode(graph);
     timer.lap("constant propagation");
-    check_writes_through_views(graph);
+    lower_writes_through_views(graph);
     make_promotion_explicit(graph);
     text::Document doc;
     Importer(doc, std::filesystem::path(path).stem().string()).run(*graph);

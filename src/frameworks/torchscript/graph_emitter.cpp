@@ -116,7 +116,16 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
       args[2]->k == Val::K::Int && args[2]->data) {
     VRef i = call_op("aten::unsqueeze", {args[2]->data, make_int(0)}, {});
     VRef y = call_op("aten::index_select", {args[0], args[1], i}, {});
-    return call_op("aten::squeeze", {y, args[1]}, {});
+    VRef r = call_op("aten::squeeze", {y, args[1]}, {});
+    // A gather, not a view, in the graph: a write through it (`x[i] = v`) would be lost, so it
+    // shares the tensor's alias record and such a write makes later reads of the tensor refused.
+    if (!args[0]->alias) args[0]->alias = std::make_shared<Alias>();
+    r->alias = args[0]->alias;
+    r->version = r->alias->version;
+    r->seen_piece_writes = r->alias->piece_writes;
+    r->piece = args[0]->piece;
+    r->piece_version = args[0]->piece_version;
+    return r;
   }
   for (const VRef& a : args)
     if (a->data) return data_number_op(base, args);
@@ -454,7 +463,13 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
   if (s.outputs.size() != outs.size()) throw Error(where_ + ": " + s.type + ": the shape rule gives the wrong number of outputs");
   std::vector<VRef> results;
   std::string base = hint_.empty() ? s.type.substr(s.type.find("::") + 2, s.type.find('.') - s.type.find("::") - 2) : hint_;
-  bool in_place = s.type.find("_.") != std::string::npos || (!s.type.empty() && s.type.back() == '_');
+  // In place: the name ends with '_' (`add_`, `add_.Tensor`); the dunder ops (`__and__`,
+  // `__xor__`, `__lshift__`) are not, except their `__i..__` forms (`__iand__`).
+  std::string op_name = s.type.substr(s.type.find("::") == std::string::npos ? 0 : s.type.find("::") + 2);
+  op_name = op_name.substr(0, op_name.find('.'));
+  bool dunder = op_name.size() > 4 && op_name.starts_with("__") && op_name.ends_with("__");
+  bool in_place = dunder ? op_name.starts_with("__i") && op_name != "__is__" && op_name != "__isnot__"
+                         : !op_name.empty() && op_name.back() == '_';
   // Ops whose result may share the input's memory (views; dropout in eval mode returns its input).
   static const std::set<std::string> views{
       "aten::slice", "aten::select", "aten::view", "aten::reshape", "aten::permute", "aten::transpose",
@@ -468,6 +483,10 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
     VRef v = make_symbolic(outs[k].dtype, outs[k].shape);
     v->defined = outs[k].defined;
     v->shape_known = outs[k].shape_known;
+    // A view of a tensor that had no alias record yet (a graph input) starts one, so that a write
+    // through the view makes later reads of the tensor refused (`x[i] = v` with a computed i:
+    // the write was lost, a wrong number).
+    if (view && !args[0]->alias) args[0]->alias = std::make_shared<Alias>();
     if (view && args[0]->alias) {
       v->alias = args[0]->alias;
       v->version = v->alias->version;

@@ -4,6 +4,8 @@
 #include "frameworks/torchscript/importer_state.h"
 #include "amanda/support/gate.h"
 
+#include <set>
+
 namespace amanda::torchscript {
 
 void Importer::run() {
@@ -92,13 +94,16 @@ void Importer::run() {
     outs.push_back(v);
   };
   flatten(out, 0);
+  std::set<std::string> taken;  // a value returned twice (`return (y, y)`) gives two outputs: name.1, ...
   for (size_t k = 0; k < outs.size(); ++k) {
     const VRef& v = outs[k];
     if (!v->is_tensor() || !v->defined) throw Unsupported("forward() returns " + describe(*v) + " (only tensors)");
     // A graph output is named like the value it reads (ONNX names both alike).
     PortId src = port_of(*v);
     const Value* vn = g_.attr(src, g_.sym("@value"));
-    std::string name = vn && vn->is_string() ? vn->as_string() : std::string(g_.port_name_str(src));
+    std::string base = vn && vn->is_string() ? vn->as_string() : std::string(g_.port_name_str(src));
+    std::string name = base;
+    for (int j = 1; !taken.insert(name).second; ++j) name = base + "." + std::to_string(j);
     PortId port = g_.add_port(root_graph, ir::PortDir::Out, g_.sym(name));
     set_type(port, *v, true);
     g_.connect(src, port);
