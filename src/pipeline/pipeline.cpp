@@ -118,13 +118,17 @@ InferRequest infer_request(PassContext& ctx, bool propagate) {
 
 // Folds what no graph input changes into constants, typing the graph between rounds (more shapes
 // are known after a round, so more Shape ops fold), until nothing more folds. Returns the count.
+// A round folds one link of a chain of shapes (a Reshape to a computed shape, whose output's Shape
+// feeds the next one): swin_t's twelve blocks need 20 rounds. A round computes only the constant
+// ops (interp::fold_constants), so the bound is against cycles of no progress, not for time.
 size_t fold_to_fixed_point(PassContext& ctx, bool propagate) {
   size_t folded = 0;
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 64; ++round) {
     if (const Framework* f = framework_of(ctx.doc.graph)) f->prepare(ctx.doc.graph, infer_request(ctx, propagate));
     interp::FoldResult r = interp::fold_constants(ctx.doc.graph);
     if (!r.folded) break;
     folded += r.folded;
+    if (std::getenv("AMANDA_FOLD_DEBUG")) fmt::print(stderr, "fold round {}: {} folded, {} erased\n", round, r.folded, r.erased);
   }
   return folded;
 }
@@ -191,6 +195,12 @@ void run_tables(PassContext& ctx) {
     if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
   };
   mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
+  if (std::getenv("AMANDA_FOLD_DEBUG"))
+  {
+    for (const auto& e : rep.errors) fmt::print(stderr, "retry: {}\n", e);
+    for (const auto& u : rep.unmapped) fmt::print(stderr, "retry unmapped: {} x{}\n", u.type, u.count);
+    for (const auto& u : rep.explain) fmt::print(stderr, "retry explain: {}\n", u);
+  }
   if (!rep.ok() || !folded) return;
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
                                                       "constants (the first attempt refused ops whose inputs are computed at run time)",
