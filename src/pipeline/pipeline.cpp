@@ -172,9 +172,11 @@ void run_tables(PassContext& ctx) {
   // bounds, shapes from Shape -> Gather -> Concat) converts once the values that no graph input
   // changes are folded into constants: keep a copy to fold and try again (the source of --check
   // stays as it was read).
-  // (Within the source framework, and into a framework that asks for it: ONNX -> PyTorch.)
-  bool may_retry = !ctx.request.keep_unmapped && src && src->retry_after_folding() &&
-                   (src == dst || (dst && dst->converts_after_folding()));
+  // (Within the source framework, and into a framework that asks for it: ONNX -> PyTorch, and
+  // TF / TF.js -> ONNX -> PyTorch, where the folding happens once the chain's first step has made
+  // the graph ONNX: interp::fold_constants folds graphs of the ONNX namespace only.)
+  bool may_retry = !ctx.request.keep_unmapped && src &&
+                   ((src->retry_after_folding() && src == dst) || (dst && dst->converts_after_folding()));
   std::optional<text::Document> before;
   if (may_retry) before.emplace(text::copy_document(ctx.doc));
   ctx.report = mapping::convert(ctx.doc.graph, to, ctx.tables, ctx.registry,
