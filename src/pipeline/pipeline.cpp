@@ -197,13 +197,16 @@ void run_tables(PassContext& ctx) {
     if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
   };
   mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
-  if (std::getenv("AMANDA_FOLD_DEBUG"))
-  {
-    for (const auto& e : rep.errors) fmt::print(stderr, "retry: {}\n", e);
-    for (const auto& u : rep.unmapped) fmt::print(stderr, "retry unmapped: {} x{}\n", u.type, u.count);
-    for (const auto& u : rep.explain) fmt::print(stderr, "retry explain: {}\n", u);
+  if (!folded) return;
+  if (!rep.ok()) {
+    // Refused again: what is left after folding is what stops the conversion (the first
+    // attempt's report also lists the ops that only waited for folded values).
+    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants "
+                                                        "(the ops listed are what folding did not resolve)",
+                                                        folded));
+    ctx.report = std::move(rep);
+    return;
   }
-  if (!rep.ok() || !folded) return;
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
                                                       "constants (the first attempt refused ops whose inputs are computed at run time)",
                                                       folded));
