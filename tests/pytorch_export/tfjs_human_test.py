@@ -62,7 +62,7 @@ def main():
             pt = os.path.join(work, n + ".pt")
             r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
             if r.returncode != 0:
-                why = [l.strip() for l in r.stderr.splitlines() if l.strip().startswith(("error", "unmapped")) or l.startswith("  ") and not l.startswith("    ")]
+                why = [l.strip() for l in (r.stdout + r.stderr).splitlines() if l.strip().startswith(("error", "unmapped")) or l.startswith("  ") and not l.startswith("    ")]
                 print(f"{n:20s} refused   {' | '.join(why[:3])[:200]}")
                 continue
             ins = inputs_of(src)

@@ -91,7 +91,8 @@ def run_one(name, family, amanda, work, rng):
     r = subprocess.run([amanda, "convert", src, "-o", pt], capture_output=True, text=True)
     conv_s = time.time() - t0
     if r.returncode != 0:
-        return ("refused", " | ".join(r.stderr.strip().splitlines()[-2:])[:300])
+        why = [l.strip() for l in (r.stdout + r.stderr).splitlines() if l.strip().startswith(("error", "unmapped", "note: refused")) or l.startswith("  ") and not l.startswith("    ")]
+        return ("refused", " | ".join(why[:4] or r.stderr.strip().splitlines()[-2:])[:400])
     xf = os.path.join(work, name + ".x.bin")
     x.tofile(xf)
     ref = ort_run([{"model": src, "inputs": {"input": {"file": xf, "shape": list(x.shape)}}, "out": os.path.join(work, name + ".ort")}], work)[0]
