@@ -100,7 +100,7 @@ bool add_native_f32(const Tensor& a, const Tensor& b, bool native_out, Tensor& y
 bool conv2d_dnnl(const Tensor& x, const Tensor& w, const Tensor* bias, const Window& win, int64_t group,
                  const KernelContext::Activation& act, bool native_out, Tensor& y) {
   static const bool off = std::getenv("AMANDA_NO_DNNL") != nullptr;
-  if (off) return false;
+  if (off || !dnnl_available()) return false;
   using tag = dnnl::memory::format_tag;
   using dt = dnnl::memory::data_type;
   using dims = dnnl::memory::dims;

@@ -143,6 +143,9 @@ int thread_count();
 // LeakyRelu kernel would.
 void apply_activation(const KernelContext::Activation& a, float* y, int64_t n);
 
+// dnnl_lazy.cpp: whether oneDNN could be opened (the first call opens it; false: use OpenBLAS).
+bool dnnl_available();
+
 // conv_dnnl.cpp: a + b of two float32 tensors in the same oneDNN layout (false otherwise); y is
 // native when native_out, else row-major.
 bool add_native_f32(const Tensor& a, const Tensor& b, bool native_out, Tensor& y);

@@ -53,7 +53,7 @@ void gemm_f32(bool ta, bool tb, int64_t M, int64_t N, int64_t K, float alpha, co
   // oneDNN's sgemm (JIT-compiled for the machine): 2.5-5x Debian's OpenBLAS sgemm on vit_b_16's
   // shapes (bench/interp/gemm_bench.cpp, docs/interpreter.md). AMANDA_NO_DNNL=1 keeps OpenBLAS.
   static const bool no_dnnl = std::getenv("AMANDA_NO_DNNL") != nullptr;
-  if (!no_dnnl) {
+  if (!no_dnnl && dnnl_available()) {
     init_threads();
     if (dnnl_sgemm(ta ? 'T' : 'N', tb ? 'T' : 'N', M, N, K, alpha, A, lda, B, ldb, beta, C, ldc) == dnnl_success) return;
   }
