@@ -189,7 +189,11 @@ FoldResult fold_constants(ir::Graph& g) {
           if (outs.size() != 1) continue;
           if (type == "Size") {
             int64_t n = 1;
-            for (int64_t d : dims) n *= d;
+            try {
+              for (int64_t d : dims) n = checked_mul(n, d, "a folded Size");
+            } catch (const Error&) {
+              continue;  // (a hostile shape: left computed)
+            }
             frame.emplace(outs[0].value, RValue(Tensor::scalar_i64(n)));
             continue;
           }
