@@ -119,7 +119,7 @@ InferRequest infer_request(PassContext& ctx, bool propagate) {
 // Folds what no graph input changes into constants, typing the graph between rounds (more shapes
 // are known after a round, so more Shape ops fold), until nothing more folds. Returns the count.
 // A round folds one link of a chain of shapes (a Reshape to a computed shape, whose output's Shape
-// feeds the next one): swin_t's twelve blocks need 20 rounds. A round computes only the constant
+// feeds the next one): swin_t's twelve blocks need 15 rounds. A round computes only the constant
 // ops (interp::fold_constants), so the bound is against cycles of no progress, not for time.
 size_t fold_to_fixed_point(PassContext& ctx, bool propagate) {
   size_t folded = 0;
