@@ -390,7 +390,14 @@ std::string shipped_table_dir() {
 
 Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Registry& reg, const ConvertOptions& o) {
   std::string from(g.str(g.graph_namespace(g.root())));
-  if (from.empty()) throw Error("the graph has no namespace to convert from");
+  if (from.empty()) {
+    // (an ONNX model importing only a domain Amanda has no namespace for, such as
+    // ai.onnx.preview.training: name its op types, which is what the user must look at)
+    std::string types;
+    int n = 0;
+    for (ir::OpId c = g.first_child(g.root()); c && n < 3; c = g.next_sibling(c), ++n) types += (n ? ", " : "") + std::string(g.type_str(c));
+    throw Error("the graph has no namespace to convert from" + (types.empty() ? std::string() : " (no known namespace has its ops: " + types + ")"));
+  }
   if (!reg.known(to)) throw Error("unknown namespace " + to + " (`amanda schema list` shows the known ones)");
   Report rep;
   std::vector<const Table*> chain = tables.plan(from, to, g);

@@ -2,13 +2,17 @@
 """`amanda optimize` against onnxruntime's basic-level optimizer (the peer, docs/optimize.md).
 
     /usr/bin/python3 tests/passes/peer.py AMANDA MODELS_DIR WORK_DIR [model ...] [--strict] [--repeat=N]
+                                          [--warm=BUILD/python]
 
 For each model (made by make_models.py): `amanda optimize` (wall and CPU time of the whole process)
 and onnxruntime-node's session creation at level 'basic' with optimizedModelFilePath (tests/js/
 ort_basic_optimize.js; wall and CPU time of the creation alone, in a warm process). With
 --repeat=N both are timed N times, interleaved (each round: every model through amanda, then
 every model through one node process), and the medians are reported: on a shared machine single
-runs move by tens of percent. Op counts (Constant nodes not counted on
+runs move by tens of percent. With --warm=DIR (the folder of the built Python module), each round
+also times every model through one warm Python process (warm_optimize.py: amanda.load + optimize +
+save after a warm-up, as onnxruntime is timed after its warm-up), in a second table; --strict then
+also needs the warm process's graph to have as many ops as the tool's. Op counts (Constant nodes not counted on
 any side: onnxruntime turns them into initializers), and the outputs of the original, Amanda's and
 onnxruntime's graphs run in onnxruntime (level 'disabled') on the model's reference input: the
 largest |x - y| / max(1, |x|). --strict exits 1 when Amanda leaves more ops than onnxruntime, when
@@ -60,6 +64,7 @@ def run_amanda(amanda, src, out):
 def main():
     args = [a for a in sys.argv[1:] if not a.startswith("--")]
     strict = "--strict" in sys.argv
+    warm = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--warm=")), None)
     repeat = max([1] + [int(a.split("=", 1)[1]) for a in sys.argv[1:] if a.startswith("--repeat=")])
     amanda, models_dir, work = args[0], args[1], args[2]
     names = args[3:] or sorted(f[:-5] for f in os.listdir(models_dir) if f.endswith(".onnx"))
@@ -68,7 +73,8 @@ def main():
     for n in names:
         src = os.path.join(models_dir, n + ".onnx")
         rows.append({"name": n, "src": src, "ours": os.path.join(work, n + ".amanda.onnx"),
-                     "ort": os.path.join(work, n + ".ort.onnx"), "amanda_t": [], "amanda_c": [], "ort_t": [], "ort_c": []})
+                     "ort": os.path.join(work, n + ".ort.onnx"), "amanda_t": [], "amanda_c": [], "ort_t": [], "ort_c": [],
+                     "warm": os.path.join(work, n + ".warm.onnx"), "warm_t": [], "warm_c": []})
     for _ in range(repeat):
         for row in rows:
             if "error" in row:
@@ -81,6 +87,19 @@ def main():
             row["report"] = json.loads(r.stdout)
             row["amanda_t"].append(wall)
             row["amanda_c"].append(cpu)
+        if warm:
+            warm_args = [x for row in rows if "error" not in row for x in (row["src"], row["warm"])]
+            env = dict(os.environ, PYTHONPATH=warm, PYTHONDONTWRITEBYTECODE="1")
+            out = subprocess.run([sys.executable, os.path.join(HERE, "warm_optimize.py")] + warm_args,
+                                 capture_output=True, text=True, env=env)
+            got = {x["model"]: x for x in json.loads(out.stdout)} if out.returncode == 0 else {}
+            for row in rows:
+                w = got.get(row["src"], {"error": out.stderr.strip() or "no result"})
+                if "error" in w:
+                    row["warm_error"] = w["error"]
+                elif "error" not in row:
+                    row["warm_t"].append(w["seconds"])
+                    row["warm_c"].append(w["cpu_seconds"])
         ort_args = [x for row in rows if "error" not in row for x in (row["src"], row["ort"])]
         out = subprocess.run(["node", os.path.join(JS, "ort_basic_optimize.js")] + ort_args, capture_output=True, text=True)
         ort = {x["model"]: x for x in json.loads(out.stdout)}
@@ -139,6 +158,27 @@ def main():
         if not ok:
             bad += 1
             print(f"  {row['name']}: NOT OK (amanda {ours} ops {dict(ours_c)}; diff {d_ours})")
+    if warm:
+        print()
+        print("| model | amanda optimize process s (CPU s) | amanda warm process s (CPU s) | onnxruntime session s (CPU s) "
+              "| warm wall ratio | warm CPU ratio |")
+        print("|---|---|---|---|---|---|")
+        for row in rows:
+            if "error" in row:
+                continue
+            if row.get("warm_error") or not row["warm_t"]:
+                bad += 1
+                print(f"| {row['name']} | | error: {row.get('warm_error')} | | | |")
+                continue
+            ws, wc = statistics.median(row["warm_t"]), statistics.median(row["warm_c"])
+            same = count_ops(row["warm"])[0] == count_ops(row["ours"])[0]
+            if not same:
+                bad += 1
+            ratio = f"{row['ort_s'] / ws:.2f}x" if row["ort_s"] else ""
+            cratio = f"{row['ort_cpu'] / wc:.2f}x" if row["ort_cpu"] and wc else ""
+            ort_time = "" if row["ort_s"] is None else f"{row['ort_s']:.3f} ({row['ort_cpu']:.3f})"
+            print(f"| {row['name']} | {row['amanda_s']:.3f} ({row['amanda_cpu']:.3f}) | {ws:.3f} ({wc:.3f}) | {ort_time} | "
+                  f"{ratio} | {cratio} |" + ("" if same else " NOT the tool's op count"))
     if strict and bad:
         sys.exit(1)
 

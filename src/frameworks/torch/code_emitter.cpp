@@ -9,10 +9,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "amanda/ir/attr_lookup.h"
+#include "amanda/ir/conventions.h"
 #include "amanda/support/diagnostics.h"
 #include "frameworks/torch/script_writer.h"
 
@@ -108,6 +110,7 @@ struct Emitter {
   Names locals, attrs;
   std::unordered_map<uint32_t, std::string> expr;  // port id -> expression
   std::string body;
+  std::string ind = "    ";  // the current block's indentation
 
   explicit Emitter(const ir::Graph& graph) : g(graph) {}
 
@@ -115,6 +118,7 @@ struct Emitter {
 
   std::string value_name(PortId p) const {
     if (const Value* v = ir::get_attr(g, p, "@value"); v && v->is_string() && !v->as_string().empty()) return v->as_string();
+    if (g.port_dir(p) == ir::PortDir::In) return std::string(g.port_name_str(p));  // a body's input
     OpId op = g.port_op(p);
     std::string n(g.name_generated(op) ? std::string_view("v") : g.name_str(op));
     if (g.outputs(op).size() > 1) n += "_" + std::string(g.port_name_str(p));
@@ -140,15 +144,26 @@ struct Emitter {
     return d == D::Float16 || d == D::BFloat16 || d == D::Float32 || d == D::Float64;
   }
 
-  // forward() takes and returns tensors of the element types torch has: anything else is refused.
-  void check_type(PortId p, const char* what) const {
-    if (!g.port_type(p)) return;
-    const ir::TypeData& t = g.port_type_data(p);
-    if (t.kind != ir::TypeKind::Tensor)
-      throw Error(g.path(p) + ": a " + what + " that is not a tensor (sequences, optionals, maps are not written yet)");
-    if (t.elem != ir::DType::Undefined && !torch_has_dtype(t.elem))
-      throw Error(g.path(p) + ": a " + what + " of element type " + std::string(ir::dtype_name(t.elem)) + " (torch 1.13 has no such tensors)");
+  // forward() takes and returns tensors of the element types torch has, and lists of them (ONNX's
+  // sequences): anything else is refused. Returns the TorchScript type.
+  std::string check_type(PortId p, const char* what) const {
+    if (!g.port_type(p)) return "Tensor";
+    const ir::TypeData* t = &g.port_type_data(p);
+    std::string wrap_open, wrap_close;
+    if (t->kind == ir::TypeKind::Sequence) {
+      if (!t->inner) return "List[Tensor]";  // a sequence of unknown element type
+      wrap_open = "List[", wrap_close = "]";
+      t = &g.types().get(t->inner);
+    }
+    if (t->kind != ir::TypeKind::Tensor)
+      throw Error(g.path(p) + ": a " + what + " that is not a tensor or a sequence of tensors (optionals and maps: "
+                  "a TorchScript forward() could take Optional[Tensor], but Amanda does not write them)");
+    if (t->elem != ir::DType::Undefined && !torch_has_dtype(t->elem))
+      throw Error(g.path(p) + ": a " + what + " of element type " + std::string(ir::dtype_name(t->elem)) + " (torch 1.13 has no such tensors)");
+    return wrap_open + "Tensor" + wrap_close;
   }
+
+  bool is_sequence(PortId p) const { return g.port_type(p) && g.port_type_data(p).kind == ir::TypeKind::Sequence; }
 
   void graph_inputs(std::string& sig) {
     for (PortId p : g.inputs(g.root())) {
@@ -159,10 +174,10 @@ struct Emitter {
         expr[p.value] = tensor_attr(g.port_name_str(p), t, floating(t.dtype));
         continue;
       }
-      check_type(p, "graph input");
+      std::string ty = check_type(p, "graph input");
       std::string n = locals.make(g.port_name_str(p));
       expr[p.value] = n;
-      sig += ",\n    " + n + ": Tensor";
+      sig += ",\n    " + n + ": " + ty;
     }
   }
 
@@ -172,6 +187,24 @@ struct Emitter {
       if (!g.is_control(p) && g.producer(p)) v.push_back(p);
     return v;
   }
+
+  std::vector<PortId> data_ports(OpId op, ir::PortDir dir) const {
+    std::vector<PortId> v;
+    for (PortId p : g.ports(op, dir))
+      if (!g.is_control(p) && !g.port_name_str(p).starts_with("@")) v.push_back(p);
+    return v;
+  }
+
+  std::vector<std::string> bind_each(OpId op) {
+    std::vector<std::string> v;
+    for (PortId p : data_ports(op, ir::PortDir::Out)) {
+      v.push_back(locals.make(value_name(p)));
+      expr[p.value] = v.back();
+    }
+    return v;
+  }
+
+  void line(const std::string& s) { body += ind + s + "\n"; }
 
   // Names the op's outputs; returns the left-hand side of its statement.
   std::string bind_outputs(OpId op) {
@@ -190,8 +223,10 @@ struct Emitter {
 
   void statement(OpId op) {
     std::string type(g.type_str(op));
+    if (type == "prim::If") return emit_if(op);
+    if (type == "prim::Loop") return ir::get_attr(g, op, "@scan_inputs") ? emit_scan(op) : emit_loop(op);
     if (g.has_body(op) || !g.attr_graphs(op).empty())
-      throw Error(where(op) + ": control flow and ops with subgraphs are not written yet (TorchScript if/loop: issue 29)");
+      throw Error(where(op) + ": an op with subgraphs other than prim::If / prim::Loop (TorchScript has no other control flow)");
     if (type == "prim::Constant") {
       const Value* v = ir::get_attr(g, op, "value");
       PortId out = g.outputs(op).empty() ? PortId() : g.output(op, 0);
@@ -217,13 +252,18 @@ struct Emitter {
       for (size_t i = 0; i < ins.size(); ++i) rhs += (i ? ", " : "") + input_expr(op, ins[i]);
       if (tuple && ins.size() == 1) rhs += ",";
       rhs += tuple ? ")" : "]";
-      if (!tuple && ins.empty()) rhs = "annotate(List[int], [])";
+      // an empty list: of tensors when the value is a sequence (ONNX's SequenceEmpty), else of
+      // ints (the aten schemas' dims and sizes)
+      if (!tuple && ins.empty()) {
+        PortId out = g.outputs(op).empty() ? PortId() : g.output(op, 0);
+        rhs = out && is_sequence(out) ? "annotate(List[Tensor], [])" : "annotate(List[int], [])";
+      }
     } else if (type == "prim::ListUnpack" || type == "prim::TupleUnpack") {
       auto ins = connected_inputs(op);
       if (ins.size() != 1) throw Error(where(op) + ": expects one input");
       rhs = input_expr(op, ins[0]);
       std::string lhs = bind_outputs(op);
-      body += "    " + lhs + (g.outputs(op).size() == 1 ? ", " : "") + " = " + rhs + "\n";
+      line(lhs + (g.outputs(op).size() == 1 ? ", " : "") + " = " + rhs);
       return;
     } else {
       auto sep = type.find("::");
@@ -244,7 +284,241 @@ struct Emitter {
       rhs += ")";
     }
     std::string lhs = bind_outputs(op);
-    body += "    " + lhs + " = " + rhs + "\n";
+    line(lhs + " = " + rhs);
+  }
+
+  // ---- control flow: prim::If / prim::Loop hold their bodies as graph attributes (block0, block1)
+  // whose ops read outer values through the op's capture ports (`@capture.x`): a capture is the
+  // outer value's expression, as TorchScript's blocks see the enclosing function's variables.
+  OpId block(OpId op, const char* name) const {
+    const Value* v = ir::get_attr(g, op, name);
+    if (!v || !v->is_graph()) throw Error(where(op) + ": no graph attribute '" + name + "'");
+    return v->as_graph();
+  }
+
+  void bind_captures(OpId op) {
+    for (PortId p : g.inputs(op))
+      if (!g.is_control(p) && g.port_name_str(p).starts_with("@") && g.producer(p)) expr[p.value] = input_expr(op, p);
+  }
+
+  void emit_scope(OpId scope) {
+    auto topo = g.topo_order(scope);
+    if (!topo.ok()) throw Error(g.path(topo.cycle.front()) + ": the body has a cycle");
+    for (OpId o : topo.order) statement(o);
+  }
+
+  const std::string& source_expr(OpId op, PortId sink) {
+    PortId src = g.producer(sink);
+    auto it = src ? expr.find(src.value) : expr.end();
+    if (it == expr.end()) throw Error(where(op) + ": a body output that nothing in the body computes (" + g.path(sink) + ")");
+    return it->second;
+  }
+
+  PortId named_input(OpId op, std::string_view name) const {
+    for (PortId p : g.inputs(op))
+      if (g.port_name_str(p) == name) return p;
+    return PortId();
+  }
+
+  // if bool(cond): <then> outs = ... else: <else> outs = ...
+  void emit_if(OpId op) {
+    PortId c = named_input(op, "cond");
+    if (!c || !g.producer(c)) throw Error(where(op) + ": no condition");
+    std::string cond = "bool(" + input_expr(op, c) + ")";
+    bind_captures(op);
+    OpId b[2] = {block(op, "block0"), block(op, "block1")};
+    std::vector<std::string> outs = bind_each(op);
+    for (int k = 0; k < 2; ++k) {
+      line(k == 0 ? "if " + cond + ":" : std::string("else:"));
+      std::string saved = ind;
+      ind += "  ";
+      emit_scope(b[k]);
+      auto gouts = data_ports(b[k], ir::PortDir::Out);
+      if (gouts.size() != outs.size())
+        throw Error(where(op) + ": branch " + std::to_string(k) + " returns " + std::to_string(gouts.size()) + " values for " +
+                    std::to_string(outs.size()) + " outputs");
+      for (size_t i = 0; i < outs.size(); ++i) line(outs[i] + " = " + source_expr(op, gouts[i]));
+      if (outs.empty()) line("pass");
+      ind = saved;
+    }
+  }
+
+  int64_t int_attr(OpId op, const char* name, int64_t dflt) const {
+    const Value* v = ir::get_attr(g, op, name);
+    return v && v->is_int() ? v->as_int() : dflt;
+  }
+  std::vector<int64_t> ints_attr(OpId op, const char* name, size_t n) const {
+    std::vector<int64_t> r(n, 0);
+    const Value* v = ir::get_attr(g, op, name);
+    if (v && v->is_list())
+      for (size_t i = 0; i < n && i < v->as_list().size(); ++i)
+        if (v->as_list()[i].is_int()) r[i] = v->as_list()[i].as_int();
+    return r;
+  }
+
+  // ONNX's Scan (opset 9 on; the table makes it a prim::Loop holding the Scan body, with the
+  // attributes as `@scan_*`): a for loop over the scan inputs' axis, each iteration's slices
+  // selected (from the end for a reverse direction), scan outputs stacked along their axis
+  // (flipped back for a reverse direction).
+  void emit_scan(OpId op) {
+    std::vector<PortId> ins;  // the states and scan inputs (the trip count and condition ports stay empty)
+    for (PortId p : data_ports(op, ir::PortDir::In))
+      if (g.port_name_str(p) != "max_trip_count" && g.port_name_str(p) != "start_condition") ins.push_back(p);
+    auto outs_ports = data_ports(op, ir::PortDir::Out);
+    int64_t m = int_attr(op, "@scan_inputs", -1);
+    OpId body_graph = block(op, "block0");
+    auto gin = data_ports(body_graph, ir::PortDir::In), gout = data_ports(body_graph, ir::PortDir::Out);
+    if (m < 1 || static_cast<size_t>(m) > ins.size() || gin.size() != ins.size() || gout.size() != outs_ports.size())
+      throw Error(where(op) + ": not a Scan body (" + std::to_string(gin.size()) + " inputs, " + std::to_string(gout.size()) + " outputs)");
+    size_t n = ins.size() - static_cast<size_t>(m), k = outs_ports.size() - n;
+    if (outs_ports.size() < n) throw Error(where(op) + ": fewer outputs than states");
+    auto in_axes = ints_attr(op, "@scan_input_axes", static_cast<size_t>(m));
+    auto in_dirs = ints_attr(op, "@scan_input_directions", static_cast<size_t>(m));
+    auto out_axes = ints_attr(op, "@scan_output_axes", k);
+    auto out_dirs = ints_attr(op, "@scan_output_directions", k);
+    bind_captures(op);
+    std::vector<std::string> xs;
+    for (size_t j = 0; j < static_cast<size_t>(m); ++j) {
+      if (!g.producer(ins[n + j])) throw Error(where(op) + ": a scan input that is not connected");
+      xs.push_back(input_expr(op, ins[n + j]));
+    }
+    std::string trips = locals.make("scan_length");
+    line(trips + " = torch.size(" + xs[0] + ", " + std::to_string(in_axes[0]) + ")");
+    std::vector<std::string> carried;
+    for (size_t j = 0; j < n; ++j) {
+      carried.push_back(locals.make(value_name(outs_ports[j])));
+      line(carried.back() + " = " + input_expr(op, ins[j]));
+    }
+    std::vector<std::string> lists;
+    for (size_t j = 0; j < k; ++j) {
+      lists.push_back(locals.make(value_name(outs_ports[n + j]) + "_list"));
+      line(lists.back() + " = annotate(List[Tensor], [])");
+    }
+    std::string i = locals.make("i");
+    line("for " + i + " in range(" + trips + "):");
+    std::string saved = ind;
+    ind += "  ";
+    for (size_t j = 0; j < n; ++j) expr[gin[j].value] = carried[j];
+    for (size_t j = 0; j < static_cast<size_t>(m); ++j) {
+      std::string e = locals.make(value_name(gin[n + j]));
+      std::string at = in_dirs[j] ? trips + " - 1 - " + i : i;
+      line(e + " = torch.select(" + xs[j] + ", " + std::to_string(in_axes[j]) + ", " + at + ")");
+      expr[gin[n + j].value] = e;
+    }
+    emit_scope(body_graph);
+    std::vector<std::string> next;
+    for (size_t j = 0; j < n; ++j) {
+      next.push_back(locals.make(carried[j] + "_next"));
+      line(next.back() + " = " + source_expr(op, gout[j]));
+    }
+    for (size_t j = 0; j < k; ++j) line(lists[j] + ".append(" + source_expr(op, gout[n + j]) + ")");
+    for (size_t j = 0; j < n; ++j) line(carried[j] + " = " + next[j]);
+    if (n == 0 && k == 0) line("pass");
+    ind = saved;
+    for (size_t j = 0; j < n; ++j) expr[outs_ports[j].value] = carried[j];
+    for (size_t j = 0; j < k; ++j) {
+      std::string out = locals.make(value_name(outs_ports[n + j]));
+      expr[outs_ports[n + j].value] = out;
+      std::string ax = std::to_string(out_axes[j]);
+      std::string stacked = "torch.stack(" + lists[j] + ", " + ax + ")";
+      line(out + " = " + (out_dirs[j] ? "torch.flip(" + stacked + ", [" + ax + "])" : stacked));
+    }
+  }
+
+  // ONNX's Loop (the PyTorch namespace's prim::Loop holds the same body: inputs (iteration number,
+  // condition, carried...), outputs (condition, carried..., scan outputs...)) as a while loop on the
+  // condition and the trip count; scan outputs are lists of the iterations' values, stacked after.
+  void emit_loop(OpId op) {
+    PortId m = named_input(op, "max_trip_count"), c = named_input(op, "start_condition");
+    std::vector<PortId> init;
+    for (PortId p : data_ports(op, ir::PortDir::In))
+      if (p != m && p != c) init.push_back(p);
+    OpId body_graph = block(op, "block0");
+    auto gin = data_ports(body_graph, ir::PortDir::In), gout = data_ports(body_graph, ir::PortDir::Out);
+    size_t n = init.size();
+    auto outs_ports = data_ports(op, ir::PortDir::Out);
+    if (gin.size() != n + 2 || gout.size() < n + 1 || outs_ports.size() != gout.size() - 1)
+      throw Error(where(op) + ": the body takes " + std::to_string(gin.size()) + " and returns " + std::to_string(gout.size()) +
+                  " values for " + std::to_string(n) + " carried and " + std::to_string(outs_ports.size()) + " outputs (not a Loop body)");
+    std::string trip;
+    if (m && g.producer(m)) {
+      trip = locals.make("trip_count");
+      line(trip + " = int(" + input_expr(op, m) + ")");
+    }
+    std::string go = locals.make("cond");
+    line(go + " = " + (c && g.producer(c) ? "bool(" + input_expr(op, c) + ")" : std::string("True")));
+    std::string i = locals.make("i");
+    line(i + " = 0");
+    bind_captures(op);
+    std::vector<std::string> carried;
+    for (size_t k = 0; k < n; ++k) {
+      std::string init_expr = g.producer(init[k]) ? input_expr(op, init[k]) : std::string("None");
+      carried.push_back(locals.make(value_name(outs_ports[k])));
+      line(carried.back() + " = " + init_expr);
+    }
+    std::vector<std::string> lists;
+    for (size_t j = n; j < outs_ports.size(); ++j) {
+      lists.push_back(locals.make(value_name(outs_ports[j]) + "_list"));
+      line(lists.back() + " = annotate(List[Tensor], [])");
+    }
+    line("while " + go + (trip.empty() ? std::string() : " and " + i + " < " + trip) + ":");
+    std::string saved = ind;
+    ind += "  ";
+    std::string it = locals.make(value_name(gin[0])), ci = locals.make(value_name(gin[1]));
+    line(it + " = torch.tensor(" + i + ")");
+    line(ci + " = torch.tensor(" + go + ")");
+    expr[gin[0].value] = it;
+    expr[gin[1].value] = ci;
+    for (size_t k = 0; k < n; ++k) expr[gin[2 + k].value] = carried[k];
+    emit_scope(body_graph);
+    // the new values into temporaries first: one may read another's previous value
+    std::vector<std::string> next;
+    for (size_t k = 0; k < n; ++k) {
+      next.push_back(locals.make(carried[k] + "_next"));
+      line(next.back() + " = " + source_expr(op, gout[1 + k]));
+    }
+    for (size_t j = 0; j < lists.size(); ++j) line(lists[j] + ".append(" + source_expr(op, gout[1 + n + j]) + ")");
+    line(go + " = bool(" + source_expr(op, gout[0]) + ")");
+    for (size_t k = 0; k < n; ++k) line(carried[k] + " = " + next[k]);
+    line(i + " = " + i + " + 1");
+    ind = saved;
+    for (size_t k = 0; k < n; ++k) expr[outs_ports[k].value] = carried[k];
+    for (size_t j = 0; j < lists.size(); ++j) {
+      std::string out = locals.make(value_name(outs_ports[n + j]));
+      expr[outs_ports[n + j].value] = out;
+      // No iteration: torch.stack of an empty list fails; ONNX's result is [0, body shape...],
+      // written when the body's value has a static shape and element type (else stack fails as said)
+      if (auto empty = empty_stack(gout[1 + n + j])) {
+        line("if torch.len(" + lists[j] + ") == 0:");
+        line("  " + out + " = " + *empty);
+        line("else:");
+        line("  " + out + " = torch.stack(" + lists[j] + ")");
+      } else {
+        line(out + " = torch.stack(" + lists[j] + ")");
+      }
+    }
+  }
+
+  // torch.zeros([0, d1, ...], dtype=...) for a body value of static shape and known element type.
+  std::optional<std::string> empty_stack(PortId body_out) const {
+    PortId src = g.producer(body_out);
+    for (PortId p : {body_out, src}) {
+      if (!p || !g.port_type(p)) continue;
+      const ir::TypeData& t = g.port_type_data(p);
+      if (t.kind != ir::TypeKind::Tensor || !t.ranked || t.elem == ir::DType::Undefined) continue;
+      const ir::DTypeCodes* codes = ir::conventions().dtype_codes("torch");
+      if (!codes) return std::nullopt;
+      std::string want(ir::dtype_name(t.elem));
+      auto code = std::find_if(codes->begin(), codes->end(), [&](const auto& c) { return c.second == want; });
+      if (code == codes->end()) return std::nullopt;
+      std::string dims = "[0";
+      for (const ir::Dim& d : t.dims) {
+        if (!d.is_known()) return std::nullopt;
+        dims += ", " + std::to_string(d.value());
+      }
+      return "torch.zeros(" + dims + "], dtype=" + std::to_string(code->first) + ")";
+    }
+    return std::nullopt;
   }
 
   void run() {
@@ -260,7 +534,7 @@ struct Emitter {
       PortId src = g.producer(p);
       auto it = src ? expr.find(src.value) : expr.end();
       if (it == expr.end()) throw Error(g.path(p) + ": a graph output that nothing computes");
-      check_type(p, "graph output");
+      (void)check_type(p, "graph output");
       rets.push_back(it->second);
     }
     if (rets.empty()) throw Error("the graph has no output (a forward() must return a value)");

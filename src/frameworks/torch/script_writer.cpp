@@ -165,15 +165,14 @@ static int format_version(const ir::Graph& g) {
   static const std::pair<const char*, int> kChanged[] = {
       {"div", 4}, {"div_", 4}, {"full", 5}, {"linspace", 8}, {"logspace", 9}, {"gelu", 10}};
   int version = 3;
-  auto topo = g.topo_order(g.root());
-  for (ir::OpId op : topo.order) {
+  g.for_each_op([&](ir::OpId op) {  // bodies of control flow too
     std::string_view type = g.type_str(op);
-    if (!type.starts_with("aten::")) continue;
+    if (!type.starts_with("aten::")) return;
     type.remove_prefix(6);
     type = type.substr(0, type.find('.'));
     for (const auto& [name, v] : kChanged)
       if (type == name) version = std::max(version, v);
-  }
+  });
   return version;
 }
 
