@@ -118,13 +118,17 @@ InferRequest infer_request(PassContext& ctx, bool propagate) {
 
 // Folds what no graph input changes into constants, typing the graph between rounds (more shapes
 // are known after a round, so more Shape ops fold), until nothing more folds. Returns the count.
+// A round folds one link of a chain of shapes (a Reshape to a computed shape, whose output's Shape
+// feeds the next one): swin_t's twelve blocks need 15 rounds. A round computes only the constant
+// ops (interp::fold_constants), so the bound is against cycles of no progress, not for time.
 size_t fold_to_fixed_point(PassContext& ctx, bool propagate) {
   size_t folded = 0;
-  for (int round = 0; round < 8; ++round) {
+  for (int round = 0; round < 64; ++round) {
     if (const Framework* f = framework_of(ctx.doc.graph)) f->prepare(ctx.doc.graph, infer_request(ctx, propagate));
     interp::FoldResult r = interp::fold_constants(ctx.doc.graph);
     if (!r.folded) break;
     folded += r.folded;
+    if (std::getenv("AMANDA_FOLD_DEBUG")) fmt::print(stderr, "fold round {}: {} folded, {} erased\n", round, r.folded, r.erased);
   }
   return folded;
 }
@@ -168,9 +172,11 @@ void run_tables(PassContext& ctx) {
   // bounds, shapes from Shape -> Gather -> Concat) converts once the values that no graph input
   // changes are folded into constants: keep a copy to fold and try again (the source of --check
   // stays as it was read).
-  // (Within the source framework, and into a framework that asks for it: ONNX -> PyTorch.)
-  bool may_retry = !ctx.request.keep_unmapped && src && src->retry_after_folding() &&
-                   (src == dst || (dst && dst->converts_after_folding()));
+  // (Within the source framework, and into a framework that asks for it: ONNX -> PyTorch, and
+  // TF / TF.js -> ONNX -> PyTorch, where the folding happens once the chain's first step has made
+  // the graph ONNX: interp::fold_constants folds graphs of the ONNX namespace only.)
+  bool may_retry = !ctx.request.keep_unmapped && src &&
+                   ((src->retry_after_folding() && src == dst) || (dst && dst->converts_after_folding()));
   std::optional<text::Document> before;
   if (may_retry) before.emplace(text::copy_document(ctx.doc));
   ctx.report = mapping::convert(ctx.doc.graph, to, ctx.tables, ctx.registry,
@@ -191,7 +197,16 @@ void run_tables(PassContext& ctx) {
     if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
   };
   mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
-  if (!rep.ok() || !folded) return;
+  if (!folded) return;
+  if (!rep.ok()) {
+    // Refused again: what is left after folding is what stops the conversion (the first
+    // attempt's report also lists the ops that only waited for folded values).
+    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants "
+                                                        "(the ops listed are what folding did not resolve)",
+                                                        folded));
+    ctx.report = std::move(rep);
+    return;
+  }
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
                                                       "constants (the first attempt refused ops whose inputs are computed at run time)",
                                                       folded));

@@ -17,7 +17,8 @@ int32) / ReduceSumSquare / ReduceLogSum, ArgMax/ArgMin select_last_index, Hardma
 SpaceToDepth, Shrink, Det, NonZero, Compress, InstanceNormalization, ScatterElements, Dropout's
 mask outside training. Cases that must be refused are checked to be
 refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
-nearest half_pixel with ties, cubic_coeff_a -0.5, asymmetric linear.
+nearest half_pixel with ties, cubic_coeff_a -0.5, linear tf_half_pixel_for_nn (asymmetric linear converts now:
+model_op_cases_test.py).
 """
 import argparse
 import json
@@ -386,7 +387,7 @@ def refused_cases():
     for name, attrs, sc in [("resize_tf_crop_and_resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2]),
                             ("resize_nearest_tie_half_pixel_floor", {"mode": "nearest"}, [1, 1, 0.5, 0.5]),
                             ("resize_cubic_a_half", {"mode": "cubic", "cubic_coeff_a": -0.5}, [1, 1, 2, 2]),
-                            ("resize_linear_asymmetric", {"mode": "linear", "coordinate_transformation_mode": "asymmetric"}, [1, 1, 2, 2])]:
+                            ("resize_linear_tf_half_pixel_for_nn", {"mode": "linear", "coordinate_transformation_mode": "tf_half_pixel_for_nn"}, [1, 1, 2, 2])]:
         inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
         out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), "Resize"))
     return out

@@ -62,18 +62,19 @@ def main():
             pt = os.path.join(work, n + ".pt")
             r = subprocess.run([a.amanda, "convert", src, "-o", pt], capture_output=True, text=True)
             if r.returncode != 0:
-                why = [l.strip() for l in r.stderr.splitlines() if l.strip().startswith(("error", "unmapped")) or l.startswith("  ") and not l.startswith("    ")]
+                why = [l.strip() for l in (r.stdout + r.stderr).splitlines() if l.strip().startswith(("error", "unmapped")) or l.startswith("  ") and not l.startswith("    ")]
                 print(f"{n:20s} refused   {' | '.join(why[:3])[:200]}")
                 continue
             ins = inputs_of(src)
-            if any(dt not in ("DT_FLOAT",) for _, _, dt in ins):
-                print(f"{n:20s} skipped   non-float inputs")
+            if any(dt not in ("DT_FLOAT", "DT_INT32", "DT_UINT8") for _, _, dt in ins):
+                print(f"{n:20s} skipped   inputs of another type")
                 continue
             rnd = mulberry32(1)
             feeds = []
-            for _, shape, _ in ins:
+            for _, shape, dt in ins:  # as tfjs_run.js makes them: integers floor(r * 256)
                 cnt = int(np.prod(shape))
-                feeds.append(torch.tensor(np.array([rnd() for _ in range(cnt)], dtype=np.float32).reshape(shape)))
+                v = np.array([rnd() for _ in range(cnt)], dtype=np.float64).reshape(shape)
+                feeds.append(torch.tensor(v.astype(np.float32) if dt == "DT_FLOAT" else np.floor(v * 256).astype(np.int32 if dt == "DT_INT32" else np.uint8)))
             ref = json.loads(subprocess.run(["node", os.path.join(JS, "tfjs_run.js"), "run", src, "1"], capture_output=True, text=True, check=True, cwd=JS).stdout)
             try:
                 m = torch.jit.load(pt)

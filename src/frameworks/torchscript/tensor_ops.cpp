@@ -559,10 +559,11 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
     if (b.back() == '_') t = a[0]->dtype;  // in place: the self's type
     return one(t, broadcast(shape_of(*a[0]), shape_of(*a[1]), where));
   }
-  if (b == "aten::_convolution" || b == "aten::conv2d" || b == "aten::conv1d") {
+  // (aten::convolution has _convolution's first nine arguments: what the TorchScript writer emits)
+  if (b == "aten::_convolution" || b == "aten::convolution" || b == "aten::conv2d" || b == "aten::conv1d" || b == "aten::conv3d") {
     const Val& x = tensor_arg(a, 0, where);
     const Val& w = tensor_arg(a, 1, where);
-    if (b == "aten::_convolution" && int_arg(a, 6, where)) {
+    if ((b == "aten::_convolution" || b == "aten::convolution") && int_arg(a, 6, where)) {
       // transposed: (in - 1) * stride - 2 * pad + dilation * (k - 1) + output_padding + 1 per spatial dim; weight [C_in, C_out / groups, k...]
       std::vector<int64_t> stride = ints_arg(a, 3, where), pad = ints_arg(a, 4, where), dil = ints_arg(a, 5, where), opad = ints_arg(a, 7, where);
       int64_t groups = int_arg(a, 8, where);
