@@ -1,6 +1,7 @@
 // AttrValue <-> IR value straight from and to the wire format (values.h, wire.h): the common
 // kinds only; every other case goes through the protobuf messages of values.cpp, which stay the
 // reference (tests/tensorflow/graphdef_test.cpp compares both paths).
+#include <cstdint>
 #include <cstring>
 
 #include "values.h"
@@ -137,8 +138,13 @@ bool list_from_wire(std::string_view b, WireAttr& w) {
         for (size_t i = 0; i < p.size(); i += 4) {
           float x;
           std::memcpy(&x, p.data() + i, 4);
-          float back = to_float32(static_cast<double>(x));
-          if (std::memcmp(&x, &back, 4)) return false;  // (a signalling NaN: not exact)
+          // A signalling NaN turns quiet on its way through double (the message path converts it
+          // and finds it inexact): no exact readable form. Tested on the bits, because a compiler
+          // may fold float -> double -> float away (clang did, once to_float32 was inlinable in
+          // the unity build).
+          uint32_t bits;
+          std::memcpy(&bits, &x, 4);
+          if ((bits & 0x7f800000u) == 0x7f800000u && (bits & 0x003fffffu) && !(bits & 0x00400000u)) return false;
           items.push_back(ir::Value(static_cast<double>(x)));
         }
         break;

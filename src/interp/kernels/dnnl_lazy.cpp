@@ -12,14 +12,21 @@
 // compiler against its declaration in dnnl.h. They are hidden: a shared object linking
 // amanda_interp (the Python module) does not export them. The names below are dnnl-specific: in a
 // unity build this file shares its anonymous namespace with the other kernels.
+#include "families.h"
+
+#if defined(AMANDA_DNNL_LINKED)
+// The sanitizer build links libdnnl the ordinary way: LeakSanitizer's exit-time tracer crashed
+// (signal 11) in processes that had opened it with dlopen. Nothing to forward then.
+namespace amanda::interp::kernels {
+bool dnnl_available() { return true; }
+}  // namespace amanda::interp::kernels
+#else
 #include <dlfcn.h>
 
 #include <cstdio>
 #include <cstdlib>
 
 #include <oneapi/dnnl/dnnl.h>
-
-#include "families.h"
 
 // X(return type, name, (parameters), (arguments))
 #define AMANDA_DNNL_FUNCTIONS(X)                                                                                   \
@@ -148,3 +155,4 @@ void* dnnl_function(int index) {
   }
 AMANDA_DNNL_FUNCTIONS(AMANDA_DNNL_FORWARD)
 #undef AMANDA_DNNL_FORWARD
+#endif  // AMANDA_DNNL_LINKED
