@@ -1,7 +1,7 @@
 """The comparison of generated one-op (or few-op) models for the ONNX -> PyTorch tests: convert with
 `amanda convert M.onnx -o M.pt`, run the .pt in torch.jit.load and the model in onnxruntime
 (tests/js/ort_run_typed.js, one node process for all), compare within 1e-5 relative to max(1, |x|)
-(integers and bools exactly). Used by control_cases_test.py (op_cases_test.py has its own copy)."""
+(integers and bools exactly). Used by control_cases_test.py and model_op_cases_test.py (op_cases_test.py has its own copy)."""
 import json
 import os
 import subprocess
@@ -31,9 +31,11 @@ def to_torch(v):
     return [to_torch(e) for e in v] if isinstance(v, list) else torch.from_numpy(v)
 
 
-def run_cases(amanda, cases, refused):
+def run_cases(amanda, cases, refused, reference_is_ort=False, label="op cases"):
     """Converts each case (name, model, inputs, torch's expected outputs or None), runs the .pt in
-    torch and the model in onnxruntime, and compares; `refused` cases must be refused naming the op."""
+    torch and the model in onnxruntime, and compares; `refused` cases must be refused naming the op.
+    reference_is_ort: the expected outputs are a reference of onnxruntime's meaning (numpy), so they
+    must also match onnxruntime's, and there must be as many."""
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
@@ -67,14 +69,18 @@ def run_cases(amanda, cases, refused):
             with torch.no_grad():
                 y = torch.jit.load(os.path.join(work, f"{i}.pt"))(*[to_torch(v) for v in ins.values()])
             ys = [t.numpy() for t in (y if isinstance(y, (tuple, list)) else [y])]
-            if len(ys) != len(ref):
-                failures.append(f"{name}: {len(ys)} outputs, onnxruntime has {len(ref)}")
+            if len(ys) != len(ref) or (reference_is_ort and len(ys) != len(want)):
+                failures.append(f"{name}: {len(ys)} outputs, onnxruntime has {len(ref)}"
+                                + (f", the reference {len(want)}" if reference_is_ort else ""))
                 continue
             w_ort = max((worst(u, v) for u, v in zip(ys, ref)), default=0.0)
             w_torch = max((worst(u, v) for u, v in zip(ys, want)), default=0.0) if want is not None else 0.0
+            # the reference against onnxruntime's outputs (it claims to be onnxruntime's meaning)
+            w_ort_ref = max((worst(v, u) for u, v in zip(want, ref)), default=0.0) if reference_is_ort else 0.0
             nonzero |= any(v.size and np.abs(v).max() > 0 for v in ref)
-            if w_ort > TOL or w_torch > TOL:
-                failures.append(f"{name}: differs (onnxruntime {w_ort:.2e}, torch {w_torch:.2e})")
+            if w_ort > TOL or w_torch > TOL or w_ort_ref > TOL:
+                failures.append(f"{name}: differs (onnxruntime {w_ort:.2e}, reference {w_torch:.2e}"
+                                + (f", onnxruntime vs reference {w_ort_ref:.2e})" if reference_is_ort else ")"))
         for name, m, op in refused:
             src = os.path.join(work, name + ".onnx")
             onnx.save(m, src)
@@ -84,6 +90,6 @@ def run_cases(amanda, cases, refused):
     for f in failures:
         print("FAIL", f)
     assert nonzero, "every onnxruntime output is zero: the comparison checks nothing"
-    print(f"op cases: {len(cases)} generated, {len(cases) - len([f for f in failures if not f.startswith(tuple(n for n, _, _ in refused))])} match "
+    print(f"{label}: {len(cases)} generated, {len(cases) - len([f for f in failures if not f.startswith(tuple(n for n, _, _ in refused))])} match "
           f"onnxruntime and torch within {TOL}; {len(refused)} refusal case(s)")
     return 1 if failures else 0

@@ -9,20 +9,17 @@ numpy / torch (float64 where it computes), within 1e-5 relative to max(1, |x|); 
     model_op_cases_test.py AMANDA [--seed S] [--cases-per-op N]
 """
 import argparse
-import json
 import os
-import subprocess
 import sys
-import tempfile
 
 import numpy as np
-import onnx
 import torch
 from onnx import TensorProto, helper
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
-from op_cases_test import JS, TOL, model, worst  # noqa: E402  (the same model maker and measure)
+from case_runner import run_cases  # noqa: E402  (convert, run in torch and onnxruntime, compare)
+from op_cases_test import model  # noqa: E402  (the same model maker)
 
 
 def linear_asymmetric(x, out, scales):
@@ -158,54 +155,7 @@ def main():
     rng = np.random.default_rng(a.seed)
     n = a.cases_per_op
     cases = resize_cases(rng, n) + topk_cases(rng, n) + gather_nd_cases(rng, n) + slice_cases(rng, n) + dropout_cases(rng, 4)
-    failures = []
-    nonzero = False
-    with tempfile.TemporaryDirectory() as work:
-        jobs, ready = [], []
-        for i, (name, m, ins, want) in enumerate(cases):
-            src = os.path.join(work, f"{i}.onnx")
-            onnx.save(m, src)
-            r = subprocess.run([a.amanda, "convert", src, "-o", os.path.join(work, f"{i}.pt")], capture_output=True, text=True)
-            if r.returncode != 0:
-                failures.append(f"{name}: refused: {r.stderr.strip().splitlines()[-3:]}")
-                continue
-            feeds = {}
-            for k, v in ins.items():
-                f = os.path.join(work, f"{i}.{k}.bin")
-                v.tofile(f)
-                feeds[k] = {"file": f, "shape": list(v.shape), "type": str(v.dtype)}
-            jobs.append({"model": src, "inputs": feeds, "out": os.path.join(work, f"{i}.ort")})
-            ready.append(i)
-        path = os.path.join(work, "jobs.json")
-        with open(path, "w") as f:
-            json.dump(jobs, f)
-        subprocess.run(["node", os.path.join(JS, "ort_run_typed.js"), path], check=True, cwd=JS)
-        for i in ready:
-            name, m, ins, want = cases[i]
-            meta = json.load(open(os.path.join(work, f"{i}.ort.json")))
-            if "error" in meta:
-                failures.append(f"{name}: onnxruntime: {meta['error']}")
-                continue
-            ref = [np.fromfile(os.path.join(work, f"{i}.ort.{k}.bin"), dtype=np.dtype(o["type"])).reshape(o["shape"])
-                   for k, o in enumerate(meta["outputs"])]
-            with torch.no_grad():
-                y = torch.jit.load(os.path.join(work, f"{i}.pt"))(*[torch.from_numpy(v) for v in ins.values()])
-            ys = [t.numpy() for t in (y if isinstance(y, (tuple, list)) else [y])]
-            if len(ys) != len(ref) or len(ys) != len(want):
-                failures.append(f"{name}: {len(ys)} outputs, onnxruntime has {len(ref)}, the reference {len(want)}")
-                continue
-            w_ort = max(worst(u, v) for u, v in zip(ys, ref))
-            w_ref = max(worst(u, v) for u, v in zip(ys, want))
-            w_ort_ref = max(worst(v, u) for u, v in zip(want, ref))  # the reference is onnxruntime's meaning
-            nonzero |= any(v.size and np.abs(v).max() > 0 for v in ref)
-            if w_ort > TOL or w_ref > TOL or w_ort_ref > TOL:
-                failures.append(f"{name}: differs (onnxruntime {w_ort:.2e}, reference {w_ref:.2e}, onnxruntime vs reference {w_ort_ref:.2e})")
-    for f in failures:
-        print("FAIL", f)
-    assert nonzero, "every onnxruntime output is zero: the comparison checks nothing"
-    print(f"model op cases: {len(cases)} generated, {len(cases) - len(failures)} match onnxruntime and the reference within {TOL}")
-    return 1 if failures else 0
-
+    return run_cases(a.amanda, cases, [], reference_is_ort=True, label="model op cases")
 
 if __name__ == "__main__":
     sys.exit(main())
