@@ -25,6 +25,9 @@ import numpy as np
 import onnx
 import torch
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import refusal_families  # noqa: E402  (the fourth round's families: recurrent layers without biases, ...)
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
 
@@ -383,6 +386,7 @@ CASES = [
     ("fill_whole", FillWhole(False), lambda: (torch.randn(2, 3, 4),), "pass"),
     ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
+CASES += refusal_families.rnn_cases()
 
 
 def main():
