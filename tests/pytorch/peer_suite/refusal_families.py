@@ -51,3 +51,28 @@ def rnn_cases():
                 name = f"rnn_{kind.lower()}{'_' + nl if nl else ''}_l{layers}{'' if bias else '_nobias'}{'_bi' if bi else ''}{'_bf' if bf else ''}{'' if with_state else '_nostate'}"
                 out.append((name, Rnn(kind, layers, bias, bi, bf, nl or "tanh").eval(), make, "pass"))
     return sample(out, 5)
+
+
+class FakeQuantTensorParams(torch.nn.Module):  # test_fake_quantize_per_tensor_dynamic_scale_zeropoint, test_fake_quantize_activation
+    def __init__(self, lo, hi):
+        super().__init__()
+        self.lo, self.hi = lo, hi
+
+    def forward(self, x, scale, zero_point):
+        return torch.fake_quantize_per_tensor_affine(x, scale, zero_point, self.lo, self.hi)
+
+
+def fake_quant_cases():
+    """fake_quantize_per_tensor_affine with the scale and zero point tensors: several ranges (the
+    activation range 0..127 too), scales, zero points and element types of the zero point; inputs
+    spread over the range and past both ends, and exact ties (k + 0.5 steps)."""
+    out = []
+    for i, (lo, hi, scale, zp, zdtype) in enumerate([(-128, 127, 1.0 / 127, 0, torch.int32), (0, 255, 0.05, 128, torch.int64),
+                                                     (0, 127, 0.1, 3, torch.int32), (-8, 7, 0.25, -2, torch.int64),
+                                                     (0, 15, 0.3, 0, torch.int32)]):
+        def make(lo=lo, hi=hi, scale=scale, zp=zp, zdtype=zdtype):
+            x = torch.randn(6, 4, 3) * (hi - lo) * scale * 0.7
+            x[0, 0, :] = torch.tensor([0.5, 1.5, -2.5]) * scale  # ties: round half to even
+            return x, torch.tensor([scale]) if lo < -1 else torch.tensor(scale), torch.tensor(zp, dtype=zdtype)
+        out.append((f"fake_quant_tensor_qparams_{i}_{lo}_{hi}", FakeQuantTensorParams(lo, hi), make, "pass"))
+    return out
