@@ -76,3 +76,44 @@ def fake_quant_cases():
             return x, torch.tensor([scale]) if lo < -1 else torch.tensor(scale), torch.tensor(zp, dtype=zdtype)
         out.append((f"fake_quant_tensor_qparams_{i}_{lo}_{hi}", FakeQuantTensorParams(lo, hi), make, "pass"))
     return out
+
+
+U8 = lambda *s: torch.randint(0, 256, s, dtype=torch.uint8)
+I8 = lambda *s: torch.randint(-128, 128, s, dtype=torch.int8)
+I16 = lambda *s: torch.randint(-32768, 32768, s, dtype=torch.int16)
+I32 = lambda *s: torch.randint(-1000, 1000, s, dtype=torch.int32)
+B = lambda *s: torch.rand(*s) > 0.5
+
+
+def type_cases():
+    """Element types an ONNX op refuses (test_arithmeticOps_with_low_precision, test_mul_bool,
+    test_relu_int, test_where_with_byte_tensor, test_masked_fill, test_einsum, test_where_condition,
+    test_reduced_prod, test_celu_cast, test_reciprocal, test_outer): computed in a type the op takes
+    and cast back, where that is exact (integers that wrap as torch's do: uint8 255 + 1 is 0), or
+    the op's function body (Celu), or torch's promotion (reciprocal of an integer is float)."""
+    from regressions_test import Expr  # (the module that imports this one)
+    cases = [
+        ("uint8_add_sub_mul_wrap", lambda x, y: (x + y, x - y, x * y), lambda: (U8(3, 5), U8(3, 5))),
+        ("uint8_add_scalar", lambda x: x + 200, lambda: (U8(4, 4),)),
+        ("int8_arith_wrap", lambda x, y: (x + y, x * y, -x, torch.abs(x)), lambda: (I8(6, 3), I8(6, 3))),
+        ("int16_mul_wrap", lambda x, y: x * y, lambda: (I16(5), I16(5))),
+        ("uint8_div_true", lambda x, y: x / (y + 1), lambda: (U8(3, 4), U8(3, 4) // 2)),
+        ("bool_mul", lambda x, y: torch.mul(x, y), lambda: (B(4, 3), B(4, 3))),
+        ("bool_add", lambda x, y: x + y, lambda: (B(5), B(5))),
+        ("bool_mul_float", lambda x, y: torch.mul(x, y), lambda: (B(4), torch.randn(4))),
+        ("relu_int32", lambda x: torch.relu(x), lambda: (I32(3, 3),)),
+        ("relu_uint8_int8", lambda x, y: (torch.relu(x), torch.relu(y)), lambda: (U8(4), I8(4))),
+        ("max_min_uint8", lambda x, y: (torch.maximum(x, y), torch.minimum(x, y)), lambda: (U8(2, 6), U8(2, 6))),
+        ("where_uint8_condition", lambda c, a, b: torch.where(c.bool(), a, b) + torch.where(c > 0, a, b), lambda: (U8(2, 3) % 2, torch.randn(2, 3), torch.randn(2, 3))),
+        ("masked_fill_uint8_mask", lambda x: x.masked_fill(torch.tensor([[0, 0, 1], [1, 1, 0]], dtype=torch.uint8), 2), lambda: (torch.randn(4, 2, 3),)),
+        ("greater_bool", lambda x, y: (x > y, x >= y, x < y), lambda: (B(2, 3, 4), B(2, 3, 4))),
+        ("einsum_bool_diagonal", lambda x: torch.einsum("...ii->...i", x), lambda: (B(3, 5, 5),)),
+        ("reduce_prod_small_ints", lambda x, y, z: (torch.prod(x, dim=-1), torch.prod(y, dim=0), torch.prod(z, dim=1)), lambda: (U8(4, 4) % 10, I8(4, 4) % 10, I16(3, 4) % 10)),
+        ("reduce_sum_uint8", lambda x: (torch.sum(x, dim=-1), torch.sum(x)), lambda: (U8(4, 6),)),
+        ("celu_float64", lambda x: torch.nn.functional.celu(x, alpha=1.5), lambda: (torch.randn(2, 5, 7, dtype=torch.float64),)),
+        ("reciprocal_int64", lambda x: torch.reciprocal(x), lambda: (torch.tensor([2, 4, -5, 7]),)),
+        ("sqrt_int32", lambda x: torch.sqrt(x), lambda: (torch.randint(1, 100, (5,), dtype=torch.int32),)),
+        ("outer_int32_int64", lambda x, y: torch.outer(x, y), lambda: (torch.arange(3, 6).to(torch.int32), torch.arange(4, 7))),
+        ("outer_float_int64", lambda x, y: torch.outer(x, y), lambda: (torch.arange(1, 6).float(), torch.arange(1, 4))),
+    ]
+    return [(name, Expr(fn), make, "pass") for name, fn, make in sample(cases, 3)]

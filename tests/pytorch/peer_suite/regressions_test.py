@@ -386,7 +386,7 @@ CASES = [
     ("fill_whole", FillWhole(False), lambda: (torch.randn(2, 3, 4),), "pass"),
     ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
-CASES += refusal_families.rnn_cases() + refusal_families.fake_quant_cases()
+CASES += refusal_families.rnn_cases() + refusal_families.fake_quant_cases() + refusal_families.type_cases()
 
 
 def main():
@@ -447,7 +447,8 @@ def main():
         with open(jf, "w") as f:
             json.dump(jobs, f)
         subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run_typed.js"), jf], check=True)
-        types = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+        types = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_,
+                 "uint8": np.uint8, "int8": np.int8, "int16": np.int16}
         for tag, base, refs in pending:
             res = json.load(open(base + ".json"))
             if "error" in res:
