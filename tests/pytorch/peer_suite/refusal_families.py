@@ -117,3 +117,32 @@ def type_cases():
         ("outer_float_int64", lambda x, y: torch.outer(x, y), lambda: (torch.arange(1, 6).float(), torch.arange(1, 4))),
     ]
     return [(name, Expr(fn), make, "pass") for name, fn, make in sample(cases, 3)]
+
+
+class QuantChain(torch.nn.Module):  # test_qat_relu, test_qat_maxpool2d, test_qat_avg_pool2d, test_qat_upsample_nearest2d
+    def __init__(self, scale, zero_point, dtype, op):
+        super().__init__()
+        self.scale, self.zero_point, self.dtype, self.op = scale, zero_point, dtype, op
+
+    def forward(self, x):
+        return torch.dequantize(self.op(torch.quantize_per_tensor(x, self.scale, self.zero_point, self.dtype)))
+
+
+def quant_chain_cases():
+    """quantize_per_tensor -> an op on the quantized tensor -> dequantize (what QuantStub/DeQuantStub
+    make), for quint8 and qint8 with several scales and zero points; inputs past the range too."""
+    ops = [("relu", torch.nn.ReLU()),
+           ("max_pool2d", torch.nn.MaxPool2d(3, stride=2, padding=1)),
+           ("max_pool2d_ceil", torch.nn.MaxPool2d(2, stride=2, ceil_mode=True)),
+           ("avg_pool2d", torch.nn.AvgPool2d(kernel_size=3, stride=2, padding=1)),
+           ("avg_pool2d_1x3", torch.nn.AvgPool2d(kernel_size=(1, 3), stride=1)),
+           ("upsample_nearest", torch.nn.UpsamplingNearest2d(scale_factor=1.5)),
+           ("upsample_nearest_2", torch.nn.UpsamplingNearest2d(scale_factor=2))]
+    params = [(0.1, 0, torch.quint8), (0.05, 128, torch.quint8), (0.07, 0, torch.qint8), (0.2, -20, torch.qint8)]
+    out = []
+    for i, (name, op) in enumerate(ops):
+        for j, (s, z, t) in enumerate(params):
+            if (i + j) % 2:
+                continue  # half of the combinations; each op with both types
+            out.append((f"quant_{name}_{str(t)[6:]}_{j}", QuantChain(s, z, t, op).eval(), lambda: (torch.randn(2, 3, 7, 6) * 8,), "pass"))
+    return sample(out, 2)

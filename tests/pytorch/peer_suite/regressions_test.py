@@ -387,6 +387,7 @@ CASES = [
     ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
 CASES += refusal_families.rnn_cases() + refusal_families.fake_quant_cases() + refusal_families.type_cases()
+CASES += refusal_families.quant_chain_cases()
 
 
 def main():
