@@ -2,8 +2,8 @@
 fourth round), generated per family rather than per test. Each function returns
 (name, module, make_inputs, wants[, readers]) tuples as regressions_test.CASES holds them.
 
-CI runs a deterministic sample of each family (sample()); AMANDA_REGRESSIONS=all runs every case
-through both readers."""
+CI runs a deterministic sample of each family (sample()) through the libtorch-free reader (about
+15 s); AMANDA_REGRESSIONS=all runs every case through both readers."""
 import os
 
 import torch
@@ -12,8 +12,11 @@ ALL = os.environ.get("AMANDA_REGRESSIONS") == "all"
 
 
 def sample(cases, every):
-    """Every `every`-th case (all with AMANDA_REGRESSIONS=all)."""
-    return cases if ALL else cases[::every]
+    """Every `every`-th case through the libtorch-free reader (all, through both, with
+    AMANDA_REGRESSIONS=all)."""
+    if ALL:
+        return cases
+    return [c[:4] + (("script",),) for c in cases[::every]]
 
 
 class Rnn(torch.nn.Module):  # test_*_no_bias, test_word_language_model_* (5 layers), test_symbolic_shape_inference_time
@@ -50,7 +53,7 @@ def rnn_cases():
                     return (x, torch.randn(n, batch, 4), torch.randn(n, batch, 4)) if kind == "LSTM" else (x, torch.randn(n, batch, 4))
                 name = f"rnn_{kind.lower()}{'_' + nl if nl else ''}_l{layers}{'' if bias else '_nobias'}{'_bi' if bi else ''}{'_bf' if bf else ''}{'' if with_state else '_nostate'}"
                 out.append((name, Rnn(kind, layers, bias, bi, bf, nl or "tanh").eval(), make, "pass"))
-    return sample(out, 5)
+    return sample(out, 8)
 
 
 class FakeQuantTensorParams(torch.nn.Module):  # test_fake_quantize_per_tensor_dynamic_scale_zeropoint, test_fake_quantize_activation
@@ -75,7 +78,16 @@ def fake_quant_cases():
             x[0, 0, :] = torch.tensor([0.5, 1.5, -2.5]) * scale  # ties: round half to even
             return x, torch.tensor([scale]) if lo < -1 else torch.tensor(scale), torch.tensor(zp, dtype=zdtype)
         out.append((f"fake_quant_tensor_qparams_{i}_{lo}_{hi}", FakeQuantTensorParams(lo, hi), make, "pass"))
-    return out
+    return sample(out, 1)
+
+
+class Expr(torch.nn.Module):  # one expression of the inputs
+    def __init__(self, f):
+        super().__init__()
+        self.f = f
+
+    def forward(self, *xs):
+        return self.f(*xs)
 
 
 U8 = lambda *s: torch.randint(0, 256, s, dtype=torch.uint8)
@@ -91,7 +103,6 @@ def type_cases():
     test_reduced_prod, test_celu_cast, test_reciprocal, test_outer): computed in a type the op takes
     and cast back, where that is exact (integers that wrap as torch's do: uint8 255 + 1 is 0), or
     the op's function body (Celu), or torch's promotion (reciprocal of an integer is float)."""
-    from regressions_test import Expr  # (the module that imports this one)
     cases = [
         ("uint8_add_sub_mul_wrap", lambda x, y: (x + y, x - y, x * y), lambda: (U8(3, 5), U8(3, 5))),
         ("uint8_add_scalar", lambda x: x + 200, lambda: (U8(4, 4),)),
@@ -116,7 +127,7 @@ def type_cases():
         ("outer_int32_int64", lambda x, y: torch.outer(x, y), lambda: (torch.arange(3, 6).to(torch.int32), torch.arange(4, 7))),
         ("outer_float_int64", lambda x, y: torch.outer(x, y), lambda: (torch.arange(1, 6).float(), torch.arange(1, 4))),
     ]
-    return [(name, Expr(fn), make, "pass") for name, fn, make in sample(cases, 3)]
+    return sample([(name, Expr(fn), make, "pass") for name, fn, make in cases], 4)
 
 
 class QuantChain(torch.nn.Module):  # test_qat_relu, test_qat_maxpool2d, test_qat_avg_pool2d, test_qat_upsample_nearest2d
@@ -145,4 +156,4 @@ def quant_chain_cases():
             if (i + j) % 2:
                 continue  # half of the combinations; each op with both types
             out.append((f"quant_{name}_{str(t)[6:]}_{j}", QuantChain(s, z, t, op).eval(), lambda: (torch.randn(2, 3, 7, 6) * 8,), "pass"))
-    return sample(out, 2)
+    return sample(out, 3)
