@@ -203,19 +203,20 @@ void run_tables(PassContext& ctx) {
     if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
   };
   mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
-  if (!folded && !(run_time_lists && rep.ok())) return;  // (refused again with nothing folded: the first report)
+  if (!folded && !run_time_lists) return;  // (the same conversion again: the first report)
   if (!rep.ok()) {
-    // Refused again: what is left after folding is what stops the conversion (the first
-    // attempt's report also lists the ops that only waited for folded values).
-    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants "
-                                                        "(the ops listed are what folding did not resolve)",
-                                                        folded));
+    // Refused again: what is left after folding (and the rules reading lists at run time) is
+    // what stops the conversion (the first attempt's report also lists the ops that only waited
+    // for folded values).
+    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants{} "
+                                                        "(the ops listed are what that did not resolve)",
+                                                        folded, run_time_lists ? " and reading the lists left at run time" : ""));
     ctx.report = std::move(rep);
     return;
   }
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
                                                       "constants (the first attempt refused ops whose inputs are computed at run time){}",
-                                                      folded, run_time_lists ? "; lists still computed at run time are read then" : ""));
+                                                      folded, run_time_lists ? "; lists still computed at run time are read then (tolist)" : ""));
   ctx.report = std::move(rep);
   ctx.doc = std::move(again.doc);
   ctx.provenance = std::move(provenance);
