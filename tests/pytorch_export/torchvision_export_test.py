@@ -28,6 +28,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS = os.path.join(HERE, "..", "js")
 TOL = 1e-5
+# Round trips not run, with the reason (printed): the .pt reads lists when it runs, which Amanda's
+# PyTorch -> ONNX tables do not map back yet (prim::tolist, arange / full / zeros of run-time sizes).
+ROUNDTRIP_NOT_RUN = {"vit_b_16.dynamic": "prim::tolist and run-time arange/full/zeros have no PyTorch -> ONNX rule yet"}
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny", "vit_b_16", "swin_t"]
 
 
@@ -114,7 +117,9 @@ def main():
                 x.tofile(xf)
                 jobs.append({"model": src, "inputs": {name: {"file": xf, "shape": list(x.shape)}}, "out": os.path.join(work, f"{label}.{b}.ort")})
                 pending.append((label, pt, b, x, conv_s))
-                if a.roundtrip and b == 1:
+                if a.roundtrip and b == 1 and label in ROUNDTRIP_NOT_RUN:
+                    print(f"{label + '.roundtrip':32s} not run    {ROUNDTRIP_NOT_RUN[label]}")
+                elif a.roundtrip and b == 1:
                     rt = os.path.join(work, label + ".rt.onnx")
                     r2 = subprocess.run([a.amanda, "convert", pt, "--input-shape", "1,3,224,224", "-o", rt], capture_output=True, text=True)
                     if r2.returncode == 0:
