@@ -4,7 +4,7 @@ Unsqueeze / Squeeze / ReduceSum, the shape of Expand / ConstantOfShape, Tile's r
 Slice's bounds, axes and steps, Resize's scales and sizes are graph inputs here, so the .pt must
 read them when it runs (tables/pytorch/onnx_13_pytorch_1.13_run_time_lists.yaml). Generated
 one-op models with random values (negative axes, 0 and -1 in shapes, negative steps, bounds out of
-range, crops, every Resize mode), converted with `amanda convert M.onnx -o M.pt`, run by
+range, crops, every Resize mode but cubic tf_crop_and_resize), converted with `amanda convert M.onnx -o M.pt`, run by
 torch.jit.load and compared with onnxruntime on the same inputs within 1e-5 relative to
 max(1, |x|), integers exactly (tests/pytorch_export/case_runner.py). The lists are graph
 inputs, so nothing can fold them into the .pt: it computes with the values it is given.
@@ -190,6 +190,8 @@ RESIZE = [  # (mode, coordinate_transformation_mode, nearest_mode, extra attribu
     ("cubic", "half_pixel", None, {}), ("cubic", "align_corners", None, {}), ("cubic", "asymmetric", None, {}),
     ("cubic", "half_pixel", None, {"cubic_coeff_a": -0.5, "exclude_outside": 1}),
     ("cubic", "pytorch_half_pixel", None, {"cubic_coeff_a": -0.5}),
+    ("linear", "tf_crop_and_resize", None, {"extrapolation_value": 10.0}),
+    ("nearest", "tf_crop_and_resize", "round_prefer_ceil", {"extrapolation_value": -3.0}),
 ]
 
 
@@ -203,15 +205,19 @@ def resize_cases(rng, n):
         attrs = dict(mode=mode, coordinate_transformation_mode=ctm, **extra)
         if nm:
             attrs["nearest_mode"] = nm
+        roi = np.zeros(0, np.float32)
+        if ctm == "tf_crop_and_resize":  # a box per spatial axis, partly outside the input too
+            box = rng.uniform(-0.3, 1.3, size=(2, sp))
+            roi = np.array([0.0, 0.0] + list(box[0]) + [1.0, 1.0] + list(box[1]), np.float32)
         if k % 2 == 0:  # scales (up and down); outer scales 1 (what onnxruntime's linear and cubic take)
             sc = np.array([1.0, 1.0] + [float(rng.choice([0.5, 0.75, 1.5, 2.0, 3.0])) for _ in range(sp)], np.float32)
             if any(int(np.floor(d * s)) == 0 for d, s in zip(dims, sc)):
                 sc[2:] = 2.0
-            ins = {"x": x, "roi": np.zeros(0, np.float32), "s": sc}
+            ins = {"x": x, "roi": roi, "s": sc}
             names = ["x", "roi", "s"]
         else:
             sz = np.array(dims[:2] + [int(rng.integers(1, 9)) for _ in range(sp)], I64)
-            ins = {"x": x, "roi": np.zeros(0, np.float32), "z": sz}
+            ins = {"x": x, "roi": roi, "z": sz}
             names = ["x", "roi", "", "z"]
         m = model([helper.make_node("Resize", names, ["y"], **attrs)], ins, ["y"], 13)
         out.append((f"resize_{mode}_{ctm}_{nm}_{extra}_{k}_{dims}_{ins.get('s', ins.get('z')).tolist()}", m, ins, None))
@@ -219,10 +225,10 @@ def resize_cases(rng, n):
 
 
 def refused_cases():
-    x = np.zeros((1, 1, 3, 3), np.float32)
+    x = np.zeros((1, 1, 3, 3), np.float32)  # cubic tf_crop_and_resize is not written
     ins = {"x": x, "roi": np.array([0, 0, 0, 0, 1, 1, 1, 1], np.float32), "s": np.array([1, 1, 2, 2], np.float32)}
-    m = model([helper.make_node("Resize", ["x", "roi", "s"], ["y"], mode="linear", coordinate_transformation_mode="tf_crop_and_resize")], ins, ["y"], 13)
-    return [("resize_tf_crop_and_resize_run_time", m, "Resize")]
+    m = model([helper.make_node("Resize", ["x", "roi", "s"], ["y"], mode="cubic", coordinate_transformation_mode="tf_crop_and_resize")], ins, ["y"], 13)
+    return [("resize_cubic_tf_crop_and_resize_run_time", m, "Resize")]
 
 
 def main():
