@@ -16,8 +16,9 @@ axes, the log_prob output), GatherElements (negative axes and indices) and Reduc
 int32) / ReduceSumSquare / ReduceLogSum, ArgMax/ArgMin select_last_index, Hardmax, DepthToSpace,
 SpaceToDepth, Shrink, Det, NonZero, Compress, InstanceNormalization, ScatterElements, Dropout's
 mask outside training. Cases that must be refused are checked to be
-refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize,
-nearest half_pixel with ties, cubic_coeff_a -0.5, linear tf_half_pixel_for_nn (asymmetric linear converts now:
+refused with the op named: Split with no sizes into uneven parts, Resize's tf_crop_and_resize
+(nearest half_pixel with ties, cubic_coeff_a -0.5, tf_half_pixel_for_nn convert now, by the general
+Resize rule of onnx_13_pytorch_1.13_run_time_lists.yaml; asymmetric linear converts too:
 model_op_cases_test.py).
 """
 import argparse
@@ -384,12 +385,24 @@ def refused_cases():
     m = model([helper.make_node("Split", ["x"], ["a", "b"], axis=1)], {"x": x}, ["a", "b"], 13)
     out = [("split_uneven_without_sizes", m, "Split")]
     x = np.zeros((1, 1, 3, 3), np.float32)
-    for name, attrs, sc in [("resize_tf_crop_and_resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2]),
-                            ("resize_nearest_tie_half_pixel_floor", {"mode": "nearest"}, [1, 1, 0.5, 0.5]),
-                            ("resize_cubic_a_half", {"mode": "cubic", "cubic_coeff_a": -0.5}, [1, 1, 2, 2]),
-                            ("resize_linear_tf_half_pixel_for_nn", {"mode": "linear", "coordinate_transformation_mode": "tf_half_pixel_for_nn"}, [1, 1, 2, 2])]:
+    for name, attrs, sc in [("resize_tf_crop_and_resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2])]:
         inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
         out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), "Resize"))
+    return out
+
+
+def general_resize_cases(rng):
+    """Resize forms no upsample op of torch computes, refused before the general rule
+    (onnx_13_pytorch_1.13_run_time_lists.yaml, used in the retry): nearest half_pixel with ties,
+    cubic_coeff_a -0.5 with and without exclude_outside, tf_half_pixel_for_nn."""
+    out = []
+    for name, attrs, sc in [("resize_nearest_tie_half_pixel_floor", {"mode": "nearest"}, [1, 1, 0.5, 0.5]),
+                            ("resize_cubic_a_half", {"mode": "cubic", "cubic_coeff_a": -0.5}, [1, 1, 2, 2]),
+                            ("resize_cubic_a_half_exclude_outside", {"mode": "cubic", "cubic_coeff_a": -0.5, "exclude_outside": 1}, [1, 1, 0.75, 1.5]),
+                            ("resize_nearest_tf_half_pixel_for_nn", {"mode": "nearest", "coordinate_transformation_mode": "tf_half_pixel_for_nn"}, [1, 1, 2, 3])]:
+        x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
+        inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
+        out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), {"x": x}, None))
     return out
 
 
@@ -414,7 +427,7 @@ def main():
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
              + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
              + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op)
-             + more_cases(rng, 2 * a.cases_per_op) + dropout_cases(rng, 4))
+             + more_cases(rng, 2 * a.cases_per_op) + dropout_cases(rng, 4) + general_resize_cases(rng))
     failures = []
     with tempfile.TemporaryDirectory() as work:
         jobs, ready = [], []
