@@ -127,6 +127,7 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
     r->piece_version = args[0]->piece_version;
     return r;
   }
+  if (auto r = run_time_size_call(base, args, kwargs)) return *r;
   for (const VRef& a : args)
     if (a->data) return data_number_op(base, args);
   if (!scanned_.empty())
@@ -191,7 +192,8 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
   for (const auto& a : best.args) dyn_args |= has_dyn(*a);
   if (dyn_args) {
     // (topk's k: a run-time k, TopK's K input)
-    static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk"};
+    static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk",
+                                                   "aten::zeros", "aten::ones", "aten::empty", "aten::full"};
     std::string b = type.substr(0, type.find('.'));
     if (!shape_takers.count(b))
       throw Unsupported(where_ + ": " + type + " takes a size computed from a symbolic dimension as a number (not supported for this op); give --input-shape a number for it");
