@@ -58,15 +58,16 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
   bool any = false;
   for (const auto& v : args) any |= run_time_number(*v);
   if (!any) return std::nullopt;
-  VRef dtype_arg = make_none();
+  VRef dtype_arg = make_none(), out_arg;
   for (const auto& [n, v] : kwargs) {
     if (n == "dtype") dtype_arg = v;
+    else if (n == "out" && base == "aten::arange") out_arg = v;
     else if (n == "layout" || n == "device" || n == "pin_memory") continue;
     else if (n == "steps" && base == "aten::linspace") continue;
     else throw Unsupported(where_ + ": " + base + " with a bound from an input's values and the argument " + n + " (not supported)");
   }
   for (const auto& v : args)
-    if (!(v->k == Val::K::Int || v->k == Val::K::Float || run_time_number(*v)))
+    if (!(v->k == Val::K::Int || v->k == Val::K::Float || run_time_number(*v) || (v->is_known_tensor() && v->shape.empty())))
       throw Unsupported(where_ + ": " + base + " with a bound from an input's values and " + describe(*v) + " (not supported)");
   // A 0-d int64 / float64 tensor of a number.
   auto tensor_of = [&](const VRef& v) -> VRef {
@@ -82,6 +83,15 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
   bool floats = false;
   for (const auto& v : args) floats |= float_number(*v);
   DType out = floats || base == "aten::linspace" ? DType::Float32 : DType::Int64;
+  // arange(..., out=t): the result takes t's type and replaces t (traced: `out_t =
+  // torch.tensor([1.0])` a constant copied). Other tensors sharing t's memory are stale after
+  // the write: t's storage is marked overwritten (known) or its alias written, so reading one
+  // of them is refused.
+  if (out_arg) {
+    if (!out_arg->is_tensor() || !(out_arg->known || out_arg->alias) || dtype_arg->k != Val::K::None)
+      throw Unsupported(where_ + ": aten::arange.out into " + describe(*out_arg) + " with a bound from an input's values (only into a tensor the module made)");
+    out = out_arg->dtype;
+  }
   if (dtype_arg->k == Val::K::Int) out = dtype_from_scalar_type(dtype_arg->i, where_);
   else if (dtype_arg->k != Val::K::None) throw Unsupported(where_ + ": " + base + " with dtype " + describe(*dtype_arg));
   const schema::OpSchema* range = ns_.find("aten::arange.start_step");
@@ -104,7 +114,17 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
     for (auto& v : b) v = cast(tensor_of(v), compute);
     VRef r = emit(*range, {b[0], b[1], b[2], make_int(scalar_type_code(compute)), make_none(), make_none(), make_none()},
                   {OutInfo{compute, {new_run_time_dim()}}});
-    return r->dtype == out ? r : cast(r, out);
+    VRef res = r->dtype == out ? r : cast(r, out);
+    if (out_arg) {
+      if (out_arg->known) out_arg->known->st->overwritten = true;
+      if (out_arg->alias) {  // the tensors sharing its memory (the views it was taken from) are stale now
+        ++out_arg->alias->version;
+        out_arg->alias->writer = "aten::arange.out";
+      }
+      *out_arg = *res;
+      return out_arg;
+    }
+    return res;
   }
 
   // linspace(start, end, steps): torch's CPU kernel (RangeFactoriesKernel.cpp) computes, in the
