@@ -6,6 +6,7 @@
 #include "frameworks/torchscript/importer_state.h"
 #include "frameworks/torchscript/promotion.h"
 
+#include <cstdint>
 #include <functional>
 #include <set>
 
@@ -24,6 +25,22 @@ bool float_number(const Val& v) { return v.k == Val::K::Float || (v.is_tensor() 
 // nullopt: not such a call (the ordinary path).
 std::optional<VRef> Importer::run_time_size_call(const std::string& base, const std::vector<VRef>& args,
                                                  const std::vector<std::pair<std::string, VRef>>& kwargs) {
+  // x[:] (slice over a whole dimension, step 1) is x itself: the same memory and shape, so a
+  // write through it (`state[:] = v`, in place) is a write of x, as torch has it. (The
+  // general write through a view of a graph tensor is refused; this one needs nothing.)
+  if (base == "aten::slice" && args.size() >= 1 && args[0]->is_tensor() && args[0]->shape_known && !args[0]->shape.empty() && kwargs.empty()) {
+    auto num = [&](size_t k, int64_t dflt) -> std::optional<int64_t> {
+      if (k >= args.size() || args[k]->k == Val::K::None) return dflt;
+      if (args[k]->k != Val::K::Int || args[k]->data || args[k]->dyn) return std::nullopt;
+      return args[k]->i;
+    };
+    auto dim = num(1, 0), start = num(2, 0), end = num(3, INT64_MAX), step = num(4, 1);
+    int64_t r = static_cast<int64_t>(args[0]->shape.size());
+    if (dim && start && end && step && *step == 1 && *start == 0 && *dim >= -r && *dim < r) {
+      int64_t size = args[0]->shape[static_cast<size_t>(*dim < 0 ? *dim + r : *dim)];
+      if (*end == INT64_MAX || (!is_sym(size) && *end >= size)) return args[0];
+    }
+  }
   // Ops that take sizes as numbers and whose rules take a size tensor: a number the graph
   // computes from an input's values (data) becomes a size known at run time.
   static const std::set<std::string> size_takers{"aten::zeros", "aten::ones", "aten::empty", "aten::full", "aten::topk"};
@@ -54,6 +71,7 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
     // (a size of 0 or less is torch's error or an empty tensor, as ONNX's ConstantOfShape makes it)
     return call_op(base, a, kw);
   }
+  if (base == "aten::addmm" || base == "aten::baddbmm" || base == "aten::addmv" || base == "aten::addbmm") return run_time_scalars(base, args, kwargs);
   if (base != "aten::arange" && base != "aten::linspace") return std::nullopt;
   bool any = false;
   for (const auto& v : args) any |= run_time_number(*v);
@@ -151,6 +169,45 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
   VRef single = call_op("aten::eq", {steps, one}, {});
   VRef pick = call_op("aten::logical_or", {first, single}, {});
   return call_op("aten::where", {pick, lo, hi}, {});
+}
+
+// addmm / baddbmm / addmv / addbmm with beta or alpha a 0-d tensor the graph computes (traced
+// `torch.baddbmm(x, a, b, beta=t, alpha=u)`: aten::ScalarImplicit of a tensor): beta * self +
+// alpha * (a @ b), the scalars cast to the result's type as torch converts a Scalar; where beta
+// is 0, self is not read (torch ignores it, NaN and inf included).
+std::optional<VRef> Importer::run_time_scalars(const std::string& base, const std::vector<VRef>& args,
+                                               const std::vector<std::pair<std::string, VRef>>& kwargs) {
+  if (args.size() < 3) return std::nullopt;
+  VRef beta = args.size() > 3 ? args[3] : make_int(1), alpha = args.size() > 4 ? args[4] : make_int(1);
+  if (args.size() > 5) return std::nullopt;
+  for (const auto& [n, v] : kwargs) {
+    if (n == "beta") beta = v;
+    else if (n == "alpha") alpha = v;
+    else return std::nullopt;
+  }
+  auto run_time = [](const Val& v) { return (v.k == Val::K::Int && v.data) || (v.is_tensor() && !v.known && v.shape_known && v.shape.empty()); };
+  if (!run_time(*beta) && !run_time(*alpha)) return std::nullopt;
+  for (size_t k = 0; k < 3; ++k)
+    if (!args[k]->is_tensor() || !args[k]->shape_known || args[k]->dtype != args[0]->dtype)
+      throw Unsupported(where_ + ": " + base + " with a run-time beta or alpha and tensors of different types (not supported)");
+  DType t = args[0]->dtype;
+  auto scalar = [&](const VRef& v) -> VRef {
+    VRef x;
+    if (v->is_tensor()) x = v;
+    else if (v->k == Val::K::Int && v->data) x = v->data;
+    else if (v->k == Val::K::Int || v->k == Val::K::Bool) x = make_known(DType::Int64, {}, {static_cast<double>(v->k == Val::K::Int ? v->i : v->b)});
+    else if (v->k == Val::K::Float) x = make_known(DType::Float64, {}, {v->f});
+    else throw Unsupported(where_ + ": " + base + " with beta or alpha " + describe(*v));
+    if (is_float_type(x->dtype) && !is_float_type(t))
+      throw Unsupported(where_ + ": " + base + " of " + std::string(ir::dtype_name(t)) + " tensors with a floating beta or alpha (torch refuses it)");
+    return call_op("aten::to", {x, make_int(scalar_type_code(t)), make_bool(false), make_bool(false)}, {});
+  };
+  VRef b = scalar(beta), a = scalar(alpha);
+  VRef prod = call_op(base == "aten::addbmm" ? "aten::bmm" : "aten::matmul", {args[1], args[2]}, {});
+  if (base == "aten::addbmm") prod = call_op("aten::sum", {prod, make_list({make_int(0)}), make_bool(false), make_none()}, {});
+  VRef zero = make_known(t, {}, {0});
+  VRef first = call_op("aten::where", {call_op("aten::eq", {b, zero}, {}), zero, call_op("aten::mul", {args[0], b}, {})}, {});
+  return call_op("aten::add", {first, call_op("aten::mul", {prod, a}, {})}, {});
 }
 
 }  // namespace amanda::torchscript
