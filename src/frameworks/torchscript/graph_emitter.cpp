@@ -128,6 +128,7 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
     return r;
   }
   if (auto r = run_time_size_call(base, args, kwargs)) return *r;
+  if (auto r = advanced_index_call(base, args, kwargs)) return *r;
   for (const VRef& a : args)
     if (a->data) return data_number_op(base, args);
   if (!scanned_.empty())
