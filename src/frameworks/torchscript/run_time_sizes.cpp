@@ -41,6 +41,20 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
       if (*end == INT64_MAX || (!is_sym(size) && *end >= size)) return args[0];
     }
   }
+  // squeeze of a dimension whose size is known only at run time: torch removes it only when it
+  // is 1, which the stand-in number cannot say (torch.onnx.export makes an If): refused.
+  if ((base == "aten::squeeze" || base == "aten::squeeze_") && !args.empty() && args[0]->is_tensor() && args[0]->shape_known) {
+    const auto& sh = args[0]->shape;
+    int64_t r = static_cast<int64_t>(sh.size());
+    bool sym = false;
+    if (args.size() == 1) {
+      for (int64_t d : sh) sym |= is_sym(d);
+    } else if (args[1]->k == Val::K::Int && !args[1]->data && !args[1]->dyn && args[1]->i >= -r && args[1]->i < r) {
+      sym = is_sym(sh[static_cast<size_t>(args[1]->i < 0 ? args[1]->i + r : args[1]->i)]);
+    }
+    if (sym)
+      throw Unsupported(where_ + ": " + base + " of a dimension whose size is known only at run time (torch removes it only when it is 1); give --input-shape numbers");
+  }
   // Ops that take sizes as numbers and whose rules take a size tensor: a number the graph
   // computes from an input's values (data) becomes a size known at run time.
   static const std::set<std::string> size_takers{"aten::zeros", "aten::ones", "aten::empty", "aten::full", "aten::topk"};
