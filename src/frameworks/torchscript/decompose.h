@@ -22,5 +22,7 @@ std::optional<VRef> decompose(const std::string& op_type, const Args& a, const C
 // movedim / moveaxis -> aten::permute, roll -> aten::slice + aten::cat (decompose_layout.cpp;
 // decompose() asks it for the ops it has no rule for).
 std::optional<VRef> decompose_layout(const std::string& op_type, const Args& a, const CallOp& call);
+// linalg_vector_norm / linalg_matrix_norm / linalg_norm -> abs, sum, amax, pow, ... (decompose_norms.cpp)
+std::optional<VRef> decompose_norms(const std::string& op_type, const Args& a, const CallOp& call);
 
 }  // namespace amanda::torchscript

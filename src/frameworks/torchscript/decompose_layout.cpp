@@ -101,7 +101,7 @@ std::optional<VRef> decompose_layout(const std::string& op_type, const Args& a, 
   std::string base = op_type.substr(0, op_type.find('.'));
   if (base == "aten::movedim" || base == "aten::moveaxis") return movedim(a, call);
   if (base == "aten::roll") return roll(a, call);
-  return std::nullopt;
+  return decompose_norms(op_type, a, call);
 }
 
 }  // namespace amanda::torchscript

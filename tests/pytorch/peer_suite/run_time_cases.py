@@ -149,15 +149,32 @@ def indexing_cases():
     return cases
 
 
+def norm_cases():
+    """torch.linalg's norms: vector orders x dims x keepdim, the matrix orders without singular
+    values, linalg.norm's choice between them."""
+    f = lambda *s: torch.randn(*s)
+    cases = []
+    for k, (p, dim, keep) in enumerate(itertools.product((2, float("inf"), -float("inf"), 0, 1, -4, 1.5), (None, 1, (1, 2)), (False, True))):
+        if dim is None and keep:
+            continue
+        cases.append((f"vector_norm_{k}", Fn(lambda x, p=p, d=dim, kp=keep: torch.linalg.vector_norm(x, ord=p, dim=d, keepdim=kp)), lambda: (f(2, 3, 4, 5),)))
+    for k, (p, dim, keep) in enumerate(itertools.product(("fro", float("inf"), -float("inf"), 1, -1), ((-2, -1), (0, 2), (2, 0)), (False, True))):
+        cases.append((f"matrix_norm_{k}", Fn(lambda x, p=p, d=dim, kp=keep: torch.linalg.matrix_norm(x, ord=p, dim=d, keepdim=kp)), lambda: (f(2, 3, 4, 5),)))
+    for k, (p, dim) in enumerate([(None, None), (None, 1), (2, 1), (-float("inf"), 1), ("fro", (0, 2)), (1, (0, 2)), (None, (1, 2))]):
+        cases.append((f"linalg_norm_{k}", Fn(lambda x, p=p, d=dim: torch.linalg.norm(x, ord=p, dim=d)), lambda: (f(2, 3, 4, 5),)))
+    cases.append(("linalg_norm_matrix_no_dim", Fn(lambda x: torch.linalg.norm(x, ord=float("inf"))), lambda: (f(4, 6),)))
+    return cases
+
+
 def cases():
     """The cases, as regressions_test.py takes them: through the libtorch-free reader (which
-    makes these), every 3rd in CI; all, and the libtorch reader too (it may refuse, naming the
+    makes these), every 4th in CI; all, and the libtorch reader too (it may refuse, naming the
     op), with AMANDA_REGRESSIONS=all."""
     everything = os.environ.get("AMANDA_REGRESSIONS") == "all"
     readers = ("script", "libtorch") if everything else ("script",)
     out = []
-    for k, (name, m, make) in enumerate(run_time_size_cases() + indexing_cases()):
-        if everything or k % 3 == 0:
+    for k, (name, m, make) in enumerate(run_time_size_cases() + indexing_cases() + norm_cases()):
+        if everything or k % 4 == 0:
             # (the libtorch reader runs the model on zeros and ones: torch 1.13's embedding_bag
             # corrupts its heap on such offsets with include_last_offset, so only the other reader)
             rs = ("script",) if name.startswith("embedding_bag") else readers
