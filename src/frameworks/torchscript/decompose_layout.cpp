@@ -71,8 +71,7 @@ std::optional<VRef> roll(const Args& a, const CallOp& call) {
     if (d < 0 || d >= 500000) return std::nullopt;  // (a symbolic size: the stand-in number would be folded)
   if (dims->empty()) {
     if (shifts->size() != 1) return std::nullopt;
-    int64_t n = 1;
-    for (int64_t d : x->shape) n *= d;
+    int64_t n = numel(x->shape);  // (throws when the count overflows)
     VRef flat = call("aten::reshape", {a[0], ints({n})});
     VRef rolled = *roll({flat, ints(*shifts), ints({0})}, call);
     return call("aten::reshape", {rolled, ints(x->shape)});
