@@ -525,6 +525,7 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
       for (int64_t d : root->shape) dims.push_back(make_int(d));
       VRef whole_value = call_op("aten::reshape", {results[0], make_list(dims)}, {});
       self.known->st->overwritten = true;
+      self.known->st->overwritten_by = s.type;
       auto alias = std::make_shared<Alias>();
       for (Val* v : {root.get(), &self}) {
         v->known = nullptr;
@@ -540,7 +541,13 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
       self.alias = std::make_shared<Alias>();
       return args[0];
     }
-    if (self.known) self.known = nullptr;
+    if (self.known) {
+      // Other known tensors may share its storage (views folded before the write: `z = x[0];
+      // x.add_(u)`): they would keep the old numbers, so reading them is refused from here on.
+      self.known->st->overwritten = true;
+      self.known->st->overwritten_by = s.type;
+      self.known = nullptr;
+    }
     if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
       throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");
     self.port = results[0]->port;

@@ -28,7 +28,9 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
   // x[:] (slice over a whole dimension, step 1) is x itself: the same memory and shape, so a
   // write through it (`state[:] = v`, in place) is a write of x, as torch has it. (The
   // general write through a view of a graph tensor is refused; this one needs nothing.)
-  if (base == "aten::slice" && args.size() >= 1 && args[0]->is_tensor() && args[0]->shape_known && !args[0]->shape.empty() && kwargs.empty()) {
+  // (Not for a known tensor: its folded views and the write of a whole one are graph_emitter's.)
+  if (base == "aten::slice" && args.size() >= 1 && args[0]->is_tensor() && !args[0]->known && args[0]->shape_known && !args[0]->shape.empty() &&
+      kwargs.empty()) {
     auto num = [&](size_t k, int64_t dflt) -> std::optional<int64_t> {
       if (k >= args.size() || args[k]->k == Val::K::None) return dflt;
       if (args[k]->k != Val::K::Int || args[k]->data || args[k]->dyn) return std::nullopt;
@@ -148,7 +150,7 @@ std::optional<VRef> Importer::run_time_size_call(const std::string& base, const 
                   {OutInfo{compute, {new_run_time_dim()}}});
     VRef res = r->dtype == out ? r : cast(r, out);
     if (out_arg) {
-      if (out_arg->known) out_arg->known->st->overwritten = true;
+      if (out_arg->known) out_arg->known->st->overwritten = true, out_arg->known->st->overwritten_by = "aten::arange.out";
       if (out_arg->alias) {  // the tensors sharing its memory (the views it was taken from) are stale now
         ++out_arg->alias->version;
         out_arg->alias->writer = "aten::arange.out";
