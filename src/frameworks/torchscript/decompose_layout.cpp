@@ -3,6 +3,7 @@
 // no arithmetic, so the values are torch's.
 #include "frameworks/torchscript/decompose.h"
 
+#include <cstdlib>
 #include <unordered_map>
 
 namespace amanda::torchscript {
@@ -62,7 +63,7 @@ std::optional<VRef> movedim(const Args& a, const CallOp& call) {
 
 // torch.roll(x, shifts, dims): along each dim d, x[size - s:] then x[:size - s] (s = shift mod
 // size); without dims, the flattened tensor rolled, then reshaped back.
-std::optional<VRef> roll(const Args& a, const CallOp& call) {
+std::optional<VRef> roll(const Args& a, const CallOp& call, bool force = false) {
   const Val* x = shaped(a, 0);
   auto shifts = int_or_ints(a, 1);
   auto dims = a.size() > 2 && a[2] && a[2]->k != Val::K::None ? int_or_ints(a, 2) : std::optional<std::vector<int64_t>>(std::vector<int64_t>{});
@@ -73,10 +74,19 @@ std::optional<VRef> roll(const Args& a, const CallOp& call) {
     if (shifts->size() != 1) return std::nullopt;
     int64_t n = numel(x->shape);  // (throws when the count overflows)
     VRef flat = call("aten::reshape", {a[0], ints({n})});
-    VRef rolled = *roll({flat, ints(*shifts), ints({0})}, call);
-    return call("aten::reshape", {rolled, ints(x->shape)});
+    auto rolled = roll({flat, ints(*shifts), ints({0})}, call, true);
+    if (!rolled) return std::nullopt;
+    return call("aten::reshape", {*rolled, ints(x->shape)});
   }
   if (shifts->size() != dims->size()) return std::nullopt;
+  // One or two shifts, each nonzero and smaller than its size: aten::roll stays one op (the
+  // table's roll_1d / roll_2d take it, as a model's graph has it); the others are decomposed.
+  bool rule_takes = dims->size() <= 2;
+  for (size_t k = 0; k < dims->size() && rule_takes; ++k) {
+    auto d = wrap((*dims)[k], x->shape.size());
+    rule_takes = d && (*shifts)[k] != 0 && std::abs((*shifts)[k]) < x->shape[*d];
+  }
+  if (rule_takes && !force) return std::nullopt;
   VRef y = a[0];
   for (size_t k = 0; k < dims->size(); ++k) {
     auto d = wrap((*dims)[k], x->shape.size());
