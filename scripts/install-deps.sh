@@ -18,7 +18,8 @@ packages=(
   libopenblas-dev libdnnl-dev ocl-icd-opencl-dev opencl-headers
 )
 if ! $tool_only; then
-  packages+=(libtorch-dev python3 python3-dev python3-numpy python3-pybind11)
+  # python3-onnx: also libonnx's sources, which the executables are linked from (cmake/StaticOnnx.cmake)
+  packages+=(libtorch-dev python3 python3-dev python3-numpy python3-pybind11 python3-onnx)
 fi
 if ! $build_only; then
   packages+=(

@@ -424,6 +424,30 @@ struct Expander {
     if (++lines > kMaxLines || out.size() > kMaxText)
       fail(loc, rule, "the lists expand to more than " + std::to_string(kMaxLines) + " lines or " + std::to_string(kMaxText >> 20) + " MiB");
   }
+  // A loop body split at ';' outside brackets and quotes (empty parts dropped).
+  std::vector<std::string> split_statements(const std::string& body) {
+    std::vector<std::string> out;
+    int depth = 0;
+    char quote = 0;
+    size_t start = 0;
+    for (size_t i = 0; i <= body.size(); ++i) {
+      char c = i < body.size() ? body[i] : ';';
+      if (quote) {
+        if (c == quote) quote = 0;
+        if (i < body.size()) continue;
+      }
+      if (c == '\'' || c == '"') quote = c;
+      else if (c == '(' || c == '[' || c == '{') ++depth;
+      else if (c == ')' || c == ']' || c == '}') --depth;
+      else if (c == ';' && (depth == 0 || i == body.size())) {
+        std::string st = trim(std::string_view(body).substr(start, i - start));
+        if (!st.empty()) out.push_back(st);
+        start = i + 1;
+      }
+    }
+    if (depth != 0 || quote) fail(loc, rule, "'" + body + "': unbalanced brackets or quotes");
+    return out;
+  }
   static constexpr size_t kMaxLines = 100000, kMaxText = size_t(64) << 20;
   size_t lines = 0;
 
@@ -450,13 +474,19 @@ struct Expander {
         body = trim(body.substr(1));
         int64_t lo = bounds.size() == 2 ? eval_int(bounds[0]) : 0, hi = count(bounds.back());
         if (hi - lo > 100000) fail(loc, rule, "'" + s + "' repeats its line more than 100000 times");
-        for (int64_t i = lo; i < hi; ++i) line(substitute(body, var, std::to_string(i)), true);
-        // The lists the line makes exist even when it repeats zero times (a spread of them is empty).
-        if (size_t eq = body.find('='); eq != std::string::npos)
-          for (const std::string& o : split_args(std::string_view(body).substr(0, eq), loc, rule)) {
-            std::string v = trim(o.substr(o.find(':') == std::string::npos ? 0 : o.find(':') + 1));
-            if (size_t b = v.find('['); b != std::string::npos && b > 0) made_len.try_emplace(v.substr(0, b), 0);
-          }
+        // The body is one line, or several separated by ';' (outside brackets and quotes), written
+        // in order for each i: a chain where step i reads what step i - 1 made (a layer's input
+        // is the previous layer's output) needs every line of a step before the next step.
+        std::vector<std::string> stmts = split_statements(body);
+        for (int64_t i = lo; i < hi; ++i)
+          for (const std::string& st : stmts) line(substitute(st, var, std::to_string(i)), true);
+        // The lists the lines make exist even when they repeat zero times (a spread of them is empty).
+        for (const std::string& st : stmts)
+          if (size_t eq = st.find('='); eq != std::string::npos)
+            for (const std::string& o : split_args(std::string_view(st).substr(0, eq), loc, rule)) {
+              std::string v = trim(o.substr(o.find(':') == std::string::npos ? 0 : o.find(':') + 1));
+              if (size_t b = v.find('['); b != std::string::npos && b > 0) made_len.try_emplace(v.substr(0, b), 0);
+            }
         continue;
       }
       line(s, false);

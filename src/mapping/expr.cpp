@@ -926,6 +926,25 @@ bool is_function(std::string_view name) { return registry().contains(name); }
 
 // ---------------------------------------------------------------- evaluation
 
+// The value of a literal or of a bound ref, read in place (an operand is read, not kept: copying a
+// bound list to index it, or every operand of a comparison, was a tenth of the engine's
+// allocations); anything else is evaluated into `scratch`. Charges the step eval() would.
+static const Value& eval_operand(const Expr& e, const Bindings& b, Value& scratch) {
+  if (e.kind == Expr::Kind::Literal) {
+    charge_steps(1, "nodes evaluated");
+    return e.literal;
+  }
+  if (e.kind == Expr::Kind::Ref) {
+    const Value* v = b.get(e.name);
+    if (v && !(v->is_null() && e.ref_default)) {
+      charge_steps(1, "nodes evaluated");
+      return *v;
+    }
+  }
+  scratch = e.eval(b);
+  return scratch;
+}
+
 Value Expr::eval(const Bindings& b) const {
   EvalScope scope;
   charge_steps(1, "nodes evaluated");
@@ -946,7 +965,9 @@ Value Expr::eval(const Bindings& b) const {
       return Value(std::move(l));
     }
     case Kind::Index: {
-      Value base = args[0]->eval(b), idx = args[1]->eval(b);
+      Value base_s, idx_s;
+      const Value& base = eval_operand(*args[0], b, base_s);
+      const Value& idx = eval_operand(*args[1], b, idx_s);
       if (base.is_string()) {
         int64_t i = to_int(idx), n = int64_t(base.as_string().size());
         if (i < 0) i += n;
@@ -969,7 +990,8 @@ Value Expr::eval(const Bindings& b) const {
       return Value(std::move(s));
     }
     case Kind::Unary: {
-      Value v = args[0]->eval(b);
+      Value vs;
+      const Value& v = eval_operand(*args[0], b, vs);
       if (op == 'n') return Value(!truthy(v));
       if (v.is_list()) return elementwise(Value(int64_t(0)), v, '-');
       return v.is_int() ? Value(int_op(0, v.as_int(), '-')) : Value(-num(v));
@@ -977,7 +999,9 @@ Value Expr::eval(const Bindings& b) const {
     case Kind::Binary: {
       if (op == '&') return truthy(args[0]->eval(b)) ? Value(truthy(args[1]->eval(b))) : Value(false);
       if (op == '|') return truthy(args[0]->eval(b)) ? Value(true) : Value(truthy(args[1]->eval(b)));
-      Value x = args[0]->eval(b), y = args[1]->eval(b);
+      Value xs, ys;
+      const Value& x = eval_operand(*args[0], b, xs);
+      const Value& y = eval_operand(*args[1], b, ys);
       switch (op) {
         case '=': return Value(same(x, y));
         case '!': return Value(!same(x, y));

@@ -154,7 +154,7 @@ bool Matcher::match_attrs(const std::vector<AttrSpec>& specs, const Get& get, Ma
     }
     if (a.expr->kind == Expr::Kind::Ref) {
       if (const Value* bound = m.b.get(a.expr->name)) {
-        Value want = bound->is_null() && a.expr->ref_default ? *a.expr->ref_default : *bound;
+        const Value& want = bound->is_null() && a.expr->ref_default ? *a.expr->ref_default : *bound;
         if (!v ? !want.is_null() : *v != want) {
           why = where + "attribute " + a.name + " differs from " + a.expr->name;
           return false;

@@ -401,6 +401,16 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
   if (!reg.known(to)) throw Error("unknown namespace " + to + " (`amanda schema list` shows the known ones)");
   Report rep;
   std::vector<const Table*> chain = tables.plan(from, to, g);
+  // A rewrite table whose rules are all tagged, none of them selected, does nothing: it is left
+  // out of the chain (and of the report's tables). (tables/pytorch's onnx/13 rewrites for the
+  // run-time list rules apply only in the ONNX -> PyTorch retry that selects their tag.)
+  std::erase_if(chain, [&o](const Table* t) {
+    return t->src == t->dst && std::none_of(t->rules.begin(), t->rules.end(), [&o](const Rule& r) {
+             return r.tags.empty() || std::any_of(r.tags.begin(), r.tags.end(), [&o](const std::string& x) {
+                      return std::find(o.tags.begin(), o.tags.end(), x) != o.tags.end();
+                    });
+           });
+  });
   for (size_t k = 0; k < chain.size(); ++k) {
     if (k && o.between_steps) o.between_steps(g);
     CompiledTable ct(*chain[k], reg, o.tags);

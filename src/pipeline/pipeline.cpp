@@ -187,9 +187,15 @@ void run_tables(PassContext& ctx) {
   again.info = ctx.info;
   size_t folded = fold_to_fixed_point(again, true);
   const size_t steps = ctx.tables.plan(ctx.info.source_ns, to, again.doc.graph).size();
-  if (!folded && steps < 2) return;  // (with more steps, one may write a function body that folds)
+  // Into a framework that converts after folding (PyTorch), the retry also uses the rules tagged
+  // `run_time_lists`: what folding leaves computed when the model runs (a shape, axes, bounds or
+  // scales fed as a tensor) is read as a list then (`tolist()`). Only in the retry: what folds is
+  // written as constants first, so a model that folds keeps its literal lists.
+  const bool run_time_lists = dst && dst->converts_after_folding();
+  if (!folded && steps < 2 && !run_time_lists) return;  // (with more steps, one may write a function body that folds)
   std::map<uint32_t, std::string> provenance;
   mapping::ConvertOptions co = convert_options(again, ctx.request.record_provenance ? &provenance : nullptr);
+  if (run_time_lists) co.tags.push_back("run_time_lists");
   // A step may write an op as its function body (ONNX 17 -> 16: LayerNormalization's Shape, Size,
   // ConstantOfShape, Reshape): what of it no graph input changes folds before the next step too.
   co.between_steps = [&again, &folded, typed = co.between_steps](ir::Graph& g) {
@@ -197,19 +203,20 @@ void run_tables(PassContext& ctx) {
     if (&g == &again.doc.graph) folded += fold_to_fixed_point(again, true);
   };
   mapping::Report rep = mapping::convert(again.doc.graph, to, ctx.tables, ctx.registry, co);
-  if (!folded) return;
+  if (!folded && !run_time_lists) return;  // (the same conversion again: the first report)
   if (!rep.ok()) {
-    // Refused again: what is left after folding is what stops the conversion (the first
-    // attempt's report also lists the ops that only waited for folded values).
-    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants "
-                                                        "(the ops listed are what folding did not resolve)",
-                                                        folded));
+    // Refused again: what is left after folding (and the rules reading lists at run time) is
+    // what stops the conversion (the first attempt's report also lists the ops that only waited
+    // for folded values).
+    rep.explain.insert(rep.explain.begin(), fmt::format("note: refused after folding {} values that no graph input changes into constants{} "
+                                                        "(the ops listed are what that did not resolve)",
+                                                        folded, run_time_lists ? " and reading the lists left at run time" : ""));
     ctx.report = std::move(rep);
     return;
   }
   rep.explain.insert(rep.explain.begin(), fmt::format("note: converted after folding {} values that no graph input changes into "
-                                                      "constants (the first attempt refused ops whose inputs are computed at run time)",
-                                                      folded));
+                                                      "constants (the first attempt refused ops whose inputs are computed at run time){}",
+                                                      folded, run_time_lists ? "; lists still computed at run time are read then (tolist)" : ""));
   ctx.report = std::move(rep);
   ctx.doc = std::move(again.doc);
   ctx.provenance = std::move(provenance);

@@ -550,11 +550,19 @@ TEST(MappingTables, BadTablesGiveClearErrors) {
 TEST(MappingPlanner, ShortestChainThroughOpsets) {
   TableSet set;
   set.add_folder(shipped_table_dir());
-  auto chain = set.plan("amanda/onnx/13", "amanda/onnx/9");
+  // The steps between namespaces (a shipped rewrite table of a namespace on the way, such as
+  // tables/pytorch's tagged onnx/13 rewrites, is in the plan too; convert() leaves it out when
+  // none of its rules is selected)
+  auto steps = [&set](const char* from, const char* to) {
+    auto c = set.plan(from, to);
+    std::erase_if(c, [](const Table* t) { return t->src == t->dst; });
+    return c;
+  };
+  auto chain = steps("amanda/onnx/13", "amanda/onnx/9");
   ASSERT_EQ(chain.size(), 4u);
   EXPECT_EQ(chain[0]->dst, "amanda/onnx/12");
   EXPECT_EQ(chain[3]->dst, "amanda/onnx/9");
-  EXPECT_EQ(set.plan("amanda/onnx/9", "amanda/onnx/17").size(), 8u);
+  EXPECT_EQ(steps("amanda/onnx/9", "amanda/onnx/17").size(), 8u);
   EXPECT_THROW(set.plan("amanda/onnx/13", "amanda/tensorflow/1.13.1"), Error);
   // Every shipped table checks clean against the ONNX namespaces.
   auto reg = registry();

@@ -127,6 +127,28 @@ TEST(VariadicCaptures, ConditionsReadTheList) {
   EXPECT_EQ(doc.graph.type_str(producer_of_output(doc.graph, "y5")), "Concat") << "five inputs: the condition does not hold";
 }
 
+// A loop of several statements (';'): each step's statements in order, so step i reads what step
+// i - 1 made (a chain of layers: tables/pytorch/pytorch_1.13_onnx_13_rnn.yaml).
+TEST(VariadicCaptures, ALoopOfSeveralStatementsChains) {
+  auto reg = onnx_registry();
+  auto t = table_of(R"Y(
+    - rule_name: chain
+      src: {type: Concat, input_ports: [{name: inputs, ref: xs...}], output_ports: [{name: concat_result, ref: y}]}
+      when: "len(xs) == 3"
+      dst:
+        graph: |
+          z[0] = Identity(xs[0])
+          for i in range(1, len(xs)): a[i] = Add(z[i - 1], xs[i]); z[i] = Neg(a[i])
+          y = Identity(z[len(xs) - 1])
+)Y", *reg);
+  auto doc = concats();
+  Report rep;
+  CompiledTable(*t, *reg).apply(doc.graph, {}, rep);
+  ASSERT_TRUE(rep.ok()) << rep.text();
+  EXPECT_EQ(rep.by_rule["chain"], 1u);
+  EXPECT_EQ(inputs_of(doc.graph, producer_of_output(doc.graph, "y3")), "Neg(Add(Neg(Add(Identity(x0) x1)) x2))");
+}
+
 // A mapper that fails while it is expanded (an index past the list) is rolled back and reported
 // with the rule and the op; the others still convert.
 TEST(VariadicCaptures, AnExpansionThatFailsIsReported) {

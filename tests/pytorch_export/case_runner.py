@@ -1,7 +1,7 @@
 """The comparison of generated one-op (or few-op) models for the ONNX -> PyTorch tests: convert with
 `amanda convert M.onnx -o M.pt`, run the .pt in torch.jit.load and the model in onnxruntime
 (tests/js/ort_run_typed.js, one node process for all), compare within 1e-5 relative to max(1, |x|)
-(integers and bools exactly). Used by control_cases_test.py and model_op_cases_test.py (op_cases_test.py has its own copy)."""
+(integers and bools exactly). Used by control_cases_test.py, model_op_cases_test.py and op_cases_test.py."""
 import json
 import os
 import subprocess

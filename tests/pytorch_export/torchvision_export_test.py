@@ -5,7 +5,9 @@ For each model: `amanda convert M.onnx -o M.pt`; torch.jit.load (Debian's torch,
 process) runs it and its outputs are compared with onnxruntime's (tests/js/ort_run.js) on the same
 random input, within TOL relative to max(1, |x|). With --roundtrip the .pt is read back by Amanda's
 own TorchScript reader and written as ONNX, which onnxruntime runs and compares the same way. The
-models named by --dynamic are exported here with a symbolic batch `N` and run in torch at batch 1 and 5.
+models named by --dynamic are exported here with a symbolic batch `N` and run in torch at batch 1 and 5
+(AMANDA_PYTORCH_EXPORT_ALL=1 adds vit_b_16, whose attention reshapes to shapes computed from `N`:
+read at run time by the rules of onnx_13_pytorch_1.13_run_time_lists.yaml).
 
     torchvision_export_test.py AMANDA MODELS_DIR [--models a,b] [--min-match K] [--roundtrip]
 
@@ -26,6 +28,9 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 JS = os.path.join(HERE, "..", "js")
 TOL = 1e-5
+# Round trips not run, with the reason (printed): the .pt reads lists when it runs, which Amanda's
+# PyTorch -> ONNX tables do not map back yet (prim::tolist, arange / full / zeros of run-time sizes).
+ROUNDTRIP_NOT_RUN = {"vit_b_16.dynamic": "prim::tolist and run-time arange/full/zeros have no PyTorch -> ONNX rule yet"}
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny", "vit_b_16", "swin_t"]
 
 
@@ -64,6 +69,10 @@ def export_dynamic(name, work):
     import torchvision
     torch.manual_seed(29)
     m = getattr(torchvision.models, name)(weights=None).eval()
+    with torch.no_grad():  # zero-initialised parameters (vit's classifier head) would make every output 0
+        for p in m.parameters():
+            if not p.any():
+                p.normal_(0, 0.02)
     path = os.path.join(work, name + ".dynamic.onnx")
     torch.onnx.export(m, torch.randn(1, 3, 224, 224), path, opset_version=13, input_names=["input"], output_names=["output"],
                       dynamic_axes={"input": {0: "N"}, "output": {0: "N"}})
@@ -80,15 +89,17 @@ def main():
     ap.add_argument("--dynamic", default="resnet18", help="models exported here with a symbolic batch N (run at batch 1 and 5)")
     a = ap.parse_args()
     names = a.models.split(",")
+    dynamic = [d for d in a.dynamic.split(",") if d]
     if os.environ.get("AMANDA_PYTORCH_EXPORT_ALL"):  # CI runs a sample; this runs every model
         names = MODELS
+        dynamic = sorted(set(dynamic) | {"resnet18", "vit_b_16"})  # vit: its attention's shapes are read at run time
     rng = np.random.default_rng(29)
     results = {}
     with tempfile.TemporaryDirectory() as work:
         cases = []  # (label, onnx path, pt path, batch list)
         for n in names:
             cases.append((n, os.path.join(a.models_dir, n + ".onnx"), [1]))
-        for n in [d for d in a.dynamic.split(",") if d]:
+        for n in dynamic:
             cases.append((n + ".dynamic", export_dynamic(n, work), [1, 5]))
         jobs, pending = [], []
         for label, src, batches in cases:
@@ -106,7 +117,9 @@ def main():
                 x.tofile(xf)
                 jobs.append({"model": src, "inputs": {name: {"file": xf, "shape": list(x.shape)}}, "out": os.path.join(work, f"{label}.{b}.ort")})
                 pending.append((label, pt, b, x, conv_s))
-                if a.roundtrip and b == 1:
+                if a.roundtrip and b == 1 and label in ROUNDTRIP_NOT_RUN:
+                    print(f"{label + '.roundtrip':32s} not run    {ROUNDTRIP_NOT_RUN[label]}")
+                elif a.roundtrip and b == 1:
                     rt = os.path.join(work, label + ".rt.onnx")
                     r2 = subprocess.run([a.amanda, "convert", pt, "--input-shape", "1,3,224,224", "-o", rt], capture_output=True, text=True)
                     if r2.returncode == 0:

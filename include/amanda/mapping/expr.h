@@ -28,18 +28,18 @@ namespace amanda::mapping {
 // matcher captured with `ref:`.
 class Bindings {
  public:
-  void set(std::string name, ir::Value v) { values_[std::move(name)] = std::move(v); }
-  void set_port(std::string name, ir::PortId p) { ports_[std::move(name)] = p; }
+  void set(std::string_view name, ir::Value v) { values_.try_emplace(key(name)).first->second = std::move(v); }
+  void set_port(std::string_view name, ir::PortId p) { ports_.try_emplace(key(name)).first->second = p; }
   const ir::Value* get(std::string_view name) const {
-    auto it = values_.find(std::string(name));
+    auto it = values_.find(key(name));
     return it == values_.end() ? nullptr : &it->second;
   }
   std::optional<ir::PortId> port(std::string_view name) const {
-    auto it = ports_.find(std::string(name));
+    auto it = ports_.find(key(name));
     if (it == ports_.end()) return std::nullopt;
     return it->second;
   }
-  bool has(std::string_view name) const { return values_.contains(std::string(name)) || ports_.contains(std::string(name)); }
+  bool has(std::string_view name) const { return values_.contains(key(name)) || ports_.contains(key(name)); }
   void clear() {
     values_.clear();
     ports_.clear();
@@ -47,6 +47,9 @@ class Bindings {
   const ir::Graph* graph = nullptr;  // for port predicates (rank, shape, dtype, is_const)
 
  private:
+  // absl's string maps look up a string_view without building a std::string (no allocation for a
+  // name past the small-string buffer): lookups run for every ref of every rule tried.
+  static absl::string_view key(std::string_view s) { return absl::string_view(s.data(), s.size()); }
   absl::flat_hash_map<std::string, ir::Value> values_;
   absl::flat_hash_map<std::string, ir::PortId> ports_;
 };

@@ -17,9 +17,8 @@
 
 namespace amanda::onnx_frontend {
 
-namespace {
-
-// A copy the checker can read: the deferred initializers declared as graph inputs.
+// A copy the checker can read: the deferred initializers declared as graph inputs (also used by
+// legal_types.cpp).
 onnx::ModelProto checkable_copy(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred) {
   onnx::ModelProto c = m;
   if (c.has_graph()) {
@@ -42,8 +41,6 @@ onnx::ModelProto checkable_copy(const onnx::ModelProto& m, const std::vector<con
   }
   return c;
 }
-
-}  // namespace
 
 // Graph outputs the reader could not type (an RNN's outputs after a packed sequence): their type
 // from ONNX's shape inference, since ONNX requires one; value_info entries without a type are

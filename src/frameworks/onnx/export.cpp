@@ -656,6 +656,7 @@ std::string export_model_bytes(const text::Document& doc) {
 
 void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where);
 void fill_missing_types(onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred);
+int legalize_types(onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred);
 
 std::string write_model(const text::Document& doc, WriteGate& out, const ExportOptions& options) {
   const std::string& path = out.output_path();
@@ -664,6 +665,7 @@ std::string write_model(const text::Document& doc, WriteGate& out, const ExportO
   std::vector<const ir::Tensor*> deferred;
   export_deferred(doc, m, deferred);
   if (options.check) {
+    legalize_types(m, deferred);  // types an op refuses: computed exactly in one it takes (legal_types.cpp)
     fill_missing_types(m, deferred);
     check_model_full(m, deferred, path + ": ");
   }

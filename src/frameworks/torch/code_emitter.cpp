@@ -258,6 +258,8 @@ struct Emitter {
         PortId out = g.outputs(op).empty() ? PortId() : g.output(op, 0);
         rhs = out && is_sequence(out) ? "annotate(List[Tensor], [])" : "annotate(List[int], [])";
       }
+    } else if (type == "prim::tolist") {
+      rhs = tolist(op);
     } else if (type == "prim::ListUnpack" || type == "prim::TupleUnpack") {
       auto ins = connected_inputs(op);
       if (ins.size() != 1) throw Error(where(op) + ": expects one input");
@@ -285,6 +287,22 @@ struct Emitter {
     }
     std::string lhs = bind_outputs(op);
     line(lhs + " = " + rhs);
+  }
+
+  // prim::tolist(t, dim, elem): a tensor's values as a list when the model runs (ONNX's shapes,
+  // axes, bounds and scales fed as tensors, where an aten op takes int[] / float[]). Written as
+  // torch.jit writes `l: List[int] = t.tolist()`: `annotate(List[int], t.tolist())`, the rank and
+  // the element kind (0 int, 1 float, 2 bool: torch's own codes) as prim::tolist's constant
+  // arguments; torch checks both against the tensor when the model runs.
+  std::string tolist(OpId op) {
+    auto ins = connected_inputs(op);
+    if (ins.size() != 3) throw Error(where(op) + ": expects a tensor, its rank and an element kind");
+    const std::string& dim = input_expr(op, ins[1]);
+    const std::string& kind = input_expr(op, ins[2]);
+    std::string elem = kind == "0" ? "int" : kind == "1" ? "float" : kind == "2" ? "bool" : "";
+    if (elem.empty() || (dim != "0" && dim != "1"))
+      throw Error(where(op) + ": a tolist of rank " + dim + " and element kind " + kind + " (written: rank 0 or 1 of int, float or bool)");
+    return "annotate(" + (dim == "1" ? "List[" + elem + "]" : elem) + ", (" + input_expr(op, ins[0]) + ").tolist())";
   }
 
   // ---- control flow: prim::If / prim::Loop hold their bodies as graph attributes (block0, block1)

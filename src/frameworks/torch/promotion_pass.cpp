@@ -65,7 +65,7 @@ void promote_node(tj::Node* n) {
     if (!add_operand(n->inputs()[k], st)) return;  // an untyped operand: nothing to go by
     ++count;
   }
-  if (count < 2) return;
+  if (count == 0 || (count < 2 && !po.rule->true_division)) return;  // (one operand: an op that computes integers as floats)
   c10::ScalarType t = at::native::result_type(st);
   if (po.in_place) {
     auto self = n->inputs()[0]->type()->cast<c10::TensorType>();

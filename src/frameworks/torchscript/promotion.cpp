@@ -34,7 +34,7 @@ void make_promotion_explicit(const std::string& op_type, Args& args, const std::
   for (size_t k : p.operands)
     if (k < args.size() && args[k] && (args[k]->is_tensor() || args[k]->k == Val::K::Int || args[k]->k == Val::K::Float))
       ops.push_back(args[k].get());
-  if (ops.size() < 2) return;
+  if (ops.empty() || (ops.size() < 2 && !p.true_division)) return;  // (one operand: an op that computes integers as floats)
   for (const Val* v : ops)
     if (v->is_tensor() && (!v->defined || !v->shape_known)) return;  // an untyped operand: nothing to go by
   ir::DType t = in_place && args[0]->is_tensor() ? args[0]->dtype : promoted_type(ops);

@@ -26,6 +26,11 @@ inline const std::unordered_map<std::string, Promoted>& promotion_table() {
       m[b] = {{0, 1}};
     for (const char* b : {"div", "true_divide"}) m[b] = {{0, 1}, true};
     for (const char* b : {"eq", "ne", "lt", "le", "gt", "ge"}) m[b] = {{0, 1}, false, true};
+    // integer (and bool) operands compute as the default float type (torch.reciprocal(int64) is float32)
+    for (const char* b : {"reciprocal", "sqrt", "rsqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan",
+                          "asin", "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc"})
+      m[b] = {{0}, true};
+    for (const char* b : {"outer", "ger"}) m[b] = {{0, 1}};
     m["where"] = {{1, 2}};
     m["lerp"] = {{0, 1, 2}};
     m["addcmul"] = {{0, 1, 2}};

@@ -106,6 +106,15 @@ std::unordered_map<std::string, Rule> make_rules() {
     r[std::string("aten::") + n] = same;
     r[std::string("aten::") + n + "_"] = same;
   }
+  // integers and bools compute as the default float type (promotion_table.h: the same ops)
+  auto to_float = [](const Args& a, const std::string&) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x) return std::nullopt;
+    return one(is_float_type(x->dtype) ? x->dtype : DType::Float32, x->shape);
+  };
+  for (const char* n : {"reciprocal", "sqrt", "rsqrt", "exp", "expm1", "log", "log2", "log10", "log1p", "sin", "cos", "tan", "asin",
+                        "acos", "atan", "sinh", "cosh", "asinh", "acosh", "atanh", "sigmoid", "erf", "erfc"})
+    r[std::string("aten::") + n] = to_float;
   auto boolean = [](const Args& a, const std::string&) -> std::optional<Outs> {
     const Val* x = tensor(a, 0);
     if (!x) return std::nullopt;
@@ -265,7 +274,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     const Val* x = tensor(a, 0);
     const Val* y = tensor(a, 1);
     if (!x || !y || x->shape.size() != 1 || y->shape.size() != 1) return std::nullopt;
-    return one(x->dtype, {x->shape[0], y->shape[0]});
+    return one(promoted_type({x, y}), {x->shape[0], y->shape[0]});
   };
   r["aten::addmm"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
     const Val* c = tensor(a, 0);

@@ -9,6 +9,7 @@
 #include <unordered_map>
 
 #include "amanda/support/budget.h"
+#include "frameworks/torchscript/promotion_table.h"
 #include "frameworks/torchscript/runtime.h"
 
 namespace amanda::torchscript {
@@ -548,6 +549,9 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
   }
   if (is_unary_same(b)) {
     const Val& x = tensor_arg(a, 0, where);
+    // the math ops of promotion_table.h compute integers and bools as the default float type
+    const PromotionOf po = promotion_of(b);
+    if (po.rule && po.rule->true_division && po.rule->operands.size() == 1 && category(x.dtype) < 2) return one(DType::Float32, x.shape);
     return one(x.dtype, x.shape);
   }
   if (is_binary(b) || is_compare(b)) {
@@ -729,7 +733,8 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
   }
   if ((b == "aten::mean" || b == "aten::sum") && ov.empty()) {
     const Val& x = tensor_arg(a, 0, where);
-    return one(has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : x.dtype, {});
+    // (torch sums integers and bools as int64)
+    return one(has(a, 1) ? dtype_from_scalar_type(int_arg(a, 1, where), where) : b == "aten::sum" && category(x.dtype) < 2 ? DType::Int64 : x.dtype, {});
   }
   if ((b == "aten::mean" || b == "aten::sum" || b == "aten::amax") && (ov == "dim" || ov == "dim_IntList" || ov.empty())) {
     const Val& x = tensor_arg(a, 0, where);
@@ -742,7 +747,7 @@ std::optional<std::vector<OutInfo>> infer(const std::string& op, const Args& a, 
       if (!red[k]) out.push_back(x.shape[k]);
       else if (keep) out.push_back(1);
     }
-    DType t = x.dtype;
+    DType t = b == "aten::sum" && category(x.dtype) < 2 ? DType::Int64 : x.dtype;  // (torch sums integers and bools as int64)
     if (b != "aten::amax" && has(a, 3)) t = dtype_from_scalar_type(int_arg(a, 3, where), where);
     return one(t, out);
   }

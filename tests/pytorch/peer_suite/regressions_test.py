@@ -23,10 +23,11 @@ import tempfile
 
 import numpy as np
 import onnx
+import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import run_time_cases  # noqa: E402  (issue 33's refusal families, h33b)
-import torch
+import refusal_families  # noqa: E402  (the fourth round's families: recurrent layers without biases, ...)
+import run_time_cases  # noqa: E402  (the fourth round's families: sizes from values, indexing, norms, ...)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -386,6 +387,8 @@ CASES = [
     ("fill_whole", FillWhole(False), lambda: (torch.randn(2, 3, 4),), "pass"),
     ("zero_whole_int", FillWhole(True), lambda: (ints(2, 3),), "pass"),
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
+CASES += refusal_families.rnn_cases() + refusal_families.fake_quant_cases() + refusal_families.type_cases()
+CASES += refusal_families.quant_chain_cases()
 CASES += run_time_cases.cases()
 
 
@@ -453,7 +456,8 @@ def main():
         with open(jf, "w") as f:
             json.dump(jobs, f)
         subprocess.run(["node", os.path.join(ROOT, "tests", "js", "ort_run_typed.js"), jf], check=True)
-        types = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_}
+        types = {"float32": np.float32, "float64": np.float64, "int64": np.int64, "int32": np.int32, "bool": np.bool_,
+                 "uint8": np.uint8, "int8": np.int8, "int16": np.int16}
         for tag, base, refs in pending:
             res = json.load(open(base + ".json"))
             if "error" in res:
