@@ -201,7 +201,7 @@ std::optional<VRef> decompose(const std::string& op_type, const Args& a, const C
   static const std::unordered_map<std::string, Rule> rules = make_rules();
   auto it = rules.find(op_type);
   if (it == rules.end()) it = rules.find(op_type.substr(0, op_type.find('.')));
-  if (it == rules.end()) return std::nullopt;
+  if (it == rules.end()) return decompose_layout(op_type, a, call);
   return it->second(a, call);
 }
 

@@ -19,5 +19,10 @@ using CallOp = std::function<VRef(const std::string& base, std::vector<VRef> arg
 // aten::unsqueeze (ONNX has no op that takes or makes a list of a length only the graph knows).
 // nullopt when the op is none of those or a size it needs is not known.
 std::optional<VRef> decompose(const std::string& op_type, const Args& a, const CallOp& call);
+// movedim / moveaxis -> aten::permute, roll -> aten::slice + aten::cat (decompose_layout.cpp;
+// decompose() asks it for the ops it has no rule for).
+std::optional<VRef> decompose_layout(const std::string& op_type, const Args& a, const CallOp& call);
+// linalg_vector_norm / linalg_matrix_norm / linalg_norm -> abs, sum, amax, pow, ... (decompose_norms.cpp)
+std::optional<VRef> decompose_norms(const std::string& op_type, const Args& a, const CallOp& call);
 
 }  // namespace amanda::torchscript

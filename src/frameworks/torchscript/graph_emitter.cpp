@@ -127,6 +127,8 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
     r->piece_version = args[0]->piece_version;
     return r;
   }
+  if (auto r = run_time_size_call(base, args, kwargs)) return *r;
+  if (auto r = advanced_index_call(base, args, kwargs)) return *r;
   for (const VRef& a : args)
     if (a->data) return data_number_op(base, args);
   if (!scanned_.empty())
@@ -191,7 +193,8 @@ VRef Importer::call_op(const std::string& base, const std::vector<VRef>& args,
   for (const auto& a : best.args) dyn_args |= has_dyn(*a);
   if (dyn_args) {
     // (topk's k: a run-time k, TopK's K input)
-    static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk"};
+    static const std::set<std::string> shape_takers{"aten::reshape", "aten::view", "aten::expand", "aten::topk",
+                                                   "aten::zeros", "aten::ones", "aten::empty", "aten::full"};
     std::string b = type.substr(0, type.find('.'));
     if (!shape_takers.count(b))
       throw Unsupported(where_ + ": " + type + " takes a size computed from a symbolic dimension as a number (not supported for this op); give --input-shape a number for it");
@@ -522,6 +525,7 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
       for (int64_t d : root->shape) dims.push_back(make_int(d));
       VRef whole_value = call_op("aten::reshape", {results[0], make_list(dims)}, {});
       self.known->st->overwritten = true;
+      self.known->st->overwritten_by = s.type;
       auto alias = std::make_shared<Alias>();
       for (Val* v : {root.get(), &self}) {
         v->known = nullptr;
@@ -537,7 +541,13 @@ VRef Importer::emit(const schema::OpSchema& s, const Args& args, const std::vect
       self.alias = std::make_shared<Alias>();
       return args[0];
     }
-    if (self.known) self.known = nullptr;
+    if (self.known) {
+      // Other known tensors may share its storage (views folded before the write: `z = x[0];
+      // x.add_(u)`): they would keep the old numbers, so reading them is refused from here on.
+      self.known->st->overwritten = true;
+      self.known->st->overwritten_by = s.type;
+      self.known = nullptr;
+    }
     if (!bodies_.empty() && (!self.port || scope_of(self.port) != scope()))
       throw Unsupported(where_ + ": " + s.type + " inside an if or loop on data writes a tensor from outside it (not supported)");
     self.port = results[0]->port;

@@ -213,6 +213,14 @@ class Importer {
   std::optional<VRef> builtin(const std::string& base, const std::vector<VRef>& args);
   VRef call_op(const std::string& base, const std::vector<VRef>& args,
                const std::vector<std::pair<std::string, VRef>>& kwargs);
+  // zeros / topk / arange / linspace with a size read from an input's values (run_time_sizes.cpp)
+  std::optional<VRef> run_time_size_call(const std::string& base, const std::vector<VRef>& args,
+                                         const std::vector<std::pair<std::string, VRef>>& kwargs);
+  // x[i0, .., i1] with several index tensors, x[mask] = v (advanced_indexing.cpp)
+  std::optional<VRef> advanced_index_call(const std::string& base, const std::vector<VRef>& args,
+                                          const std::vector<std::pair<std::string, VRef>>& kwargs);
+  std::optional<VRef> run_time_scalars(const std::string& base, const std::vector<VRef>& args,
+                                       const std::vector<std::pair<std::string, VRef>>& kwargs);
 
   static VRef pack(const std::vector<VRef>& r) { return r.size() == 1 ? r[0] : make_list(r, Val::K::Tuple); }
   Match match(const schema::OpSchema& s, const std::vector<VRef>& args,

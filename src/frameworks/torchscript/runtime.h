@@ -40,6 +40,7 @@ struct Storage {
   // `padded[0][:c, :h, :w].copy_(img)`): the tensor it wrote is a graph value now; any other
   // known view of the storage would read stale numbers, so reading it is refused.
   bool overwritten = false;
+  std::string overwritten_by;  // the in-place op that wrote it (for the refusal's message)
   const std::vector<double>& values();
   std::vector<double>& mutable_values() {
     values();

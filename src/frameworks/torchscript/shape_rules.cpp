@@ -726,6 +726,31 @@ std::unordered_map<std::string, Rule> make_rules() {
       bad(where, "nms takes boxes [N, 4] and scores [N]");
     return one(DType::Int64, {kRunTimeDim});
   };
+  // zeros / ones / empty / full of a size the graph computes (a size read from an input's values;
+  // known sizes fold before): the sizes as given, the element type from dtype= or the default
+  auto filled = [](size_t dtype_arg, bool from_value) {
+    return [dtype_arg, from_value](const Args& a, const std::string& where) -> std::optional<Outs> {
+      if (a.empty() || a[0]->k != Val::K::List) return std::nullopt;
+      std::vector<int64_t> s;
+      for (const auto& x : a[0]->items) {
+        if (x->k != Val::K::Int) return std::nullopt;
+        s.push_back(x->i);
+      }
+      DType t = DType::Float32;
+      if (dtype_arg < a.size() && !is_none(a, dtype_arg)) {
+        if (a[dtype_arg]->k != Val::K::Int) return std::nullopt;
+        t = dtype_from_scalar_type(a[dtype_arg]->i, where);
+      } else if (from_value) {
+        if (a.size() < 2 || !(a[1]->k == Val::K::Int || a[1]->k == Val::K::Float || a[1]->k == Val::K::Bool)) return std::nullopt;
+        t = a[1]->k == Val::K::Int ? DType::Int64 : a[1]->k == Val::K::Bool ? DType::Bool : DType::Float32;
+      }
+      return one(t, s);
+    };
+  };
+  r["aten::zeros"] = filled(1, false);
+  r["aten::ones"] = filled(1, false);
+  r["aten::empty.memory_format"] = filled(1, false);
+  r["aten::full"] = filled(2, true);
   r["aten::lstm.input"] = rnn;
   r["aten::gru.input"] = rnn;
   r["aten::rnn_tanh.input"] = rnn;

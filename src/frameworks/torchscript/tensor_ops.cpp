@@ -19,7 +19,7 @@ using ir::DType;
 // ---------------------------------------------------------------- values
 
 const std::vector<double>& Storage::values() {
-  if (overwritten) throw Unsupported("a tensor read after an in-place write through another view of it (not supported)");
+  if (overwritten) throw Unsupported("a tensor read after an in-place write" + (overwritten_by.empty() ? std::string() : " (" + overwritten_by + ")") + " through another view of it (not supported)");
   if (has_vals) return vals;
   if (count > (size_t(1) << 26))
     throw Unsupported("a constant computation on a tensor of " + std::to_string(count) + " elements");
@@ -236,7 +236,7 @@ std::vector<double> elements(const Val& t) {
 ir::Tensor to_ir_tensor(const Val& t) {
   const Known& kn = *t.known;
   const Storage& st = *kn.st;
-  if (st.overwritten) throw Unsupported("a tensor read after an in-place write through another view of it (not supported)");
+  if (st.overwritten) throw Unsupported("a tensor read after an in-place write" + (st.overwritten_by.empty() ? std::string() : " (" + st.overwritten_by + ")") + " through another view of it (not supported)");
   size_t esize = ir::dtype_size(t.dtype);
   bool contiguous = kn.strides == contiguous_strides(t.shape);
   if (st.raw && st.dtype == t.dtype && contiguous && esize) {

@@ -27,6 +27,7 @@ import torch
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import refusal_families  # noqa: E402  (the fourth round's families: recurrent layers without biases, ...)
+import run_time_cases  # noqa: E402  (the fourth round's families: sizes from values, indexing, norms, ...)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(HERE)))
@@ -378,7 +379,7 @@ CASES = [
     ("in_place_add", InPlaceAdd(), lambda: (torch.randn(3, 4),), "pass"),
     ("interpolate_scale", InterpolateScale(), lambda: (torch.randn(1, 2, 6),), "pass"),
     ("interpolate_to_one", InterpolateToOne(), lambda: (torch.randn(1, 2, 6),), "pass"),
-    ("topk_input_k", TopkInputK(), lambda: (torch.arange(1.0, 6.0), torch.tensor(3)), "refuse"),
+    ("topk_input_k", TopkInputK(), lambda: (torch.arange(1.0, 6.0), torch.tensor(3)), {"libtorch": "refuse", "script": "pass"}),
     ("pad_from_tensors", PadFromTensors(), lambda: (torch.randn(2, 2, 4, 4), torch.tensor(2), torch.tensor(4)), "refuse"),
     ("pad_int", PadInt(), lambda: (ints(2, 3),), "pass"),
     ("norm_all", NormAll(), lambda: (torch.randn(2, 3, 4),), "pass"),
@@ -388,6 +389,7 @@ CASES = [
 ] + arange_cases() + packed_rnn_cases() + view_write_cases() + batch_norm_training_cases() + instance_norm_running_cases() + op_family_cases()
 CASES += refusal_families.rnn_cases() + refusal_families.fake_quant_cases() + refusal_families.type_cases()
 CASES += refusal_families.quant_chain_cases()
+CASES += run_time_cases.cases()
 
 
 def main():
@@ -402,16 +404,21 @@ def main():
             if only and not re.search(only, name):
                 continue
             xs = make()
-            with torch.no_grad():
-                refs = m(*[x.clone() for x in xs])
-            refs = [r.numpy() for r in (refs if isinstance(refs, tuple) else (refs,))]
             pt = os.path.join(tmp, name + ".pt")
             torch.jit.save(torch.jit.trace(m, tuple(x.clone() for x in xs), check_trace=False), pt)
-            ins = []
-            for k, x in enumerate(xs):
-                f = os.path.join(tmp, f"{name}.in{k}.bin")
-                x.numpy().tofile(f)
-                ins.append({"file": f, "shape": list(x.shape), "type": str(x.numpy().dtype)})
+            # the traced inputs, then any other sets the module gives (run_time_cases: other values)
+            sets = []
+            for j, s in enumerate([xs] + (m.extra() if hasattr(m, "extra") else [])):
+                with torch.no_grad():
+                    refs = m(*[x.clone() for x in s])
+                refs = [r.numpy() for r in (refs if isinstance(refs, tuple) else (refs,))]
+                set_ins = []
+                for k, x in enumerate(s):
+                    f = os.path.join(tmp, f"{name}.s{j}.in{k}.bin")
+                    x.numpy().tofile(f)
+                    set_ins.append({"file": f, "shape": list(x.shape), "type": str(x.numpy().dtype)})
+                sets.append((set_ins, refs))
+            ins = sets[0][0]
             for reader in (readers[0] if readers else ("script", "libtorch")):
                 want = wants[reader] if isinstance(wants, dict) else wants
                 out = os.path.join(tmp, f"{name}.{reader}.onnx")
@@ -442,8 +449,9 @@ def main():
                 if len(names) != len(ins):
                     failures.append(f"{tag}: {len(names)} graph inputs for {len(ins)}")
                     continue
-                jobs.append({"model": out, "inputs": dict(zip(names, ins)), "out": out + ".ort"})
-                pending.append((tag, out + ".ort", refs))
+                for j, (set_ins, refs) in enumerate(sets):
+                    jobs.append({"model": out, "inputs": dict(zip(names, set_ins)), "out": f"{out}.{j}.ort"})
+                    pending.append((tag if j == 0 else f"{tag} set {j}", f"{out}.{j}.ort", refs))
         jf = os.path.join(tmp, "jobs.json")
         with open(jf, "w") as f:
             json.dump(jobs, f)
