@@ -381,7 +381,8 @@ def refused_cases():
     m = model([helper.make_node("Split", ["x"], ["a", "b"], axis=1)], {"x": x}, ["a", "b"], 13)
     out = [("split_uneven_without_sizes", m, "Split")]
     x = np.zeros((1, 1, 3, 3), np.float32)
-    for name, attrs, sc in [("resize_tf_crop_and_resize", {"mode": "linear", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2])]:
+    # (linear and nearest tf_crop_and_resize convert: general_resize_cases; cubic does not)
+    for name, attrs, sc in [("resize_tf_crop_and_resize_cubic", {"mode": "cubic", "coordinate_transformation_mode": "tf_crop_and_resize"}, [1, 1, 2, 2])]:
         inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
         out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), "Resize"))
     return out
@@ -399,6 +400,13 @@ def general_resize_cases(rng):
         x = rng.standard_normal((1, 2, 4, 4)).astype(np.float32)
         inits = [("roi", np.zeros(0, np.float32)), ("scales", np.array(sc, np.float32))]
         out.append((name, model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), {"x": x}, None))
+    # tf_crop_and_resize (linear, nearest): a box per axis, partly outside the input (extrapolation_value there)
+    for mode in ("linear", "nearest"):
+        x = rng.standard_normal((1, 2, 4, 5)).astype(np.float32)
+        roi = np.array([0, 0, -0.2, 0.1, 1, 1, 0.9, 1.3], np.float32)
+        inits = [("roi", roi), ("scales", np.array([1, 1, 1.5, 2], np.float32))]
+        attrs = {"mode": mode, "coordinate_transformation_mode": "tf_crop_and_resize", "extrapolation_value": 0.5}
+        out.append((f"resize_tf_crop_and_resize_{mode}", model([helper.make_node("Resize", ["x", "roi", "scales"], ["y"], **attrs)], {"x": x}, ["y"], 13, inits), {"x": x}, None))
     return out
 
 
