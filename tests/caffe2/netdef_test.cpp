@@ -83,6 +83,7 @@ TEST(Caffe2NetDef, BinaryModelsRoundTripByteIdentical) {
 }
 
 TEST(Caffe2NetDef, LenetInitNetBecomesInitializers) {
+  ASSERT_TRUE(fs::exists(kModels / "lenet/predict_net.pb")) << "no Caffe2 reference models in " << kModels;
   std::string predict = slurp(kModels / "lenet/predict_net.pb"), init = slurp(kModels / "lenet/init_net.pb");
   text::Document doc = import_net({predict, false}, NetBytes{init, false});
   const ir::Graph& g = doc.graph;
@@ -95,6 +96,7 @@ TEST(Caffe2NetDef, LenetInitNetBecomesInitializers) {
   }
   EXPECT_EQ(inits, 8);  // the 8 GivenTensorFills: conv1 w/b, conv2 w/b, fc1 w/b, fc2 w/b
   // Only `1`, the image, is left for the caller.
+  ASSERT_FALSE(g.inputs(g.root()).empty());
   EXPECT_EQ(g.port_name_str(g.input(g.root(), 0)), "1");
   EXPECT_EQ(g.port_role(g.input(g.root(), 0)), ir::PortRole::GraphInput);
 }
