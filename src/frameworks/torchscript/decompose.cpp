@@ -26,11 +26,6 @@ std::optional<std::vector<int64_t>> ints_at(const Args& a, size_t i) {
   }
   return out;
 }
-std::optional<size_t> dim_of(int64_t d, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (d < -r || d >= r) return std::nullopt;
-  return static_cast<size_t>(d < 0 ? d + r : d);
-}
 
 // Pieces of the given sizes along dim, as aten::slice ops.
 std::optional<VRef> slices(const Args& a, size_t dim, const std::vector<int64_t>& sizes, const CallOp& call) {
@@ -59,7 +54,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     const Val* x = typed(a, 0);
     auto c = int_at(a, 1), d = int_at(a, 2);
     if (!x || !c || !d || *c <= 0) return std::nullopt;
-    auto dim = dim_of(*d, x->shape.size());
+    auto dim = wrap_dim(*d, x->shape.size());
     if (!dim) return std::nullopt;
     return slices(a, *dim, chunk_sizes(x->shape[*dim], *c), call);
   };
@@ -70,7 +65,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     const Val* x = typed(a, 0);
     auto d = int_at(a, 2);
     if (!x || !d) return std::nullopt;
-    auto dim = dim_of(*d, x->shape.size());
+    auto dim = wrap_dim(*d, x->shape.size());
     if (!dim) return std::nullopt;
     int64_t n = x->shape[*dim];
     if (auto each = int_at(a, 1)) {
@@ -94,7 +89,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     const Val* x = typed(a, 0);
     auto k = int_at(a, 1), d = int_at(a, 2);
     if (!x || !k || !d || *k <= 0) return std::nullopt;
-    auto dim = dim_of(*d, x->shape.size());
+    auto dim = wrap_dim(*d, x->shape.size());
     if (!dim) return std::nullopt;
     int64_t n = x->shape[*dim];
     std::vector<int64_t> s;  // the first n % k pieces one longer
@@ -105,7 +100,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     const Val* x = typed(a, 0);
     auto d = int_at(a, 1);
     if (!x || !d) return std::nullopt;
-    auto dim = dim_of(*d, x->shape.size());
+    auto dim = wrap_dim(*d, x->shape.size());
     if (!dim) return std::nullopt;
     std::vector<VRef> out;
     for (int64_t i = 0; i < x->shape[*dim]; ++i)
@@ -117,7 +112,7 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (a.empty() || !a[0] || a[0]->k != Val::K::List || a[0]->items.empty() || !d) return std::nullopt;
     const Val& first = *a[0]->items[0];
     if (!first.is_tensor() || !first.shape_known) return std::nullopt;
-    auto dim = dim_of(*d, first.shape.size() + 1);
+    auto dim = wrap_dim(*d, first.shape.size() + 1);
     if (!dim) return std::nullopt;
     std::vector<VRef> parts;
     for (const auto& t : a[0]->items) {

@@ -13,6 +13,20 @@ namespace amanda::torchscript {
 // Calls an op by its base name (`aten::slice`) with positional arguments, as the code would.
 using CallOp = std::function<VRef(const std::string& base, std::vector<VRef> args)>;
 
+// Helpers the decomposition files share: dimension `d` of a rank-`rank` tensor as an index
+// (negative counts from the end; nothing when out of range), and a list value of ints.
+inline std::optional<size_t> wrap_dim(int64_t d, size_t rank) {
+  int64_t r = static_cast<int64_t>(rank);
+  if (d < -r || d >= r) return std::nullopt;
+  return static_cast<size_t>(d < 0 ? d + r : d);
+}
+inline VRef int_list_value(const std::vector<int64_t>& v) {
+  std::vector<VRef> items;
+  items.reserve(v.size());
+  for (int64_t x : v) items.push_back(make_int(x));
+  return make_list(std::move(items));
+}
+
 // List-valued ops become one op per element, so that each element is a value of the graph:
 // chunk / split / split_with_sizes / tensor_split / unsafe_* -> aten::slice per piece, unbind ->
 // aten::select per index, broadcast_tensors -> aten::expand per tensor; stack -> aten::cat of

@@ -25,16 +25,6 @@ std::optional<std::vector<int64_t>> int_or_ints(const Args& a, size_t i) {
   }
   return out;
 }
-std::optional<size_t> wrap(int64_t d, size_t rank) {
-  int64_t r = static_cast<int64_t>(rank);
-  if (d < -r || d >= r) return std::nullopt;
-  return static_cast<size_t>(d < 0 ? d + r : d);
-}
-VRef ints(const std::vector<int64_t>& v) {
-  std::vector<VRef> items;
-  for (int64_t x : v) items.push_back(make_int(x));
-  return make_list(items);
-}
 
 // torch.movedim(x, src, dst): dims src[i] go to dst[i]; the others keep their order in the
 // places left (torch's movedim, TensorShape.cpp).
@@ -46,7 +36,7 @@ std::optional<VRef> movedim(const Args& a, const CallOp& call) {
   std::vector<int64_t> perm(r, -1);
   std::vector<bool> used(r, false);
   for (size_t i = 0; i < src->size(); ++i) {
-    auto s = wrap((*src)[i], r), d = wrap((*dst)[i], r);
+    auto s = wrap_dim((*src)[i], r), d = wrap_dim((*dst)[i], r);
     if (!s || !d || perm[*d] != -1 || used[*s]) return std::nullopt;  // repeated dims: torch's error
     perm[*d] = static_cast<int64_t>(*s);
     used[*s] = true;
@@ -58,7 +48,7 @@ std::optional<VRef> movedim(const Args& a, const CallOp& call) {
     p = static_cast<int64_t>(next);
     used[next] = true;
   }
-  return call("aten::permute", {a[0], ints(perm)});
+  return call("aten::permute", {a[0], int_list_value(perm)});
 }
 
 // torch.roll(x, shifts, dims): along each dim d, x[size - s:] then x[:size - s] (s = shift mod
@@ -73,23 +63,23 @@ std::optional<VRef> roll(const Args& a, const CallOp& call, bool force = false) 
   if (dims->empty()) {
     if (shifts->size() != 1) return std::nullopt;
     int64_t n = numel(x->shape);  // (throws when the count overflows)
-    VRef flat = call("aten::reshape", {a[0], ints({n})});
-    auto rolled = roll({flat, ints(*shifts), ints({0})}, call, true);
+    VRef flat = call("aten::reshape", {a[0], int_list_value({n})});
+    auto rolled = roll({flat, int_list_value(*shifts), int_list_value({0})}, call, true);
     if (!rolled) return std::nullopt;
-    return call("aten::reshape", {*rolled, ints(x->shape)});
+    return call("aten::reshape", {*rolled, int_list_value(x->shape)});
   }
   if (shifts->size() != dims->size()) return std::nullopt;
   // One or two shifts, each nonzero and smaller than its size: aten::roll stays one op (the
   // table's roll_1d / roll_2d take it, as a model's graph has it); the others are decomposed.
   bool rule_takes = dims->size() <= 2;
   for (size_t k = 0; k < dims->size() && rule_takes; ++k) {
-    auto d = wrap((*dims)[k], x->shape.size());
+    auto d = wrap_dim((*dims)[k], x->shape.size());
     rule_takes = d && (*shifts)[k] != 0 && std::abs((*shifts)[k]) < x->shape[*d];
   }
   if (rule_takes && !force) return std::nullopt;
   VRef y = a[0];
   for (size_t k = 0; k < dims->size(); ++k) {
-    auto d = wrap((*dims)[k], x->shape.size());
+    auto d = wrap_dim((*dims)[k], x->shape.size());
     if (!d) return std::nullopt;
     int64_t size = x->shape[*d];
     if (size == 0) continue;

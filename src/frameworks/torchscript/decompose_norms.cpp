@@ -14,12 +14,6 @@ namespace amanda::torchscript {
 
 namespace {
 
-VRef ints(const std::vector<int64_t>& v) {
-  std::vector<VRef> items;
-  for (int64_t x : v) items.push_back(make_int(x));
-  return make_list(items);
-}
-
 struct NormArgs {
   VRef x;
   std::vector<int64_t> dims;  // wrapped, sorted as given; all dims when none given
@@ -68,7 +62,7 @@ std::optional<double> number(const VRef& v) {
 }
 
 VRef vector_norm(const NormArgs& n, double p, const CallOp& call) {
-  VRef dims = ints(n.dims), keep = make_bool(n.keep);
+  VRef dims = int_list_value(n.dims), keep = make_bool(n.keep);
   if (p == 0) {
     VRef nz = call("aten::ne", {n.x, make_int(0)});
     return call("aten::sum", {call("aten::to", {nz, make_int(scalar_type_code(n.x->dtype)), make_bool(false), make_bool(false)}), dims, keep, make_none()});
@@ -91,8 +85,8 @@ std::optional<VRef> matrix_norm(const NormArgs& n, const VRef& ord, const CallOp
   if (!p || !(std::isinf(*p) || *p == 1 || *p == -1)) return std::nullopt;  // 2, -2: singular values
   // inf: the largest sum over dim 1 (rows), 1: the largest sum over dim 0 (columns); negative: smallest
   int64_t sum_dim = std::isinf(*p) ? n.dims[1] : n.dims[0], pick_dim = std::isinf(*p) ? n.dims[0] : n.dims[1];
-  VRef s = call("aten::sum", {call("aten::abs", {n.x}), ints({sum_dim}), make_bool(true), make_none()});
-  VRef m = call(*p > 0 ? "aten::amax" : "aten::amin", {s, ints({pick_dim}), make_bool(true)});
+  VRef s = call("aten::sum", {call("aten::abs", {n.x}), int_list_value({sum_dim}), make_bool(true), make_none()});
+  VRef m = call(*p > 0 ? "aten::amax" : "aten::amin", {s, int_list_value({pick_dim}), make_bool(true)});
   if (n.keep) return m;
   int64_t hi = std::max(sum_dim, pick_dim), lo = std::min(sum_dim, pick_dim);
   return call("aten::squeeze", {call("aten::squeeze", {m, make_int(hi)}), make_int(lo)});
