@@ -220,3 +220,193 @@ TEST(OnnxWire, MalformedInputIsRefusedAsBefore) {
   for (size_t cut : {bytes.size() - 1, bytes.size() / 2, size_t(3)})
     EXPECT_THROW(onnx_frontend::import_model_bytes(bytes.substr(0, cut)), ParseError) << cut;
 }
+
+namespace {
+
+void add_constant(onnx::GraphProto* g, const std::string& out, size_t n, char fill) {
+  add_node(g, "Constant", {}, out);
+  auto* a = g->mutable_node(g->node_size() - 1)->add_attribute();
+  a->set_name("value");
+  a->set_type(onnx::AttributeProto::TENSOR);
+  onnx::TensorProto* t = add_init(g, "tmp", n, fill);  // made as an initializer, moved into the attribute
+  a->mutable_t()->Swap(t);
+  a->mutable_t()->clear_name();
+  g->mutable_initializer()->RemoveLast();
+}
+
+// A branch of an If: an initializer and a Constant of its own, and (depth > 0) an If inside
+// whose then branch is depth - 1 deep, and its else branch too when `full` (else 0).
+onnx::GraphProto branch(const std::string& tag, int depth, bool full) {
+  onnx::GraphProto b;
+  b.set_name(tag);
+  add_init(&b, tag + "_w", 50, 4);
+  add_constant(&b, tag + "_c", 60, 6);
+  std::string out = tag + "_y";
+  if (depth > 0) {
+    add_node(&b, "Add", {tag + "_w", tag + "_c"}, tag + "_s");
+    add_node(&b, "If", {"cond"}, out);
+    auto* n = b.mutable_node(b.node_size() - 1);
+    for (const char* side : {"then_branch", "else_branch"}) {
+      auto* a = n->add_attribute();
+      a->set_name(side);
+      a->set_type(onnx::AttributeProto::GRAPH);
+      *a->mutable_g() = branch(tag + side[0], full || side[0] == 't' ? depth - 1 : 0, full);
+    }
+  } else {
+    add_node(&b, "Add", {tag + "_w", tag + "_c"}, out);
+  }
+  b.add_output()->set_name(out);
+  return b;
+}
+
+// cond (bool) ? then : else, each branch `depth` Ifs deep (all of them when full, else the then
+// branches alone).
+onnx::ModelProto nested_if_model(int depth, bool full = true) {
+  onnx::ModelProto m = base_model();
+  auto* g = m.mutable_graph();
+  auto* c = g->add_input();
+  c->set_name("cond");
+  c->mutable_type()->mutable_tensor_type()->set_elem_type(onnx::TensorProto::BOOL);
+  add_node(g, "If", {"cond"}, "y");
+  for (const char* side : {"then_branch", "else_branch"}) {
+    auto* a = g->mutable_node(0)->add_attribute();
+    a->set_name(side);
+    a->set_type(onnx::AttributeProto::GRAPH);
+    *a->mutable_g() = branch(std::string(1, side[0]), depth, full);
+  }
+  g->add_output()->set_name("y");
+  return m;
+}
+
+// Every tensor of the IR (op attributes, initializers): how many, and how many point into [b, b + n).
+std::pair<int, int> tensors_in(const ir::Graph& g, const void* b, size_t n) {
+  const auto* lo = static_cast<const uint8_t*>(b);
+  int all = 0, inside = 0;
+  auto count = [&](const ir::Value* v) {
+    if (!v || !v->is_tensor() || v->as_tensor().size == 0) return;
+    ++all;
+    const uint8_t* d = v->as_tensor().data;
+    inside += d >= lo && d + v->as_tensor().size <= lo + n;
+  };
+  Symbol value = g.symbols().find("value"), init = g.symbols().find("initializer");
+  g.for_each_op([&](ir::OpId op) {
+    if (value != SymbolTable::kNone) count(g.attr(op, value));
+  });
+  for (uint32_t i = 1; i < g.port_id_bound(); ++i)
+    if (g.valid(ir::PortId(i)) && init != SymbolTable::kNone) count(g.attr(ir::PortId(i), init));
+  return {all, inside};
+}
+
+}  // namespace
+
+TEST(OnnxWire, BorrowsConstantsAndSubgraphTensors) {
+  onnx::ModelProto m = nested_if_model(2);
+  add_constant(m.mutable_graph(), "k", 70, 8);  // a root Constant too
+  std::string bytes = m.SerializeAsString();
+  auto buf = make_buffer(bytes);
+  auto doc = onnx_frontend::import_model_buffer(buf);
+  // 1 root Constant; each branch an initializer and a Constant: 2 + 4 + 8 branches.
+  auto [all, inside] = tensors_in(doc.graph, buf->data(), buf->size());
+  EXPECT_EQ(all, 1 + 2 * 14);
+  EXPECT_EQ(inside, all);  // every one borrowed, none copied
+  expect_round_trip(bytes);
+  // The copying path holds no pointer into the caller's bytes.
+  auto doc2 = onnx_frontend::import_model_bytes(bytes);
+  EXPECT_EQ(tensors_in(doc2.graph, bytes.data(), bytes.size()), std::make_pair(all, 0));
+}
+
+TEST(OnnxWire, TensorAttributesKeptWholeKeepTheirBytes) {
+  // Attributes the importer keeps as serialised bytes (a second attribute of one name, a tensor
+  // attribute with a doc_string, a list of tensors, a graph attribute with an extra tensor) must
+  // carry their borrowed raw_data.
+  onnx::ModelProto m = nested_if_model(0);
+  auto* g = m.mutable_graph();
+  add_constant(g, "k", 30, 2);
+  auto* k = g->mutable_node(g->node_size() - 1);
+  *k->add_attribute() = k->attribute(0);  // "value" twice
+  k->mutable_attribute(0)->set_doc_string("first");
+  add_node(g, "Custom", {"x"}, "z");
+  auto* n = g->mutable_node(g->node_size() - 1);
+  n->set_domain("my.domain");
+  auto* ts = n->add_attribute();
+  ts->set_name("many");
+  ts->set_type(onnx::AttributeProto::TENSORS);
+  for (int i = 0; i < 3; ++i) {
+    add_constant(g, "tmp", 5 + i, static_cast<char>(i));
+    *ts->add_tensors() = g->node(g->node_size() - 1).attribute(0).t();
+    g->mutable_node()->RemoveLast();
+  }
+  auto* gt = g->mutable_node(0)->mutable_attribute(0);
+  *gt->mutable_t() = ts->tensors(1);  // a graph attribute with a tensor beside its graph
+  auto* os = m.add_opset_import();
+  os->set_domain("my.domain");
+  os->set_version(1);
+  g->add_output()->set_name("z");
+  expect_round_trip(m.SerializeAsString());
+}
+
+TEST(OnnxWire, UnusualAttributeLayoutsLeaveTheFastPath) {
+  onnx::ModelProto m = base_model();
+  add_constant(m.mutable_graph(), "y", 4, 1);
+  m.mutable_graph()->add_output()->set_name("y");
+  const onnx::AttributeProto& a = m.graph().node(0).attribute(0);
+  std::string t = a.t().SerializeAsString();
+  onnx::AttributeProto head = a;
+  head.clear_t();
+  auto model_with_attr = [&](const std::string& attr_bytes) {
+    onnx::ModelProto c = m;
+    onnx::NodeProto* node = c.mutable_graph()->mutable_node(0);
+    node->clear_attribute();
+    std::string nb = node->SerializeAsString() + tag_len(5, attr_bytes.size()) + attr_bytes;
+    c.mutable_graph()->clear_node();
+    std::string gb = tag_len(1, nb.size()) + nb + c.graph().SerializeAsString();
+    c.clear_graph();
+    return c.SerializeAsString() + tag_len(7, gb.size()) + gb;
+  };
+  // The tensor in two fields (its dims and type, then its raw_data): protobuf merges the two.
+  onnx::TensorProto dims_only = a.t(), raw_only;
+  dims_only.clear_raw_data();
+  raw_only.set_raw_data(a.t().raw_data());
+  std::string t1 = dims_only.SerializeAsString(), t2 = raw_only.SerializeAsString();
+  expect_round_trip(model_with_attr(head.SerializeAsString() + tag_len(5, t1.size()) + t1 + tag_len(5, t2.size()) + t2));
+  // The tensor before the name.
+  expect_round_trip(model_with_attr(tag_len(5, t.size()) + t + head.SerializeAsString()));
+  // The tensor field with a varint wire type: protobuf keeps it as an unknown field.
+  std::string odd = head.SerializeAsString();
+  odd.push_back(static_cast<char>(WFL::MakeTag(5, WFL::WIRETYPE_VARINT)));
+  odd.push_back(1);
+  std::string bytes = model_with_attr(odd);
+  onnx::ModelProto pm;
+  ASSERT_TRUE(pm.ParseFromString(bytes));
+  EXPECT_NO_THROW(onnx_frontend::import_model_bytes(bytes));
+}
+
+TEST(OnnxWire, NestingIsLimitedAsProtobufLimitsIt) {
+  // Ifs 20 and 31 levels deep (3 messages a level: within protobuf's limit of 100, the second
+  // near it) read as protobuf reads them; 34 levels (beyond) refused as protobuf refuses them.
+  for (int depth : {20, 31, 34}) {
+    std::string bytes = nested_if_model(depth, false).SerializeAsString();
+    onnx::ModelProto pm;
+    bool parses = pm.ParseFromString(bytes);
+    EXPECT_EQ(parses, depth != 34) << depth;
+    if (!parses) {
+      EXPECT_THROW(onnx_frontend::import_model_bytes(bytes), ParseError) << depth;
+      continue;
+    }
+    // The same IR (or the same refusal of the importer's own depth limit) as from protobuf's parse.
+    std::string want, got;
+    text::Document a, b;
+    try {
+      a = onnx_frontend::import_model(pm);
+    } catch (const Error& e) {
+      want = e.what();
+    }
+    try {
+      b = onnx_frontend::import_model_buffer(make_buffer(bytes));
+    } catch (const Error& e) {
+      got = e.what();
+    }
+    EXPECT_EQ(got, want) << depth;
+    if (want.empty()) EXPECT_EQ(ir::first_difference(a.graph, b.graph), "") << depth;
+  }
+}

@@ -46,11 +46,11 @@ class Importer {
     ctx_.file_name = o.file_name;
     ctx_.files = std::make_shared<ModelFiles>(o.base_dir, o.file_name + ": error: external data location");
   }
-  // The root graph's initializer i borrows raw[i] (see wire.h) from `input`.
-  void borrow_from(std::shared_ptr<const Buffer> input, bool is_file, const std::vector<RawSpan>* raw) {
+  // The tensors parse_model_borrowing left without their raw_data borrow it (see wire.h) from `input`.
+  void borrow_from(std::shared_ptr<const Buffer> input, bool is_file, const RawSpans* raw) {
     ctx_.input = std::move(input);
     ctx_.input_is_file = is_file;
-    root_raw_ = raw;
+    raw_ = raw;
   }
 
   text::Document run() {
@@ -128,7 +128,7 @@ class Importer {
   ir::Graph& g_;
   absl::flat_hash_map<std::string, int> versions_, imports_seen_;
   absl::flat_hash_map<uint64_t, absl::flat_hash_set<Symbol>> graph_port_names_;  // (graph node, side) -> names
-  const std::vector<RawSpan>* root_raw_ = nullptr;
+  const RawSpans* raw_ = nullptr;
   Symbol s_value_, s_graph_input_, s_initializer_, s_at_initializer_;
 
   // A model-local function: its header readable, its nodes an attribute graph of the root (not
@@ -202,8 +202,8 @@ class Importer {
   }
   std::string attr_where_;  // the node whose attributes are being read, for messages
   // tensor_from_proto, then: the data must hold exactly the elements the dims say.
-  Value tensor(const onnx::TensorProto& t, Value::Map& meta, const std::string& what, const RawSpan* raw = nullptr) {
-    Value v = tensor_from_proto(t, ctx_, meta, raw);
+  Value tensor(const onnx::TensorProto& t, Value::Map& meta, const std::string& what) {
+    Value v = tensor_from_proto(t, ctx_, meta, raw_ ? raw_->find(t) : nullptr);
     if (!dtype_of(t.data_type()) || !v.is_tensor()) return v;  // unknown element type: kept whole
     const ir::Tensor& x = v.as_tensor();
     auto count = x.element_count();
@@ -333,13 +333,11 @@ class Importer {
       }
       return p;
     };
-    const std::vector<RawSpan>* raws = is_root ? root_raw_ : nullptr;
     for (int ti = 0; ti < gp.initializer_size(); ++ti) {
       const auto& t = gp.initializer(ti);
       PortId p = init_port(t.name());
       Value::Map meta;
-      const RawSpan* raw = raws && static_cast<size_t>(ti) < raws->size() ? &(*raws)[static_cast<size_t>(ti)] : nullptr;
-      Value v = tensor(t, meta, where(s) + ": initializer '" + t.name() + "'", raw);
+      Value v = tensor(t, meta, where(s) + ": initializer '" + t.name() + "'");
       if (!meta.empty() && meta.front().key == "name" && meta.front().value == Value(t.name())) meta.erase(meta.begin());
       else if (!map_find(&meta, "proto")) meta.insert(meta.begin(), {"no_name", Value(true)});
       // The initializer's own type, unless a graph input declares one (set below from its attributes).
@@ -565,6 +563,12 @@ class Importer {
     return fields == 0 && a.has_name() && !a.has_doc_string() && !a.has_ref_attr_name() && a.unknown_fields().empty();
   }
 
+  // The attribute as the file has it: with the raw_data of its borrowed tensors (see wire.h).
+  onnx::AttributeProto complete(const onnx::AttributeProto& a) const { return raw_ ? complete_attribute(a, *raw_) : a; }
+  std::string whole(const onnx::AttributeProto& a) const {
+    return raw_ && raw_->size() ? complete(a).SerializeAsString() : a.SerializeAsString();
+  }
+
   std::string attr_where(OpId, const onnx::AttributeProto& a) const { return attr_where_ + ": attribute '" + a.name() + "'"; }
 
   void import_attr(const onnx::AttributeProto& a, int index, OpId op, Scope& s) {
@@ -573,14 +577,14 @@ class Importer {
       // An attribute the IR cannot hold under its own name: keep it whole, with its position.
       Value::List l;
       if (const Value* old = g_.attr(op, g_.sym("@extra_attributes"))) l = old->as_list();
-      l.push_back(Value(Value::Map{{"index", Value(static_cast<int64_t>(index))}, {"proto", Value(base64_encode(a.SerializeAsString()))}}));
+      l.push_back(Value(Value::Map{{"index", Value(static_cast<int64_t>(index))}, {"proto", Value(base64_encode(whole(a)))}}));
       set_attr(op, "@extra_attributes", Value(std::move(l)));
       return;
     }
     if ((a.type() == A::GRAPH && (!a.has_g() || a.graphs_size())) || (a.type() == A::GRAPHS && a.has_g())) {
       // A graph attribute without its graph (or with the wrong field): keep it whole.
       set_attr(op, a.name(), Value());
-      set_attr(op, "@attr." + a.name(), Value(Value::Map{{"proto", Value(base64_encode(a.SerializeAsString()))}}));
+      set_attr(op, "@attr." + a.name(), Value(Value::Map{{"proto", Value(base64_encode(whole(a)))}}));
       return;
     }
     Value v;
@@ -670,11 +674,11 @@ class Importer {
     } else if (a.type() != A::GRAPH && a.type() != A::GRAPHS) {
       onnx::AttributeProto back;
       attr_to_proto(a.name(), v, meta, back);
-      if (back.SerializeAsString() != a.SerializeAsString()) meta.push_back({"proto", Value(base64_encode(a.SerializeAsString()))});
+      if (back.SerializeAsString() != whole(a)) meta.push_back({"proto", Value(base64_encode(whole(a)))});
     } else {
       // Graph attributes: compare everything but the graphs themselves (checked by their parts);
       // when that differs (other fields set too), keep the attribute without its graphs.
-      onnx::AttributeProto shell = a, back;
+      onnx::AttributeProto shell = complete(a), back;
       attr_to_proto(a.name(), v, meta, back, [](OpId, onnx::GraphProto&) {});
       for (auto* x : {&shell, &back}) {
         x->clear_g();
@@ -698,7 +702,7 @@ text::Document import_model(const onnx::ModelProto& model, const ImportOptions& 
 }
 
 namespace {
-// Parses with the root initializers' raw_data borrowed from `buf` (see wire.h), or with protobuf
+// Parses with the tensors' raw_data borrowed from `buf` (see wire.h), or with protobuf
 // alone when that fast path does not apply; the error checks are the same either way. Without
 // `buf`, each tensor gets a copy of its bytes (as protobuf would make): `bytes` is the caller's.
 text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const Buffer>& buf, bool is_file,
@@ -713,7 +717,7 @@ text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const
   onnx::ModelProto& m = *google::protobuf::Arena::CreateMessage<onnx::ModelProto>(&arena);
   if (bytes.size() > static_cast<size_t>(INT32_MAX))
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "file over 2 GiB: protobuf cannot read it (use external data)");
-  std::vector<RawSpan> raw;
+  RawSpans raw;
   if (!parse_model_borrowing(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), m, raw)) {
     raw.clear();
     m.Clear();
@@ -723,11 +727,12 @@ text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const
   if (!m.has_graph() || !m.has_ir_version())
     throw ParseError(SourceLoc{options.file_name, 0, 0}, "not an ONNX model: no ir_version or no graph");
   if (!buf)
-    for (auto& r : raw)
+    raw.for_each([](RawSpan& r) {
       if (r.present) {
         r.owner = make_buffer(std::string(reinterpret_cast<const char*>(r.data), r.size));
         r.data = r.owner->data();
       }
+    });
   Importer imp(m, options);
   imp.borrow_from(buf, is_file, &raw);
   return imp.run();

@@ -53,15 +53,22 @@ bool for_each_field(const uint8_t* p, size_t n, F&& f) {
   return true;
 }
 
-bool merge(google::protobuf::MessageLite& m, const uint8_t* b, const uint8_t* e) {
+// Protobuf's default recursion limit, counted from the model: a message `depth` levels down
+// parses with what is left of it, as it would inside a parse of the whole model.
+constexpr int kRecursionLimit = 100;
+
+bool merge(google::protobuf::MessageLite& m, const uint8_t* b, const uint8_t* e, int depth) {
   if (b == e) return true;
   CodedInputStream in(b, static_cast<int>(e - b));
+  in.SetRecursionLimit(kRecursionLimit - depth);
   return m.MergePartialFromCodedStream(&in) && in.ConsumedEntireMessage();
 }
 
-// Contiguous runs of fields that protobuf parses, flushed into `m` when a routed field comes.
+// Contiguous runs of fields that protobuf parses, flushed into `m` (a message `depth` levels
+// below the model) when a routed field comes.
 struct Runs {
   google::protobuf::MessageLite& m;
+  int depth;
   const uint8_t* b = nullptr;
   const uint8_t* e = nullptr;
   bool add(const Field& f) {
@@ -75,13 +82,17 @@ struct Runs {
     return true;
   }
   bool flush() {
-    bool ok = !b || merge(m, b, e);
+    bool ok = !b || merge(m, b, e, depth);
     b = e = nullptr;
     return ok;
   }
 };
 
-bool parse_tensor(const uint8_t* p, size_t n, onnx::TensorProto& t, RawSpan& raw) {
+// Past this nesting (a graph level is graph -> node -> attribute -> graph) the model is left to
+// protobuf, which refuses it.
+constexpr int kMaxDepth = kRecursionLimit - 4;
+
+bool parse_tensor(const uint8_t* p, size_t n, onnx::TensorProto& t, RawSpans& spans, int depth) {
   int raws = 0;
   Field rf{};
   bool odd = false;
@@ -94,28 +105,121 @@ bool parse_tensor(const uint8_t* p, size_t n, onnx::TensorProto& t, RawSpan& raw
         return true;
       }))
     return false;
-  if (raws != 1 || odd) return merge(t, p, p + n);  // protobuf's own rules (last one wins, ...)
-  if (!merge(t, p, rf.begin) || !merge(t, rf.end, p + n)) return false;
-  raw = RawSpan{rf.payload, rf.payload_size, true, p, n, nullptr};
+  if (raws != 1 || odd) return merge(t, p, p + n, depth);  // protobuf's own rules (last one wins, ...)
+  if (!merge(t, p, rf.begin, depth) || !merge(t, rf.end, p + n, depth)) return false;
+  spans.add(&t, RawSpan{rf.payload, rf.payload_size, true, p, n, nullptr});
   return true;
 }
 
-bool parse_graph(const uint8_t* p, size_t n, onnx::GraphProto& g, std::vector<RawSpan>& raw) {
-  Runs runs{g};
+bool parse_graph(const uint8_t* p, size_t n, onnx::GraphProto& g, RawSpans& spans, int depth);
+
+// An attribute's fields that hold tensors or graphs.
+bool routed_attr_field(uint32_t number) {
+  using A = onnx::AttributeProto;
+  return number == A::kTFieldNumber || number == A::kGFieldNumber || number == A::kTensorsFieldNumber ||
+         number == A::kGraphsFieldNumber;
+}
+
+// Does the attribute hold a tensor or a graph? (Malformed bytes: yes, so that the walk, failing,
+// leaves the model to protobuf.)
+bool attr_routed(const Field& f) {
+  bool any = false;
+  bool ok = for_each_field(f.payload, f.payload_size, [&](const Field& x) {
+    any = any || routed_attr_field(x.number);
+    return !any;
+  });
+  return any || !ok;
+}
+
+bool parse_attribute(const uint8_t* p, size_t n, onnx::AttributeProto& a, RawSpans& spans, int depth) {
+  using A = onnx::AttributeProto;
+  int ts = 0, gs = 0;
+  if (!for_each_field(p, n, [&](const Field& f) {
+        ts += f.number == A::kTFieldNumber;
+        gs += f.number == A::kGFieldNumber;
+        return true;
+      }))
+    return false;
+  if (ts > 1 || gs > 1) return merge(a, p, p + n, depth);  // a singular field twice merges: protobuf's rules
+  Runs runs{a, depth};
   bool ok = for_each_field(p, n, [&](const Field& f) {
-    if (f.number != onnx::GraphProto::kInitializerFieldNumber) return runs.add(f);
+    if (!routed_attr_field(f.number)) return runs.add(f);
     if (f.type != WFL::WIRETYPE_LENGTH_DELIMITED || !runs.flush()) return false;
-    raw.emplace_back();
-    return parse_tensor(f.payload, f.payload_size, *g.add_initializer(), raw.back());
+    switch (f.number) {
+      case A::kTFieldNumber: return parse_tensor(f.payload, f.payload_size, *a.mutable_t(), spans, depth + 1);
+      case A::kTensorsFieldNumber: return parse_tensor(f.payload, f.payload_size, *a.add_tensors(), spans, depth + 1);
+      case A::kGFieldNumber: return parse_graph(f.payload, f.payload_size, *a.mutable_g(), spans, depth + 1);
+      default: return parse_graph(f.payload, f.payload_size, *a.add_graphs(), spans, depth + 1);
+    }
   });
   return ok && runs.flush();
 }
 
+// A node whose attributes hold no tensor and no graph is parsed by protobuf with its neighbours.
+bool parse_node(const uint8_t* p, size_t n, onnx::NodeProto& node, RawSpans& spans, int depth) {
+  Runs runs{node, depth};
+  bool ok = for_each_field(p, n, [&](const Field& f) {
+    if (f.number != onnx::NodeProto::kAttributeFieldNumber || (f.type == WFL::WIRETYPE_LENGTH_DELIMITED && !attr_routed(f)))
+      return runs.add(f);
+    if (f.type != WFL::WIRETYPE_LENGTH_DELIMITED || !runs.flush()) return false;
+    return parse_attribute(f.payload, f.payload_size, *node.add_attribute(), spans, depth + 1);
+  });
+  return ok && runs.flush();
+}
+
+bool node_routed(const Field& f) {
+  bool any = false;
+  bool ok = for_each_field(f.payload, f.payload_size, [&](const Field& x) {
+    if (x.number == onnx::NodeProto::kAttributeFieldNumber)
+      any = x.type != WFL::WIRETYPE_LENGTH_DELIMITED || attr_routed(x);
+    return !any;
+  });
+  return any || !ok;
+}
+
+bool parse_graph(const uint8_t* p, size_t n, onnx::GraphProto& g, RawSpans& spans, int depth) {
+  if (depth > kMaxDepth) return false;
+  Runs runs{g, depth};
+  bool ok = for_each_field(p, n, [&](const Field& f) {
+    bool init = f.number == onnx::GraphProto::kInitializerFieldNumber;
+    bool node = f.number == onnx::GraphProto::kNodeFieldNumber;
+    if (!init && !node) return runs.add(f);
+    if (f.type != WFL::WIRETYPE_LENGTH_DELIMITED) return false;
+    if (node && !node_routed(f)) return runs.add(f);
+    if (!runs.flush()) return false;
+    if (init) return parse_tensor(f.payload, f.payload_size, *g.add_initializer(), spans, depth + 1);
+    return parse_node(f.payload, f.payload_size, *g.add_node(), spans, depth + 1);
+  });
+  return ok && runs.flush();
+}
+
+// The complete_* put the borrowed raw_data back into a copy of a message, walking the copy and
+// its original (whose tensors' addresses key the spans) side by side.
+void complete_graph(onnx::GraphProto& g, const onnx::GraphProto& orig, const RawSpans& raw);
+
+void complete_tensor(onnx::TensorProto& t, const onnx::TensorProto& orig, const RawSpans& raw) {
+  if (const RawSpan* s = raw.find(orig); s && s->present) t.set_raw_data(s->data, s->size);
+}
+
+void complete_attr(onnx::AttributeProto& a, const onnx::AttributeProto& orig, const RawSpans& raw) {
+  if (orig.has_t()) complete_tensor(*a.mutable_t(), orig.t(), raw);
+  for (int i = 0; i < orig.tensors_size(); ++i) complete_tensor(*a.mutable_tensors(i), orig.tensors(i), raw);
+  if (orig.has_g()) complete_graph(*a.mutable_g(), orig.g(), raw);
+  for (int i = 0; i < orig.graphs_size(); ++i) complete_graph(*a.mutable_graphs(i), orig.graphs(i), raw);
+}
+
+void complete_graph(onnx::GraphProto& g, const onnx::GraphProto& orig, const RawSpans& raw) {
+  for (int i = 0; i < orig.initializer_size(); ++i) complete_tensor(*g.mutable_initializer(i), orig.initializer(i), raw);
+  for (int i = 0; i < orig.node_size(); ++i)
+    for (int j = 0; j < orig.node(i).attribute_size(); ++j)
+      complete_attr(*g.mutable_node(i)->mutable_attribute(j), orig.node(i).attribute(j), raw);
+}
+
 }  // namespace
 
-bool parse_model_borrowing(const uint8_t* bytes, size_t n, onnx::ModelProto& m, std::vector<RawSpan>& raw) {
+bool parse_model_borrowing(const uint8_t* bytes, size_t n, onnx::ModelProto& m, RawSpans& raw) {
   raw.clear();
-  Runs runs{m};
+  Runs runs{m, 0};
   Field graph{};
   int graphs = 0;
   bool ok = for_each_field(bytes, n, [&](const Field& f) {
@@ -125,7 +229,13 @@ bool parse_model_borrowing(const uint8_t* bytes, size_t n, onnx::ModelProto& m, 
     return ++graphs == 1 && runs.flush();  // several graph fields merge: leave that to protobuf
   });
   if (!ok || !runs.flush() || graphs != 1) return false;
-  return parse_graph(graph.payload, graph.payload_size, *m.mutable_graph(), raw);
+  return parse_graph(graph.payload, graph.payload_size, *m.mutable_graph(), raw, 1);
+}
+
+onnx::AttributeProto complete_attribute(const onnx::AttributeProto& a, const RawSpans& raw) {
+  onnx::AttributeProto c = a;
+  if (raw.size()) complete_attr(c, a, raw);
+  return c;
 }
 
 // ---- writing
