@@ -555,6 +555,21 @@ std::optional<ir::Tensor> transpose_tensor(const ir::Tensor& t, const std::vecto
   if (!es || !n || *n != t.size) return std::nullopt;
   std::vector<int64_t> out(rank);
   for (size_t i = 0; i < rank; ++i) out[i] = t.shape[static_cast<size_t>(perm[i])];
+  // A permutation that keeps the axes longer than 1 in their order moves no byte (an identity
+  // Transpose, one of a unit axis): the result shares the bytes (a TF.js export's Transpose of a
+  // [3136, 128] weight by [0, 1] copied 1.6 MB).
+  int64_t last = -1;
+  bool moves = false;
+  for (int64_t p : perm)
+    if (t.shape[static_cast<size_t>(p)] != 1) {
+      moves = moves || p < last;
+      last = p;
+    }
+  if (!moves) {
+    ir::Tensor r = t;
+    r.shape = std::move(out);
+    return r;
+  }
   auto buf = std::make_shared<UninitBytes>(t.size);  // every byte is written below
   uint8_t* dst = buf->bytes.get();
   switch (es) {

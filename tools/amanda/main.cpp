@@ -4,7 +4,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <initializer_list>
 #include <iostream>
+#include <string_view>
 
 #include <CLI/CLI.hpp>
 
@@ -38,17 +40,38 @@ int main(int argc, char** argv) {
   app.add_flag_callback("-q,--quiet", [] { amanda::set_progress_sink(nullptr); }, "No progress line on the terminal");
   app.fallthrough();  // and the global --max-* budget flags may follow the subcommand
   register_budget_options(app);
-  register_graph_commands(app, exit_code);
-  register_schema_commands(app, exit_code);
-  register_onnx_commands(app, exit_code);
-  register_convert_commands(app, exit_code);
-  register_view_commands(app, exit_code);
-  register_formats_command(app, exit_code);
-  register_optimize_command(app, exit_code);
   // A progress line for work over a second, on a terminal only. -q turns it off: the commands
   // that print a report have their own -q; for the others it falls through to this one.
   if (isatty(STDERR_FILENO)) amanda::set_progress_sink(amanda::terminal_progress());
-  register_run_commands(app, exit_code);
+  // The groups of subcommands and the commands each registers. Setting up every command's
+  // options (CLI11 objects, validators, help strings) was 5% of a whole small `amanda optimize`;
+  // a command line naming a command sets up its group alone. Without one (--help, --version, a
+  // typo), or if this list missed a command (then the others are added after all), every group.
+  struct Group {
+    void (*add)(CLI::App&, int&);
+    std::initializer_list<std::string_view> commands;
+  };
+  const Group groups[] = {{register_graph_commands, {"inspect", "fmt", "verify"}},
+                          {register_schema_commands, {"schema", "validate"}},
+                          {register_onnx_commands, {"infer", "diff"}},
+                          {register_convert_commands, {"convert", "table"}},
+                          {register_view_commands, {"view"}},
+                          {register_formats_command, {"formats"}},
+                          {register_optimize_command, {"optimize"}},
+                          {register_run_commands, {"run"}}};
+  const Group* named = nullptr;
+  for (const auto& g : groups)
+    for (std::string_view c : g.commands)
+      if (argc > 1 && c == argv[1]) named = &g;
+  auto registered = [&](std::string_view name) {
+    for (const auto* sub : app.get_subcommands({}))
+      if (sub->get_name() == name) return true;
+    return false;
+  };
+  if (named) named->add(app, exit_code);
+  if (!named || !registered(argv[1]))
+    for (const auto& g : groups)
+      if (&g != named) g.add(app, exit_code);
   std::string known;
   bool found = false;
   for (const auto* sub : app.get_subcommands({})) {
