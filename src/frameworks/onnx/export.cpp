@@ -578,6 +578,9 @@ class FileSink final : public Sink {
     else buf_.append(static_cast<const char*>(p), n);
   }
   void write_tensor(const ir::Tensor& t) override {
+    // A small tensor joins the buffer: one write call for it and the fields around it (each call
+    // into the file system has its fixed cost); a big one is written from where it is.
+    if (t.size < kSmallTensor) return write(t.data, t.size);
     flush();
     f_.write_paged(t.owner.get(), t.data, t.size);
   }
@@ -587,7 +590,7 @@ class FileSink final : public Sink {
   }
 
  private:
-  static constexpr size_t kBuf = 1 << 20;
+  static constexpr size_t kBuf = 1 << 20, kSmallTensor = 64 << 10;
   AtomicFile& f_;
   std::string buf_;
 };
