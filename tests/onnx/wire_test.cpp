@@ -240,7 +240,7 @@ onnx::GraphProto branch(const std::string& tag, int depth, bool full) {
   onnx::GraphProto b;
   b.set_name(tag);
   add_init(&b, tag + "_w", 50, 4);
-  add_constant(&b, tag + "_c", 60, 6);
+  add_constant(&b, tag + "_c", 100, 6);  // 400 bytes: borrowed (wire.cpp's kBorrowFrom)
   std::string out = tag + "_y";
   if (depth > 0) {
     add_node(&b, "Add", {tag + "_w", tag + "_c"}, tag + "_s");
@@ -301,14 +301,15 @@ std::pair<int, int> tensors_in(const ir::Graph& g, const void* b, size_t n) {
 
 TEST(OnnxWire, BorrowsConstantsAndSubgraphTensors) {
   onnx::ModelProto m = nested_if_model(2);
-  add_constant(m.mutable_graph(), "k", 70, 8);  // a root Constant too
+  add_constant(m.mutable_graph(), "k", 120, 8);  // a root Constant too
+  add_constant(m.mutable_graph(), "small", 4, 1);  // 16 bytes: copied by protobuf, not borrowed
   std::string bytes = m.SerializeAsString();
   auto buf = make_buffer(bytes);
   auto doc = onnx_frontend::import_model_buffer(buf);
-  // 1 root Constant; each branch an initializer and a Constant: 2 + 4 + 8 branches.
+  // 2 root Constants; each branch an initializer and a Constant: 2 + 4 + 8 branches.
   auto [all, inside] = tensors_in(doc.graph, buf->data(), buf->size());
-  EXPECT_EQ(all, 1 + 2 * 14);
-  EXPECT_EQ(inside, all);  // every one borrowed, none copied
+  EXPECT_EQ(all, 2 + 2 * 14);
+  EXPECT_EQ(inside, all - 1);  // every one borrowed but the small Constant
   expect_round_trip(bytes);
   // The copying path holds no pointer into the caller's bytes.
   auto doc2 = onnx_frontend::import_model_bytes(bytes);
@@ -321,7 +322,7 @@ TEST(OnnxWire, TensorAttributesKeptWholeKeepTheirBytes) {
   // carry their borrowed raw_data.
   onnx::ModelProto m = nested_if_model(0);
   auto* g = m.mutable_graph();
-  add_constant(g, "k", 30, 2);
+  add_constant(g, "k", 100, 2);
   auto* k = g->mutable_node(g->node_size() - 1);
   *k->add_attribute() = k->attribute(0);  // "value" twice
   k->mutable_attribute(0)->set_doc_string("first");
@@ -332,7 +333,7 @@ TEST(OnnxWire, TensorAttributesKeptWholeKeepTheirBytes) {
   ts->set_name("many");
   ts->set_type(onnx::AttributeProto::TENSORS);
   for (int i = 0; i < 3; ++i) {
-    add_constant(g, "tmp", 5 + i, static_cast<char>(i));
+    add_constant(g, "tmp", 70 + i, static_cast<char>(i));
     *ts->add_tensors() = g->node(g->node_size() - 1).attribute(0).t();
     g->mutable_node()->RemoveLast();
   }
@@ -347,7 +348,7 @@ TEST(OnnxWire, TensorAttributesKeptWholeKeepTheirBytes) {
 
 TEST(OnnxWire, UnusualAttributeLayoutsLeaveTheFastPath) {
   onnx::ModelProto m = base_model();
-  add_constant(m.mutable_graph(), "y", 4, 1);
+  add_constant(m.mutable_graph(), "y", 100, 1);  // big enough to be borrowed
   m.mutable_graph()->add_output()->set_name("y");
   const onnx::AttributeProto& a = m.graph().node(0).attribute(0);
   std::string t = a.t().SerializeAsString();

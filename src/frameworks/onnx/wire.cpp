@@ -120,12 +120,19 @@ bool routed_attr_field(uint32_t number) {
          number == A::kGraphsFieldNumber;
 }
 
-// Does the attribute hold a tensor or a graph? (Malformed bytes: yes, so that the walk, failing,
-// leaves the model to protobuf.)
+// Tensors of attributes from this size on are borrowed; smaller ones (the shape and axis
+// Constants of exporters, thousands in a big graph) stay on protobuf's bulk path, where walking
+// them one by one would cost more than copying them.
+constexpr size_t kBorrowFrom = 256;
+
+// Does the attribute hold a graph, or a tensor worth borrowing? (Malformed bytes: yes, so that the
+// walk, failing, leaves the model to protobuf.)
 bool attr_routed(const Field& f) {
+  using A = onnx::AttributeProto;
   bool any = false;
   bool ok = for_each_field(f.payload, f.payload_size, [&](const Field& x) {
-    any = any || routed_attr_field(x.number);
+    bool tensor = x.number == A::kTFieldNumber || x.number == A::kTensorsFieldNumber;
+    any = any || (routed_attr_field(x.number) && (!tensor || x.payload_size >= kBorrowFrom));
     return !any;
   });
   return any || !ok;
