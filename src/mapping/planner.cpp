@@ -25,15 +25,26 @@ struct Header {
   std::string src, dst;
   bool reversible = false;
   std::vector<std::string> only_for;  // as declared (the parser holds the rules to it)
-  std::vector<std::string> matches;   // the op types the rules' matchers name (sorted, unique)
 };
 
-// The op types the matchers of a `rules:` list name, read from its events (after the SeqStart):
-// a rule's `type` (a name, a list, or {src: ..., dst: ...}), its `src`'s `type`, `ops[].type` or
-// `graph:` lines. False when the list is written in a way this scan does not follow; the file is
-// then read whole, so nothing depends on the scan being clever.
+// What one rule's matcher needs in a graph: one entry per op of its pattern, each the op types
+// that op may have (a rule written for a list of types stands for one rule per type). The rule can
+// match only a graph that has, for every entry, one of its types.
+using Need = std::vector<std::vector<std::string>>;
+
+bool satisfied(const Need& n, const std::vector<std::string>& types) {
+  return std::all_of(n.begin(), n.end(), [&](const std::vector<std::string>& alts) {
+    return std::any_of(alts.begin(), alts.end(), [&](const std::string& t) { return std::find(types.begin(), types.end(), t) != types.end(); });
+  });
+}
+
+// The needs of the rules of a `rules:` list, read from its events (after the SeqStart): a rule's
+// `type` (a name, a list, or {src: ..., dst: ...}), its `src`'s `type`, `ops[].type` or `graph:`
+// lines. False when the list is written in a way this scan does not follow; the file is then read
+// whenever its pair is planned, so nothing depends on the scan being clever. (A rule that names no
+// op type matches nothing; the parser refuses it when the file is read.)
 template <class Next>
-bool scan_matcher_types(const Next& next, text::Event& ev, std::vector<std::string>& out) {
+bool scan_rule_needs(const Next& next, text::Event& ev, std::vector<Need>& out) {
   auto skip_value = [&]() -> bool {  // ev is the value's first event
     if (ev.type == text::Event::Scalar) return true;
     if (ev.type != text::Event::MapStart && ev.type != text::Event::SeqStart) return false;
@@ -45,17 +56,18 @@ bool scan_matcher_types(const Next& next, text::Event& ev, std::vector<std::stri
     }
     return true;
   };
-  auto names = [&]() -> bool {  // a type name or a list of them
+  auto names = [&](Need& need) -> bool {  // a type name or a list of them: one op's alternatives
+    std::vector<std::string>& alts = need.emplace_back();
     if (ev.type == text::Event::Scalar) {
-      out.push_back(ev.text);
+      alts.push_back(ev.text);
       return true;
     }
     if (ev.type != text::Event::SeqStart) return false;
     for (next(); ev.type != text::Event::SeqEnd; next()) {
       if (ev.type != text::Event::Scalar) return false;
-      out.push_back(ev.text);
+      alts.push_back(ev.text);
     }
-    return true;
+    return !alts.empty();
   };
   // a map's entries, each value handed to f(key) (ev at the value); f returns false to give up
   auto entries = [&](const auto& f) -> bool {
@@ -72,18 +84,19 @@ bool scan_matcher_types(const Next& next, text::Event& ev, std::vector<std::stri
   for (;;) {
     next();
     if (ev.type == text::Event::SeqEnd) return true;
+    Need need;
     bool ok = entries([&](const std::string& key) {
       if (key == "type") {
-        if (ev.type != text::Event::MapStart) return names();
-        return entries([&](const std::string& k) { return k == "src" ? names() : skip_value(); });  // pushdown
+        if (ev.type != text::Event::MapStart) return names(need);
+        return entries([&](const std::string& k) { return k == "src" ? names(need) : skip_value(); });  // pushdown
       }
       if (key != "src") return skip_value();
       return entries([&](const std::string& k) {
-        if (k == "type") return names();
+        if (k == "type") return names(need);
         if (k == "graph") {
           if (ev.type != text::Event::Scalar) return false;
           try {
-            for (std::string& t : compact_types(ev.text)) out.push_back(std::move(t));
+            for (std::string& t : compact_types(ev.text)) need.push_back({std::move(t)});
           } catch (const std::exception&) {
             return false;
           }
@@ -92,15 +105,18 @@ bool scan_matcher_types(const Next& next, text::Event& ev, std::vector<std::stri
         if (k != "ops") return skip_value();
         if (ev.type != text::Event::SeqStart) return false;
         for (next(); ev.type != text::Event::SeqEnd; next())
-          if (!entries([&](const std::string& ok) { return ok == "type" ? names() : skip_value(); })) return false;
+          if (!entries([&](const std::string& ok) { return ok == "type" ? names(need) : skip_value(); })) return false;
         return true;
       });
     });
     if (!ok) return false;
+    if (!need.empty()) out.push_back(std::move(need));
   }
 }
 
-std::optional<Header> scan_header(const std::string& path) {
+// Reads a table file's header; with `needs`, goes on into the rules and fills it (nothing when
+// the rules are written in a way scan_rule_needs does not follow).
+std::optional<Header> scan_header(const std::string& path, std::optional<std::vector<Need>>* needs = nullptr) {
   if (!path.ends_with(".yaml") && !path.ends_with(".yml")) return std::nullopt;
   try {
     auto buf = map_file(path);
@@ -121,12 +137,12 @@ std::optional<Header> scan_header(const std::string& path) {
       if (ev.type != text::Event::Scalar) return std::nullopt;  // the map ended before `rules:`
       std::string key = ev.text;
       if (key == "rules") {
-        // The matchers' op types: the file is needed only for graphs with one of them (a
-        // reversible file runs backwards too: its dst types would count, so it is always read).
-        next();
-        if (ev.type != text::Event::SeqStart || !scan_matcher_types(next, ev, h.matches)) return std::nullopt;
-        std::sort(h.matches.begin(), h.matches.end());
-        h.matches.erase(std::unique(h.matches.begin(), h.matches.end()), h.matches.end());
+        if (needs) {
+          std::vector<Need> v;
+          next();
+          if (ev.type == text::Event::SeqStart && scan_rule_needs(next, ev, v)) *needs = std::move(v);
+          else needs->reset();
+        }
         break;
       }
       next();
@@ -165,8 +181,28 @@ std::optional<Header> scan_header(const std::string& path) {
     if (!seen_reversible && text.find("reversible") != std::string_view::npos) return std::nullopt;
     return h;
   } catch (const std::exception&) {
+    if (needs) needs->reset();
     return std::nullopt;
   }
+}
+
+// True when every rule of a parsed table is covered by a scanned need its op types satisfy (so a
+// graph the file was skipped for could not have been matched by any of its rules).
+bool needs_cover(const std::vector<Need>& needs, const Table& t) {
+  size_t k = 0;  // the scan's needs come in the rules' order; a rule for a list of types is several
+  for (const Rule& r : t.rules) {
+    std::vector<std::string> types;
+    for (const OpSpec& o : r.src.ops) types.push_back(o.type);
+    if (k < needs.size() && satisfied(needs[k], types)) continue;
+    if (k + 1 < needs.size() && satisfied(needs[k + 1], types)) {
+      ++k;
+      continue;
+    }
+    auto it = std::find_if(needs.begin(), needs.end(), [&](const Need& n) { return satisfied(n, types); });
+    if (it == needs.end()) return false;
+    k = static_cast<size_t>(it - needs.begin());
+  }
+  return true;
 }
 
 }  // namespace
@@ -193,9 +229,20 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
       add(read_table(f));
       continue;
     }
-    // Read only for graphs with an op type its rules match (none: always read; a reversible
-    // file is matched by its dst types too).
-    s.pending.push_back({f, h->reversible ? std::vector<std::string>{} : h->matches, s.files++});
+    // Only the header is read here: what the rules match is scanned when a plan needs the pair
+    // (materialize), so a conversion tokenises only the files of the pairs on its chain.
+    Slot::Pending p{f, s.files++};
+    if (!h->only_for.empty()) {  // (the parser holds every rule to one of these types)
+      p.scanned = true;
+      p.needs.push_back(Need{h->only_for});
+    }
+    // A reversible file runs backwards too (its dst types would count), and a rewrite pair's rules
+    // match each other's results: both are always read.
+    if (h->reversible || h->src == h->dst) {
+      p.scanned = true;
+      p.always = true;
+    }
+    s.pending.push_back(std::move(p));
     s.reversible = s.reversible || h->reversible;
   }
 }
@@ -248,17 +295,24 @@ void TableSet::materialize(Slot& s, const std::vector<std::string>* types) {
   for (auto& p : files) {
     // (the pair's first file is always read: its header, carry_attrs and constant, is the table's,
     // as when every file is read; the files after it may leave them out)
-    if (types && !p.only_for.empty() && p.index != 0 &&
-        std::none_of(p.only_for.begin(), p.only_for.end(),
-                     [&](const std::string& t) { return std::find(types->begin(), types->end(), t) != types->end(); })) {
-      s.pending.push_back(std::move(p));  // none of its op types in this graph: not needed (yet)
-      continue;
+    if (types && p.index != 0) {
+      if (!p.scanned) {
+        std::optional<std::vector<Need>> needs;
+        scan_header(p.file, &needs);
+        p.scanned = true;
+        if (needs) p.needs = std::move(*needs);
+        else p.always = true;
+      }
+      if (!p.always && std::none_of(p.needs.begin(), p.needs.end(), [&](const Need& n) { return satisfied(n, *types); })) {
+        s.pending.push_back(std::move(p));  // no rule of it can match this graph: not needed (yet)
+        continue;
+      }
     }
     auto t = read_table(p.file);
     if (t->src != s.src || t->dst != s.dst)  // the header scan and the parser disagree: a bug of ours
       throw Error(fmt::format("{}: the table's header read {} -> {} but the file declares {} -> {}", p.file, s.src, s.dst,
                               t->src, t->dst));
-    if (!p.only_for.empty() && p.only_for != matcher_types(*t))
+    if (p.scanned && !p.always && !needs_cover(p.needs, *t))
       throw Error(fmt::format("{}: the scan of the rules found other matcher op types than the parser", p.file));
     join(s, std::move(t), p.index);
   }

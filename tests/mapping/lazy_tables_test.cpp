@@ -219,7 +219,7 @@ TEST(LazyTables, TheTypesAFileMatchesAreDerivedFromItsRules) {
     std::initializer_list<const char*> types;
     const char* broken;  // the file whose error the plan reports, or null
   };
-  for (const Case& c : {Case{{"Relu"}, nullptr}, Case{{"Relu", "Abs"}, "broken_2"}, Case{{"Exp"}, "broken_3"}, Case{{"Cos"}, "broken_4"},
+  for (const Case& c : {Case{{"Relu"}, nullptr}, Case{{"Relu", "Abs"}, "broken_2"}, Case{{"Exp"}, "broken_3"}, Case{{"Sin", "Cos"}, "broken_4"},
                         Case{{"Tan", "Relu"}, "broken_5"}}) {
     TableSet set;
     set.add_folder(d.str(), true);
@@ -289,4 +289,60 @@ TEST(LazyTables, OrderAndHeadersDoNotDependOnWhatWasReadFirst) {
   TableSet set2;
   set2.add_folder(h.str(), true);
   EXPECT_EQ(set2.plan("amanda/onnx/13", "amanda/onnx/12", relu)[0]->rules.size(), 1u) << "2.yaml is not needed for Relu";
+}
+
+// A file is read for a graph only when one of its rules can match it: every op of the rule's
+// pattern needs its type in the graph (a type common to many patterns, such as a list constructor,
+// does not pull in every file that names it). Rewrite pairs (src == dst) are always read: their
+// rules match each other's results.
+TEST(LazyTables, AFileIsReadOnlyWhenEveryOpOfOneOfItsRulesIsThere) {
+  Dir d;
+  const std::string head = "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/12\n  rules:\n";
+  d.write("1_relu.yaml", head + "    - {rule_name: relu, src: {type: Relu}, dst: {type: Relu}}\n");
+  // Sin -> Cos (ops form), Tan -> Tanh (graph form), Acos or Asin (a rule for a list of types); broken after, so a read shows as an error.
+  d.write("2_pair.yaml", head +
+                             "    - rule_name: c\n      src:\n        ops:\n          - {id: x, type: Sin}\n          - {id: y, type: Cos}\n"
+                             "        edges: [{output_port: {op: x, port: output}, input_port: {op: y, port: input}}]\n"
+                             "      dst: {type: Sin}\n"
+                             "    - {rule_name: l, type: [Acos, Asin]}\n"
+                             "    - {rule_name: e, src: {graph: \"t = Tan(x)\\ny = Tanh(t)\"}, dst: {graph: \"y = Tan(x)\"}}\n"
+                             "    - {rule_name: broken_2}\n");
+  auto graph_of = [](std::initializer_list<const char*> types) {
+    auto g = std::make_unique<ir::Graph>();
+    int k = 0;
+    for (const char* t : types) g->create_op(g->root(), t, "op" + std::to_string(k++));
+    return g;
+  };
+  struct Case {
+    std::initializer_list<const char*> types;
+    bool read;
+  };
+  for (const Case& c : {Case{{"Relu", "Sin"}, false}, Case{{"Cos", "Tanh"}, false}, Case{{"Tan", "Relu"}, false},
+                        Case{{"Asin"}, true}, Case{{"Sin", "Cos"}, true}, Case{{"Tanh", "Tan"}, true}}) {
+    TableSet set;
+    set.add_folder(d.str(), true);
+    auto g = graph_of(c.types);
+    std::string types;
+    for (const char* t : c.types) types += std::string(t) + " ";
+    try {
+      auto chain = set.plan("amanda/onnx/13", "amanda/onnx/12", *g);
+      EXPECT_FALSE(c.read) << types << ": 2_pair.yaml was not read";
+      ASSERT_EQ(chain.size(), 1u);
+      EXPECT_EQ(chain[0]->rules.size(), 1u) << types;
+    } catch (const ParseError& e) {
+      EXPECT_TRUE(c.read) << types << ": read although no rule can match: " << e.what();
+      EXPECT_NE(std::string(e.what()).find("broken_2"), std::string::npos) << e.what();
+    }
+  }
+  // A rewrite pair: the second file's rule matches what the first one makes, so it is read for a
+  // graph that has only the first one's type.
+  Dir r;
+  const std::string rw = "table:\n  src: amanda/onnx/13\n  dst: amanda/onnx/13\n  rules:\n";
+  r.write("1_a.yaml", rw + "    - {rule_name: neg_to_abs, src: {type: Neg}, dst: {type: Abs}}\n");
+  r.write("2_b.yaml", rw + "    - {rule_name: abs_to_relu, src: {type: Abs}, dst: {type: Relu}}\n");
+  TableSet set;
+  set.add_folder(r.str(), true);
+  auto chain = set.plan("amanda/onnx/13", "amanda/onnx/13", *graph_of({"Neg"}));
+  ASSERT_EQ(chain.size(), 1u);
+  EXPECT_EQ(chain[0]->rules.size(), 2u);
 }

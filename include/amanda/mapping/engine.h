@@ -124,8 +124,12 @@ class TableSet {
     bool reversible = false;           // some file of it is (known from headers before reading)
     struct Pending {
       std::string file;
-      std::vector<std::string> only_for;  // the op types its matchers name: read only for graphs with one of them
-      size_t index = 0;                   // its place in the load order of the pair's files
+      size_t index = 0;    // its place in the load order of the pair's files
+      bool scanned = false;  // its rules' needs are known (scanned when a plan first needs the pair)
+      bool always = false;   // read whenever the pair is planned (reversible, a rewrite pair, or a scan that gave up)
+      // per rule, the op types its pattern needs: per op, the types it may have (one of each op's
+      // list must be in the graph for the rule to match)
+      std::vector<std::vector<std::vector<std::string>>> needs;
     };
     size_t files = 0;              // files of the pair seen so far (read or pending)
     std::vector<Pending> pending;  // files not read yet, in load order

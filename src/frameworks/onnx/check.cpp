@@ -72,6 +72,16 @@ void fill_missing_types(onnx::ModelProto& m, const std::vector<const ir::Tensor*
 }
 
 void check_model_full(const onnx::ModelProto& m, const std::vector<const ir::Tensor*>& deferred, const std::string& where) {
+  // ONNX requires a shape (a rank, its dimensions may be symbolic) for every graph input and
+  // output; the checker's own words ("Field 'shape' of 'type' is required") do not say which one
+  // nor what to do: a source without shapes (a TorchScript module) needs them from the user.
+  if (m.has_graph())
+    for (const auto* list : {&m.graph().input(), &m.graph().output()})
+      for (const auto& v : *list)
+        if (v.type().has_tensor_type() && !v.type().tensor_type().has_shape())
+          throw Error(where + "error: the converted model's graph " + (list == &m.graph().input() ? "input '" : "output '") + v.name() +
+                      "' has no known rank, which ONNX requires of graph inputs and outputs, so it is not written (give the "
+                      "inputs' shapes, e.g. --input-shape 1,3,224,224; a dimension may be a name such as N)");
   onnx::ModelProto c = checkable_copy(m, deferred);
   try {
     onnx::checker::check_model(c);

@@ -449,6 +449,11 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
         throw Error(path + ": error: the libtorch-free reader cannot read this module: " + e.what() +
                     "; and the libtorch reader is not available: " + plugin_absent_why());
       if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "torch import: falling back to libtorch: " << e.what() << "\n";
+      // Without input shapes libtorch's graph is untyped too, and rules that need ranks refuse: say
+      // what the user can give (the fallback is silent otherwise: it is an implementation choice).
+      else if (std::string_view(e.what()).find("--input-shape") != std::string_view::npos)
+        std::cerr << "amanda: note: " << path << ": " << e.what()
+                  << "; reading it with libtorch, whose graph has no shapes either (conversions that need ranks refuse: give --input-shape)\n";
     }
   }
   if (!plugin_present()) throw Error(path + ": error: PyTorch support is not available: " + plugin_absent_why());
