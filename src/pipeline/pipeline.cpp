@@ -148,10 +148,13 @@ mapping::ConvertOptions convert_options(PassContext& ctx, std::map<uint32_t, std
     return f && f->lowers_refused(type, ns);
   };
   schema::Registry* types = &ctx.registry;
-  co.between_steps = [&reg, types](ir::Graph& g) {  // the ops a step made get types
+  co.between_steps = [&reg, types, from = ctx.info.source_ns, to = ctx.info.target_ns](ir::Graph& g) {  // the ops a step made get types
     InferRequest r;
     r.registry = types;
-    if (const Framework* f = reg.for_namespace(g.type_str(g.root()))) f->prepare(g, r);
+    const std::string ns(g.type_str(g.root()));
+    if (const Framework* f = reg.for_namespace(ns)) f->prepare(g, r);
+    for (const auto& e : reg.extensions())
+      if (e->applies(from, to)) e->between_steps(g, ns);
   };
   co.after_steps = [&reg](ir::Graph& g) {
     if (const Framework* f = reg.for_namespace(g.type_str(g.root()))) f->arrive(g);

@@ -471,14 +471,12 @@ def more_family_cases(rng, n):
 
 def refused_cases():
     """Models that must be refused with the op named: GRU (ONNX's default linear_before_reset 0),
-    NonMaxSuppression (no aten op), training-mode Dropout (random)."""
+    training-mode Dropout (random). (NonMaxSuppression converts now: nms_cases_test.py.)"""
     gru = graph_model([helper.make_node("GRU", ["x", "w", "r"], ["y", "yh"], hidden_size=2)],
                       [tvi("x", F, [2, 1, 3]), tvi("w", F, [1, 6, 3]), tvi("r", F, [1, 6, 2])], [tvi("y", F), tvi("yh", F)])
-    nms = graph_model([helper.make_node("NonMaxSuppression", ["b", "s"], ["i"])],
-                      [tvi("b", F, [1, 4, 4]), tvi("s", F, [1, 1, 4])], [tvi("i", I64)])
     drop = graph_model([const("r", np.array(0.5, np.float32)), const("t", np.array(True)),
                         helper.make_node("Dropout", ["x", "r", "t"], ["y"])], [tvi("x", F, [3])], [tvi("y", F)])
-    return [("refused_gru", gru, "GRU"), ("refused_nms", nms, "NonMaxSuppression"), ("refused_training_dropout", drop, "Dropout")]
+    return [("refused_gru", gru, "GRU"), ("refused_training_dropout", drop, "Dropout")]
 
 
 def main():

@@ -30,7 +30,7 @@ JS = os.path.join(HERE, "..", "js")
 TOL = 1e-5
 # Round trips not run, with the reason (printed): the .pt reads lists when it runs, which Amanda's
 # PyTorch -> ONNX tables do not map back yet (prim::tolist, arange / full / zeros of run-time sizes).
-ROUNDTRIP_NOT_RUN = {"vit_b_16.dynamic": "prim::tolist and run-time arange/full/zeros have no PyTorch -> ONNX rule yet"}
+ROUNDTRIP_NOT_RUN = {}  # (vit_b_16.dynamic runs since prim::tolist and run-time arange/full/zeros have rules: pytorch_1.13_onnx_13_tolist.yaml)
 MODELS = ["resnet18", "mobilenet_v2", "squeezenet1_0", "efficientnet_b0", "densenet121", "convnext_tiny", "vit_b_16", "swin_t"]
 
 

@@ -2,9 +2,11 @@
 """torchvision's classification (segmentation, video) models -> ONNX -> TorchScript (.pt) -> torch.jit.load (issue 29).
 
 Every model `torchvision.models.list_models(module=torchvision.models)` names (torchvision 0.14:
-80) is made here with random weights (seeded by its name; every parameter or buffer that torchvision
-initialises to all zeros, such as biases and BatchNorm's running means, gets random values too, so
-that no term of the computation vanishes), exported by torch.onnx at opset 13, converted with
+80) is made here with random weights as a trained model would hold them, not tuned to a test: seeded
+by its name; every parameter or buffer that torchvision initialises to all zeros (biases, the ViTs'
+head) gets values of the size its module's default initialisation gives, so that no term vanishes;
+every BatchNorm's running statistics are calibrated on random batches in train mode, as training
+sets them (calibrate_batchnorm). Then it is exported by torch.onnx at opset 13, converted with
 `amanda convert M.onnx -o M.pt`, run by torch.jit.load and compared with onnxruntime
 (tests/js/ort_run.js) on the same random input within 1e-5 relative to max(1, |x|).
 
@@ -57,15 +59,57 @@ class Outputs(torch.nn.Module):
         return tuple(y[k] for k in sorted(y)) if isinstance(y, dict) else y
 
 
+CALIBRATION_BATCHES = 3  # random batches of 2 whose statistics BatchNorm's running mean and variance take
+
+
+def fill_zero_initialised(m, g):
+    """Give every parameter or buffer torchvision initialises to all zeros values of the size its
+    module's default initialisation gives (so that no term of the computation vanishes, and no
+    layer is scaled as no trained model is): a zero weight of a Linear or convolution (the ViTs'
+    head, zero-initialised for fine-tuning) gets torch's default init, U(-1/sqrt(fan_in),
+    1/sqrt(fan_in)) (kaiming_uniform with a = sqrt(5)); a zero bias the same bound from its module's
+    fan-in; anything else (BatchNorm's beta, class tokens) N(0, 0.1). BatchNorm's running
+    statistics are set by calibrate_batchnorm afterwards."""
+    for mod in m.modules():
+        w = getattr(mod, "weight", None)
+        fan_in = w[0].numel() if isinstance(w, torch.Tensor) and w.dim() >= 2 else 0
+        for pname, t in list(mod.named_parameters(recurse=False)) + list(mod.named_buffers(recurse=False)):
+            if not t.is_floating_point() or not t.numel() or t.any():
+                continue
+            if fan_in and pname in ("weight", "bias"):
+                b = 1.0 / fan_in ** 0.5
+                t.copy_((torch.rand(t.shape, generator=g) * 2 - 1) * b)
+            else:
+                t.copy_(torch.randn(t.shape, generator=g) * 0.1)
+
+
+def calibrate_batchnorm(m, input_shape, g):
+    """Set every BatchNorm's running mean and variance as training would: the model in train mode
+    (momentum None: the cumulative average over the batches) on a few random batches of the
+    distribution the sweep's inputs come from, under no_grad, then eval(). With torchvision's
+    defaults (mean 0, variance 1) a random-weight network's activations grow layer by layer (outputs
+    up to 3e4), amplifying float32 rounding; a trained model's statistics normalise them."""
+    bns = [mod for mod in m.modules() if isinstance(mod, torch.nn.modules.batchnorm._BatchNorm)]
+    if not bns:
+        return
+    for bn in bns:
+        bn.reset_running_stats()
+        bn.momentum = None
+    m.train()
+    with torch.no_grad():
+        for _ in range(CALIBRATION_BATCHES):
+            m(torch.randn((2,) + input_shape, generator=g))
+    m.eval()
+
+
 def make_model(name, family):
     torch.manual_seed(sum(map(ord, name)))
     kw = {"weights_backbone": None} if family == "segmentation" else {}
     m = Outputs(getattr(FAMILIES[family][0], name)(weights=None, **kw)).eval()
     g = torch.Generator().manual_seed(29)
     with torch.no_grad():
-        for t in list(m.parameters()) + list(m.buffers()):
-            if t.is_floating_point() and t.numel() and not t.any():
-                t.copy_(torch.randn(t.shape, generator=g) * 0.1)
+        fill_zero_initialised(m, g)
+    calibrate_batchnorm(m, (3,) + (INPUT_SIZE.get(name) or FAMILIES[family][1]), g)
     return m
 
 

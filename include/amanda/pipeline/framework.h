@@ -203,6 +203,11 @@ class ConversionExtension {
   // becomes a graph input, TF1 loop frames ONNX Loops): "" when they leave it to the tables.
   // `amanda table coverage --vocabulary` counts such ops as covered, with this as the reason.
   virtual std::string handles_before_tables(std::string_view type) const { return {}; }
+  // Between two steps of a chain of tables (TF -> ONNX -> PyTorch), after the step's ops were
+  // typed: the graph has just reached namespace `ns`. An extension types what its own finish pass
+  // would when that namespace is not the target (TF loops' bodies and outputs: ONNX's inference
+  // alone leaves their ranks unknown, and the next step's rules read them).
+  virtual void between_steps(ir::Graph& g, std::string_view ns) const {}
 };
 
 class FrameworkRegistry {

@@ -12,9 +12,8 @@ namespace amanda::conversions {
 
 namespace {
 
-void finish(ir::Graph& g) {
-  // The ops the tables made have no value names or types yet: the graph outputs need both.
-  tf_frontend::name_onnx_outputs(g);
+// The loops' bodies and outputs take the ranks inference gives around them (type_loop_bodies).
+void type_loops(ir::Graph& g) {
   if (!g.ops_of_type("Loop").empty()) {
     // TF1 loops: the bodies' inputs and the Loops' outputs take the ranks inference gives around them.
     onnx_frontend::InferOptions first;
@@ -27,6 +26,12 @@ void finish(ir::Graph& g) {
       if (!tf_frontend::type_loop_bodies(g)) break;
     }
   }
+}
+
+void finish(ir::Graph& g) {
+  // The ops the tables made have no value names or types yet: the graph outputs need both.
+  tf_frontend::name_onnx_outputs(g);
+  type_loops(g);
   onnx_frontend::InferOptions o;
   o.write_attrs = true;
   try {
@@ -74,6 +79,23 @@ class TensorFlowToOnnx final : public pipeline::ConversionExtension {
     for (auto [op, how] : kBoundary)
       if (op == type) return std::string(how);
     return {};
+  }
+  // Through ONNX to another framework (PyTorch) the finish does not run, but the next step's rules
+  // need what it gives: the Loops lower_tf1_loops made renamed from `onnx::Loop` to `Loop` (ONNX's
+  // inference knows no `onnx::Loop`: every value computed from one, handtrack's postprocessing,
+  // had no rank), the graph outputs' value names (the .pt's variables), and the loops' bodies and
+  // outputs typed (handtrack's preprocessing map/while: every convolution after it). So they are
+  // done here once the graph is ONNX (after the chain's TF -> ONNX step, and again, idempotent,
+  // after the ONNX rewrites that follow it).
+  void between_steps(ir::Graph& g, std::string_view ns) const override {
+    if (!ns.starts_with("amanda/onnx/")) return;
+    tf_frontend::name_onnx_outputs(g);
+    if (g.ops_of_type("Loop").empty()) return;
+    type_loops(g);
+    try {
+      onnx_frontend::infer_types(g, {});  // (the ranks the last round gave, downstream)
+    } catch (const std::exception&) {
+    }
   }
   void contribute_passes(pipeline::PassList& passes, const pipeline::ConversionInfo& info) const override {
     passes.add({"tensorflow-onnx.boundary", pipeline::Stage::Boundary,

@@ -16,6 +16,7 @@
 #include "amanda/ir/attr_lookup.h"
 #include "amanda/ir/conventions.h"
 #include "amanda/support/diagnostics.h"
+#include "frameworks/torch/helper_functions.h"
 #include "frameworks/torch/script_writer.h"
 
 namespace amanda::torch_frontend {
@@ -110,6 +111,7 @@ struct Emitter {
   Names locals, attrs;
   std::unordered_map<uint32_t, std::string> expr;  // port id -> expression
   std::string body;
+  std::vector<const HelperFunction*> helpers;  // the helper functions called, in first-use order
   std::string ind = "    ";  // the current block's indentation
 
   explicit Emitter(const ir::Graph& graph) : g(graph) {}
@@ -272,8 +274,13 @@ struct Emitter {
       if (sep == std::string::npos) throw Error(where(op) + ": not an op of the PyTorch namespace (no 'ns::' prefix)");
       std::string ns = type.substr(0, sep), fn = type.substr(sep + 2);
       if (auto dot = fn.find('.'); dot != std::string::npos) fn.resize(dot);  // the overload is chosen by the arguments
+      // amanda:: ops are the writer's own helper functions (helper_functions.h): methods of the
+      // class, called with keywords as aten ops (an input port the op lacks takes the default)
+      const HelperFunction* helper = ns == "amanda" ? find_helper_function(type) : nullptr;
+      if (ns == "amanda" && !helper) throw Error(where(op) + ": no helper function computes this op");
+      if (helper && std::find(helpers.begin(), helpers.end(), helper) == helpers.end()) helpers.push_back(helper);
       bool positional = ns == "prim";
-      rhs = (ns == "aten" ? "torch." : "ops." + ns + ".") + fn + "(";
+      rhs = helper ? "self." + std::string(helper->method) + "(" : (ns == "aten" ? "torch." : "ops." + ns + ".") + fn + "(";
       // An input port without an edge is None (the PyTorch namespace's absent optional argument);
       // a port the op does not have takes the schema's default.
       size_t k = 0;
@@ -569,6 +576,7 @@ struct Emitter {
     code += sig + "):\n";  // the return type is inferred (a tensor, a tuple, a list)
     code += body;
     code += "    return " + ret + "\n";
+    for (const HelperFunction* h : helpers) code += helper_source(*h, m.qualified_name);
     m.code = std::move(code);
   }
 };
