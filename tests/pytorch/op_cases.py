@@ -25,8 +25,10 @@ nothing about any op.
 CASES = []
 
 
-def case(op, expr, inputs, init=None, script=True, rtol=None):
-    CASES.append({"op": op, "expr": expr, "inputs": inputs.split(), "init": init, "script": script, "rtol": rtol})
+def case(op, expr, inputs, init=None, script=True, rtol=None, min_opset=None):
+    """min_opset: the case converts only at that ONNX opset or later (op_test.py --opset N)."""
+    CASES.append({"op": op, "expr": expr, "inputs": inputs.split(), "init": init, "script": script, "rtol": rtol,
+                  "min_opset": min_opset})
 
 
 # ---- elementwise unary
@@ -660,3 +662,23 @@ for op in ("_pack_padded_sequence", "_pad_packed_sequence"):
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2]))\ntorch.nn.utils.rnn.pad_packed_sequence(self.m(p)[0])[0]", "f4,2,3", init="torch.nn.LSTM(3, 5)", script=False)
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.cat([torch.tensor([4]), y]), enforce_sorted=False)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o)[0], h[1]", "f4,3,3 i2:1:5", init="torch.nn.LSTM(3, 4)", script=False)
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3]), batch_first=True)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o, batch_first=True)[0], h", "f2,5,3", init="torch.nn.GRU(3, 4, bidirectional=True, batch_first=True)", script=False)
+
+
+# ---- ops a later ONNX opset offers (op_test.py --opset N; torch.onnx's symbolic_opset14..17): at
+# opset N or later, the converted models of OP must use ONNX op T (OPSET_OPS[N][OP] = T) in at least
+# one case (cases with min_opset convert only from that opset: GridSample's bicubic and reflection
+# modes have no opset-13 lowering)
+OPSET_OPS = {
+    14: {"tril": "Trilu", "triu": "Trilu", "hardswish": "HardSwish"},
+    16: {"grid_sampler": "GridSample", "scatter_add": "ScatterElements"},
+    17: {"layer_norm": "LayerNormalization"},
+}
+case("tril", "torch.tril(x, 1)", "b4,5", min_opset=14)  # (bool: the opset-13 Where lowering takes numbers only)
+case("triu", "torch.triu(x, -1)", "i2,3,4,4:-5:5")
+case("triu", "x.triu_(2)", "f3,6")
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y, mode='bicubic', align_corners=False)", "f1,2,5,4 u1,3,4,2", min_opset=16)
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.4, padding_mode='reflection', align_corners=True)", "f2,3,4,4 u2,3,3,2", min_opset=16)
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.2, mode='bicubic', padding_mode='border', align_corners=True)", "f1,1,6,5 u1,4,2,2", min_opset=16)
+case("layer_norm", "self.m(x)", "f2,5,3,4", init="torch.nn.LayerNorm([5, 3, 4], eps=1e-3)")
+case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y, z)", "f3,6 f6 f6")
+case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y)", "d3,6 d6", min_opset=17)  # (a weight without a bias: no opset-13 rule yet)
