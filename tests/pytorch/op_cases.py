@@ -682,3 +682,15 @@ case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.2, mode='bicubic'
 case("layer_norm", "self.m(x)", "f2,5,3,4", init="torch.nn.LayerNorm([5, 3, 4], eps=1e-3)")
 case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y, z)", "f3,6 f6 f6")
 case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y)", "d3,6 d6", min_opset=17)  # (a weight without a bias: no opset-13 rule yet)
+
+# ---- repeat_interleave in its three forms (tables/pytorch/pytorch_1.13_onnx_13_repeat_interleave.yaml):
+# no dim (flattened), repeats a constant tensor (one count, or one per element), repeats an input
+# (counts known when the model runs), the indices form
+case("repeat_interleave", "x.repeat_interleave(3)", "i2,3:0:9")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor([1, 3, 2]), dim=1)", "f2,3,2")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor(2), dim=-1)", "f2,2,3")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor([4]), dim=0)", "b2,3")
+case("repeat_interleave", "torch.repeat_interleave(x, y, dim=0)", "f4,3 i4:0:4")
+case("repeat_interleave", "torch.repeat_interleave(x, y)", "f2,3 i1:1:4")
+case("repeat_interleave", "torch.repeat_interleave(x)", "i5:0:4")
+case("repeat_interleave", "x.repeat_interleave(1, dim=1)", "f4,1,8")
