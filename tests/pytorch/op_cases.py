@@ -12,7 +12,7 @@ inputs described by a short spec.
   (separated by newlines) are statements (list builtins, loops of scripted code); the last line is
   the returned expression.
 - INPUTS: specs separated by spaces: `f2,3,4` float32 randn, `p2,3` positive (0.1..2.1), `u2,3`
-  in (-0.9, 0.9), `i2,3:0:5` int64 in [0, 5), `b2,3` bool, `d2,3` float64, `s` a 0-d float32;
+  in (-0.9, 0.9), `i2,3:0:5` int64 in [0, 5), `U2,3:0:9` uint8 in [0, 9) (default [0, 256)), `b2,3` bool, `d2,3` float64, `s` a 0-d float32;
   shapes are the tests' and the seeds fixed, so a case is the same on every run.
 - script: the expression is also compiled by torch.jit.script (it is valid TorchScript; traced
   and scripted graphs differ in what they record: scripted ones keep the Python numbers,
@@ -694,3 +694,19 @@ case("repeat_interleave", "torch.repeat_interleave(x, y, dim=0)", "f4,3 i4:0:4")
 case("repeat_interleave", "torch.repeat_interleave(x, y)", "f2,3 i1:1:4")
 case("repeat_interleave", "torch.repeat_interleave(x)", "i5:0:4")
 case("repeat_interleave", "x.repeat_interleave(1, dim=1)", "f4,1,8")
+
+# ---- tensor_split at indices (decomposed into slices by the libtorch-free reader): bounds past the
+# end, unsorted (an empty piece, the next one starting at its index), negative, on another dim
+case("tensor_split", "x.tensor_split([1, 3])", "f5,4,3")
+case("tensor_split", "x.tensor_split([2, 3, 7], dim=1)", "f2,5,3")
+case("tensor_split", "x.tensor_split([3, 1], dim=0)[1:]", "f5,2")
+case("tensor_split", "x.tensor_split([-2], dim=-1)", "i3,5:0:9")
+case("tensor_split", "torch.tensor_split(x, 3, dim=1)", "f2,7")
+
+# ---- shifts: by a number and by a tensor of counts, int64 and uint8 (wrapping)
+case("__lshift_", "x << y", "i3,4:-99:99 i4:0:9")
+case("__rshift_", "x >> y", "i3,4:-99:99 i4:0:9")
+case("__lshift_", "x << 3", "U3,4")
+case("__lshift_", "x << y", "U3,4 U3,4:0:8")
+case("__rshift_", "x >> y", "U2,3 U3:0:8")
+case("__rshift_", "x >> torch.tensor([1, 2], dtype=torch.uint8)", "U3,2")

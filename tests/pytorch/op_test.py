@@ -51,7 +51,7 @@ from op_cases import CASES, OPSET_OPS  # noqa: E402
 RTOL, ATOL = 1e-3, 1e-5
 NAMES = ["x", "y", "z", "w"]
 DTYPES = {"f": ("float32", torch.float32), "p": ("float32", torch.float32), "u": ("float32", torch.float32),
-          "d": ("float64", torch.float64), "i": ("int64", torch.int64), "b": ("bool", torch.bool), "s": ("float32", torch.float32)}
+          "d": ("float64", torch.float64), "i": ("int64", torch.int64), "U": ("uint8", torch.uint8), "b": ("bool", torch.bool), "s": ("float32", torch.float32)}
 
 
 def make_input(spec, gen):
@@ -72,6 +72,9 @@ def make_input(spec, gen):
     elif kind == "i":
         lo, hi = (int(parts[1]), int(parts[2])) if len(parts) == 3 else (0, 10)
         a = gen.integers(lo, hi, shape).astype(np.int64)
+    elif kind == "U":
+        lo, hi = (int(parts[1]), int(parts[2])) if len(parts) == 3 else (0, 256)
+        a = gen.integers(lo, hi, shape).astype(np.uint8)
     elif kind == "b":
         a = gen.random(shape) > 0.5
     else:
