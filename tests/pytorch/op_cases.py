@@ -710,3 +710,11 @@ case("__lshift_", "x << 3", "U3,4")
 case("__lshift_", "x << y", "U3,4 U3,4:0:8")
 case("__rshift_", "x >> y", "U2,3 U3:0:8")
 case("__rshift_", "x >> torch.tensor([1, 2], dtype=torch.uint8)", "U3,2")
+
+# ---- diagonal of any rank (dims moved last, flattened, gathered at run-time indices: the rule
+# also takes symbolic sizes), offsets on either side, dims in either order
+case("diagonal", "torch.diagonal(x)", "f2,4,5,2")
+case("diagonal", "torch.diagonal(x, offset=-1)", "f2,4,5,2")
+case("diagonal", "torch.diagonal(x, 2, 1, 2)", "f3,4,6")
+case("diagonal", "torch.diagonal(x, -1, 2, 0)", "i4,3,5:0:9")
+case("diagonal", "torch.diagonal(x, 1, -1, -3)", "d2,3,4,5")
