@@ -34,6 +34,8 @@ class Applier : ContextUser {
 
   void run() {
     cx_.claimed.assign(g_.id_bound(), 0);
+    if (o_.sealed)  // what a layer table made for a later namespace: taken already, as if claimed
+      for (size_t i = 0; i < o_.sealed->size() && i < cx_.claimed.size(); ++i) cx_.claimed[i] = (*o_.sealed)[i];
     if (const Value* imp = g_.attr(g_.root(), g_.sym("imports")); imp && imp->is_map())
       for (const auto& e : imp->as_map()) foreign_prefixes_.push_back(e.key + "::");
     if (t_.fixed_point || drive_ == Drive::FixedPoint) fixed_scope(g_.root());
@@ -57,10 +59,11 @@ class Applier : ContextUser {
   // ---------------------------------------------------------------- traversal
 
   void scope(OpId s) {
-    if (g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) rw_->set_graph_namespace(s, dst_sym_);
+    const bool layer = drive_ == Drive::Layer;  // (a layer's graphs stay in the source namespace)
+    if (!layer && g_.is_graph(s) && g_.graph_namespace(s) == src_sym_) rw_->set_graph_namespace(s, dst_sym_);
     ir::TopoResult topo = g_.topo_order(s);
     std::vector<OpId> order = topo.ok() ? std::move(topo.order) : g_.children(s);
-    if (o_.expand && expand_missing(s, order)) {
+    if (!layer && o_.expand && expand_missing(s, order)) {
       topo = g_.topo_order(s);
       order = topo.ok() ? std::move(topo.order) : g_.children(s);
     }
@@ -84,6 +87,9 @@ class Applier : ContextUser {
         for (OpId x : m.ops) claim(x);
         if (explaining) reasons.push_back("=> rule '" + m.rule->rule->name + "' applies");
         matches.push_back(std::move(m));
+      } else if (layer) {
+        --rep_.ops;  // no rule of the layer: the chain's tables take it
+        if (why_) note("=> no rule of this layer table applies: left to the chain's tables");
       } else if (Verdict v = no_rule(op); v.kind == Verdict::Keep) {
         ++rep_.passed;
         if (why_) note("=> no rule applies; '" + std::string(g_.type_str(op)) + "' " + v.why + ": kept as it is");

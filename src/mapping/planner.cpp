@@ -22,7 +22,7 @@ namespace {
 // nothing when the file does not begin that way (flow style, keys after the rules, JSON, an
 // error): the caller then reads the whole file, which reports any error with its place.
 struct Header {
-  std::string src, dst;
+  std::string src, dst, over;
   bool reversible = false;
   std::vector<std::string> only_for;  // as declared (the parser holds the rules to it)
 };
@@ -149,6 +149,7 @@ std::optional<Header> scan_header(const std::string& path, std::optional<std::ve
       if (ev.type == text::Event::Scalar) {
         if (key == "src") h.src = ev.text;
         else if (key == "dst") h.dst = ev.text;
+        else if (key == "over") h.over = ev.text;
         else if (key == "reversible") {
           if (ev.style != text::Event::Plain || (ev.text != "true" && ev.text != "false")) return std::nullopt;
           h.reversible = ev.text == "true";
@@ -244,6 +245,7 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
     }
     s.pending.push_back(std::move(p));
     s.reversible = s.reversible || h->reversible;
+    if (!h->over.empty()) s.over = h->over;
   }
 }
 
@@ -252,6 +254,7 @@ void TableSet::add_folder(const std::string& dir, bool lazy) {
 void TableSet::add(std::unique_ptr<Table> t) {
   Slot& s = slot_for(t->src, t->dst);
   materialize(s);  // files of the same pair added lazily before this one come first
+  if (!t->over.empty()) s.over = t->over;
   size_t index = s.files++;
   join(s, std::move(t), index);
 }
@@ -270,6 +273,8 @@ void TableSet::join(Slot& s, std::unique_ptr<Table> t, size_t index) {
     return;
   }
   Table& have = *s.table;  // (its header, carry_attrs and constant, is the pair's first file's: always read first)
+  if (have.over != t->over)
+    throw ParseError(t->loc, fmt::format("table {}: over is '{}' here but '{}' in {}", t->name(), t->over, have.over, have.file));
   if (have.fixed_point != t->fixed_point)
     throw ParseError(t->loc, fmt::format("table {}: fixed_point is {} here but {} in {}", t->name(), t->fixed_point, have.fixed_point, have.file));
   // (one rule written for a list of types stands for several rules of the same name: the names
@@ -361,12 +366,16 @@ std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std
     });
   }
   std::vector<const Table*> chain;
+  // (layer tables make ops of a later namespace only: the graph's types still hold after them)
+  auto source_types = [&]() -> const std::vector<std::string>* {
+    return g && std::all_of(chain.begin(), chain.end(), [](const Table* t) { return !t->over.empty(); }) ? &types : nullptr;
+  };
   // Rewrite tables (src == dst) of a namespace the chain passes through run there, in load order,
   // each to a fixed point (convert()), before the table that leaves the namespace.
   auto rewrites_at = [&](const std::string& ns) {
     for (auto& s : slots_)
       if (s.src == s.dst && applies(s.src, ns)) {
-        materialize(s, g && chain.empty() ? &types : nullptr);
+        materialize(s, source_types());
         if (s.table) chain.push_back(s.table.get());
       }
   };
@@ -378,10 +387,11 @@ std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std
   // backwards, in load order; only the tables of the chain it picks are read. A rewrite table
   // (src == dst) is no step between namespaces.
   std::vector<std::pair<size_t, bool>> all;
+  // (a layer table, `over`, is no step either: it joins a chain that passes through its over and dst)
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].src != slots_[i].dst) all.push_back({i, false});
+    if (slots_[i].src != slots_[i].dst && slots_[i].over.empty()) all.push_back({i, false});
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (slots_[i].reversible && slots_[i].src != slots_[i].dst) all.push_back({i, true});
+    if (slots_[i].reversible && slots_[i].src != slots_[i].dst && slots_[i].over.empty()) all.push_back({i, true});
   auto arc_src = [&](const std::pair<size_t, bool>& a) -> const std::string& {
     return a.second ? slots_[a.first].dst : slots_[a.first].src;
   };
@@ -413,12 +423,33 @@ std::vector<const Table*> TableSet::plan_impl(const std::string& from, const std
   std::vector<std::pair<size_t, bool>> arcs;
   for (std::string ns = to; ns != from; ns = prev[ns].first) arcs.push_back(all[static_cast<size_t>(prev[ns].second)]);
   std::reverse(arcs.begin(), arcs.end());
+  // Layer tables: from `from` (or its family) to a namespace of the chain, over one before it;
+  // the one whose dst comes latest first (its ops win), each after the rewrites at `from`.
+  std::vector<std::string> stops{from};
+  for (const auto& a : arcs) stops.push_back(arc_dst(a));
+  std::vector<std::pair<size_t, size_t>> layers;  // (place of dst among the stops, slot)
+  for (size_t i = 0; i < slots_.size(); ++i) {
+    const Slot& s = slots_[i];
+    if (s.over.empty() || !applies(s.src, from)) continue;
+    auto over = std::find(stops.begin() + 1, stops.end(), s.over);
+    auto dst = over == stops.end() ? stops.end() : std::find(over + 1, stops.end(), s.dst);
+    if (dst != stops.end()) layers.push_back({static_cast<size_t>(dst - stops.begin()), i});
+  }
+  std::stable_sort(layers.begin(), layers.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
   std::string at = from;
+  bool first = true;
   for (const auto& [slot, reversed] : arcs) {
     rewrites_at(at);
+    if (first) {
+      for (const auto& [place, i] : layers) {
+        materialize(slots_[i], source_types());
+        if (slots_[i].table) chain.push_back(slots_[i].table.get());
+      }
+      first = false;
+    }
     at = arc_dst({slot, reversed});
     Slot& s = slots_[slot];
-    materialize(s, g && chain.empty() ? &types : nullptr);
+    materialize(s, source_types());
     if (reversed && s.reversed.empty())
       throw Error(fmt::format("the table {} -> {} was announced reversible but none of its files is", s.src, s.dst));
     chain.push_back(reversed ? s.reversed.front().get() : s.table.get());
@@ -465,11 +496,52 @@ Report convert(ir::Graph& g, const std::string& to, TableSet& tables, schema::Re
                     });
            });
   });
+  // Layer tables (Table::over) come first: the ops they make belong to their dst and are sealed
+  // (left alone by every table) until the chain reaches it.
+  std::vector<uint8_t> sealed;
+  std::vector<std::pair<std::string, std::vector<ir::OpId>>> made;  // a layer's dst, the ops it made
+  ConvertOptions step = o;
+  step.sealed = &sealed;
+  bool stepped = false;  // a table other than a layer has run
   for (size_t k = 0; k < chain.size(); ++k) {
-    if (k && o.between_steps) o.between_steps(g);
-    CompiledTable ct(*chain[k], reg, o.tags);
+    const Table& t = *chain[k];
+    if (!t.over.empty()) {
+      // (a rule's primary op may keep the id of the op it replaces: what the layer made is every
+      // op that is new or whose type changed)
+      const size_t bound = g.id_bound();
+      std::vector<Symbol> before(bound, Symbol{});
+      for (size_t i = 1; i < bound; ++i)
+        if (ir::OpId id{static_cast<uint32_t>(i)}; g.valid(id) && !g.is_graph(id)) before[i] = g.type(id);
+      Report lr;
+      CompiledTable(t, reg, o.tags).apply(g, step, lr, Drive::Layer);
+      rep.tables.push_back(t.name() + " (layer over " + t.over + ")");
+      rep.ops += lr.ops;
+      rep.mapped += lr.mapped;
+      for (const auto& [r, n] : lr.by_rule) rep.by_rule[r] += n;
+      for (auto& x : lr.unsupported) rep.unsupported.push_back(std::move(x));
+      for (auto& x : lr.errors) rep.errors.push_back(std::move(x));
+      for (auto& x : lr.explain) rep.explain.push_back(std::move(x));
+      sealed.resize(g.id_bound(), 0);
+      std::vector<ir::OpId> ops;
+      for (size_t i = 1; i < g.id_bound(); ++i)
+        if (ir::OpId id{static_cast<uint32_t>(i)}; g.valid(id) && !g.is_graph(id) && (i >= bound || before[i] != g.type(id))) {
+          sealed[i] = 1;
+          ops.push_back(id);
+        }
+      made.push_back({t.dst, std::move(ops)});
+      if (!rep.ok() && !o.keep_unmapped) return rep;
+      continue;
+    }
+    for (auto& [ns, ops] : made)  // the chain has reached the namespace these ops were made for
+      if (t.src == ns) {
+        for (ir::OpId id : ops) sealed[id.value] = 0;
+        ops.clear();
+      }
+    if (stepped && o.between_steps) o.between_steps(g);
+    stepped = true;
+    CompiledTable ct(t, reg, o.tags);
     // A rewrite table (src == dst) runs to a fixed point: its rules see each other's results.
-    ct.apply(g, o, rep, chain[k]->src == chain[k]->dst ? Drive::FixedPoint : Drive::AsDeclared);
+    ct.apply(g, step, rep, t.src == t.dst ? Drive::FixedPoint : Drive::AsDeclared);
     if (!rep.ok() && !o.keep_unmapped) return rep;
   }
   g.set_graph_namespace(g.root(), g.sym(to));

@@ -424,9 +424,11 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     } else if (k == "imports") {
       if (!v.is_map()) throw ParseError(v.loc, "imports must be a map of prefix: namespace");
       for (const auto& [pk, pv] : v.entries) out->imports[pk] = scalar_text(pv, "", "imports");
+    } else if (k == "over") {
+      out->over = scalar_text(v, "", "over");
     } else if (k == "doc") {
     } else {
-      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, fixed_point, carry_attrs, constant, only_for, imports, doc)");
+      throw ParseError(v.loc, "unknown table key '" + k + "' (src, dst, rules, reversible, fixed_point, carry_attrs, constant, only_for, imports, over, doc)");
     }
   }
   if (out->src.empty() || out->dst.empty()) throw ParseError(t->loc, "a table needs src and dst namespaces");
@@ -447,6 +449,11 @@ std::unique_ptr<Table> parse_table(const Tree& doc) {
     throw ParseError(t->loc, "fixed_point: true needs a table from a namespace to itself (src " + out->src + ", dst " + out->dst +
                                  "): the rules' results are matched again by the src patterns");
   if (out->fixed_point && out->reversible) throw ParseError(t->loc, "a fixed_point table cannot be reversible");
+  if (!out->over.empty()) {
+    if (!schema::valid_namespace_name(out->over, &why)) throw ParseError(t->loc, "over: " + why);
+    if (out->reversible || out->fixed_point || out->src == out->dst || out->over == out->dst || out->over == out->src)
+      throw ParseError(t->loc, "a layer table (over: " + out->over + ") maps src to a later dst than over, and is neither reversible nor fixed_point");
+  }
   // only_for is a promise the loader relies on (it skips the file for graphs without these
   // types): every rule must match an op of one of them.
   if (!out->only_for.empty()) {

@@ -12,7 +12,7 @@ inputs described by a short spec.
   (separated by newlines) are statements (list builtins, loops of scripted code); the last line is
   the returned expression.
 - INPUTS: specs separated by spaces: `f2,3,4` float32 randn, `p2,3` positive (0.1..2.1), `u2,3`
-  in (-0.9, 0.9), `i2,3:0:5` int64 in [0, 5), `b2,3` bool, `d2,3` float64, `s` a 0-d float32;
+  in (-0.9, 0.9), `i2,3:0:5` int64 in [0, 5), `U2,3:0:9` uint8 in [0, 9) (default [0, 256)), `b2,3` bool, `d2,3` float64, `s` a 0-d float32;
   shapes are the tests' and the seeds fixed, so a case is the same on every run.
 - script: the expression is also compiled by torch.jit.script (it is valid TorchScript; traced
   and scripted graphs differ in what they record: scripted ones keep the Python numbers,
@@ -25,8 +25,10 @@ nothing about any op.
 CASES = []
 
 
-def case(op, expr, inputs, init=None, script=True, rtol=None):
-    CASES.append({"op": op, "expr": expr, "inputs": inputs.split(), "init": init, "script": script, "rtol": rtol})
+def case(op, expr, inputs, init=None, script=True, rtol=None, min_opset=None):
+    """min_opset: the case converts only at that ONNX opset or later (op_test.py --opset N)."""
+    CASES.append({"op": op, "expr": expr, "inputs": inputs.split(), "init": init, "script": script, "rtol": rtol,
+                  "min_opset": min_opset})
 
 
 # ---- elementwise unary
@@ -660,3 +662,59 @@ for op in ("_pack_padded_sequence", "_pad_packed_sequence"):
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([4, 2]))\ntorch.nn.utils.rnn.pad_packed_sequence(self.m(p)[0])[0]", "f4,2,3", init="torch.nn.LSTM(3, 5)", script=False)
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.cat([torch.tensor([4]), y]), enforce_sorted=False)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o)[0], h[1]", "f4,3,3 i2:1:5", init="torch.nn.LSTM(3, 4)", script=False)
     case(op, "p = torch.nn.utils.rnn.pack_padded_sequence(x, torch.tensor([5, 3]), batch_first=True)\no, h = self.m(p)\ntorch.nn.utils.rnn.pad_packed_sequence(o, batch_first=True)[0], h", "f2,5,3", init="torch.nn.GRU(3, 4, bidirectional=True, batch_first=True)", script=False)
+
+
+# ---- ops a later ONNX opset offers (op_test.py --opset N; torch.onnx's symbolic_opset14..17): at
+# opset N or later, the converted models of OP must use ONNX op T (OPSET_OPS[N][OP] = T) in at least
+# one case (cases with min_opset convert only from that opset: GridSample's bicubic and reflection
+# modes have no opset-13 lowering)
+OPSET_OPS = {
+    14: {"tril": "Trilu", "triu": "Trilu", "hardswish": "HardSwish"},
+    16: {"grid_sampler": "GridSample", "scatter_add": "ScatterElements"},
+    17: {"layer_norm": "LayerNormalization"},
+}
+case("tril", "torch.tril(x, 1)", "b4,5", min_opset=14)  # (bool: the opset-13 Where lowering takes numbers only)
+case("triu", "torch.triu(x, -1)", "i2,3,4,4:-5:5")
+case("triu", "x.triu_(2)", "f3,6")
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y, mode='bicubic', align_corners=False)", "f1,2,5,4 u1,3,4,2", min_opset=16)
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.4, padding_mode='reflection', align_corners=True)", "f2,3,4,4 u2,3,3,2", min_opset=16)
+case("grid_sampler", "torch.nn.functional.grid_sample(x, y * 1.2, mode='bicubic', padding_mode='border', align_corners=True)", "f1,1,6,5 u1,4,2,2", min_opset=16)
+case("layer_norm", "self.m(x)", "f2,5,3,4", init="torch.nn.LayerNorm([5, 3, 4], eps=1e-3)")
+case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y, z)", "f3,6 f6 f6")
+case("layer_norm", "torch.nn.functional.layer_norm(x, [6], y)", "d3,6 d6", min_opset=17)  # (a weight without a bias: no opset-13 rule yet)
+
+# ---- repeat_interleave in its three forms (tables/pytorch/pytorch_1.13_onnx_13_repeat_interleave.yaml):
+# no dim (flattened), repeats a constant tensor (one count, or one per element), repeats an input
+# (counts known when the model runs), the indices form
+case("repeat_interleave", "x.repeat_interleave(3)", "i2,3:0:9")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor([1, 3, 2]), dim=1)", "f2,3,2")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor(2), dim=-1)", "f2,2,3")
+case("repeat_interleave", "torch.repeat_interleave(x, torch.tensor([4]), dim=0)", "b2,3")
+case("repeat_interleave", "torch.repeat_interleave(x, y, dim=0)", "f4,3 i4:0:4")
+case("repeat_interleave", "torch.repeat_interleave(x, y)", "f2,3 i1:1:4")
+case("repeat_interleave", "torch.repeat_interleave(x)", "i5:0:4")
+case("repeat_interleave", "x.repeat_interleave(1, dim=1)", "f4,1,8")
+
+# ---- tensor_split at indices (decomposed into slices by the libtorch-free reader): bounds past the
+# end, unsorted (an empty piece, the next one starting at its index), negative, on another dim
+case("tensor_split", "x.tensor_split([1, 3])", "f5,4,3")
+case("tensor_split", "x.tensor_split([2, 3, 7], dim=1)", "f2,5,3")
+case("tensor_split", "x.tensor_split([3, 1], dim=0)[1:]", "f5,2")
+case("tensor_split", "x.tensor_split([-2], dim=-1)", "i3,5:0:9")
+case("tensor_split", "torch.tensor_split(x, 3, dim=1)", "f2,7")
+
+# ---- shifts: by a number and by a tensor of counts, int64 and uint8 (wrapping)
+case("__lshift_", "x << y", "i3,4:-99:99 i4:0:9")
+case("__rshift_", "x >> y", "i3,4:-99:99 i4:0:9")
+case("__lshift_", "x << 3", "U3,4")
+case("__lshift_", "x << y", "U3,4 U3,4:0:8")
+case("__rshift_", "x >> y", "U2,3 U3:0:8")
+case("__rshift_", "x >> torch.tensor([1, 2], dtype=torch.uint8)", "U3,2")
+
+# ---- diagonal of any rank (dims moved last, flattened, gathered at run-time indices: the rule
+# also takes symbolic sizes), offsets on either side, dims in either order
+case("diagonal", "torch.diagonal(x)", "f2,4,5,2")
+case("diagonal", "torch.diagonal(x, offset=-1)", "f2,4,5,2")
+case("diagonal", "torch.diagonal(x, 2, 1, 2)", "f3,4,6")
+case("diagonal", "torch.diagonal(x, -1, 2, 0)", "i4,3,5:0:9")
+case("diagonal", "torch.diagonal(x, 1, -1, -3)", "d2,3,4,5")

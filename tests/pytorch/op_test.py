@@ -17,6 +17,12 @@ integers and bools exactly). All cases are made in one Python process, the conve
 CI (ctest pytorch.op_tests) runs a deterministic sample: the first case of each op, traced and
 scripted. `--all` or AMANDA_TORCH_OP_TESTS=all runs every case both ways.
 
+`--opset N` converts with `amanda convert --opset N` (a later opset's ops, docs/pytorch.md "Opsets
+after 13"): every written model must declare opset N and pass onnx.checker's full check, and each
+op OPSET_OPS (op_cases.py) lists for an opset up to N must use the ONNX op listed there in its
+passing cases; cases with min_opset above N are left out. CI (pytorch.op_tests_opset14/17) runs
+the cases of those ops at 14 and 17.
+
 The ops that do not convert yet are listed, each with the reason, in
 tests/pytorch/op_known_failures.txt: a case of a listed op may fail; a case of any other op
 must pass, else the test fails. A listed op all of whose cases pass is reported (the list should
@@ -40,12 +46,12 @@ import torch
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, HERE)
-from op_cases import CASES  # noqa: E402
+from op_cases import CASES, OPSET_OPS  # noqa: E402
 
 RTOL, ATOL = 1e-3, 1e-5
 NAMES = ["x", "y", "z", "w"]
 DTYPES = {"f": ("float32", torch.float32), "p": ("float32", torch.float32), "u": ("float32", torch.float32),
-          "d": ("float64", torch.float64), "i": ("int64", torch.int64), "b": ("bool", torch.bool), "s": ("float32", torch.float32)}
+          "d": ("float64", torch.float64), "i": ("int64", torch.int64), "U": ("uint8", torch.uint8), "b": ("bool", torch.bool), "s": ("float32", torch.float32)}
 
 
 def make_input(spec, gen):
@@ -66,6 +72,9 @@ def make_input(spec, gen):
     elif kind == "i":
         lo, hi = (int(parts[1]), int(parts[2])) if len(parts) == 3 else (0, 10)
         a = gen.integers(lo, hi, shape).astype(np.int64)
+    elif kind == "U":
+        lo, hi = (int(parts[1]), int(parts[2])) if len(parts) == 3 else (0, 256)
+        a = gen.integers(lo, hi, shape).astype(np.uint8)
     elif kind == "b":
         a = gen.random(shape) > 0.5
     else:
@@ -128,6 +137,8 @@ def main():
     ap.add_argument("--keep", help="keep the .pt/.onnx files here")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--reader", default="script")
+    ap.add_argument("--opset", type=int, help="convert with --opset N; every model must declare opset N and pass onnx.checker's "
+                    "full check, and the ops of OPSET_OPS (op_cases.py) for opsets up to N must use the ONNX op listed there")
     ap.add_argument("--write-known-failures", action="store_true",
                     help="rewrite op_known_failures.txt: every op with a failing case, with its first failure")
     ap.add_argument("-v", action="store_true")
@@ -141,6 +152,8 @@ def main():
         if a.only and not re.search(a.only, cid):
             continue
         if not run_all and not a.only and not cid.endswith("#0"):
+            continue
+        if c["min_opset"] and c["min_opset"] > (a.opset or 13):
             continue
         picked.append((cid, c))
 
@@ -194,7 +207,7 @@ def main():
     # 2. convert (a process per case, --jobs at a time)
     def convert(job):
         rec, pt, ins, base = job
-        cmd = [a.amanda, "convert", pt, "--reader", a.reader, "-o", base + ".onnx"]
+        cmd = [a.amanda, "convert", pt, "--reader", a.reader, "-o", base + ".onnx"] + (["--opset", str(a.opset)] if a.opset else [])
         for x in ins:
             cmd += ["--input-shape", ",".join(map(str, x["shape"])) if x["shape"] else ""]
         types = {x["type"] for x in ins}
@@ -225,7 +238,19 @@ def main():
         import onnx
         ort_jobs = []
         for rec, ins, base in converted:
-            g = onnx.load(base + ".onnx").graph
+            model = onnx.load(base + ".onnx")
+            g = model.graph
+            if a.opset:
+                declared = [o.version for o in model.opset_import if o.domain in ("", "ai.onnx")]
+                try:
+                    onnx.checker.check_model(model, full_check=True)
+                except Exception as e:
+                    rec["status"], rec["detail"] = "failed", f"onnx.checker: {str(e).splitlines()[0][:300]}"
+                    continue
+                if declared != [a.opset]:
+                    rec["status"], rec["detail"] = "failed", f"opset_import {declared}, asked for {a.opset}"
+                    continue
+                rec["onnx_ops"] = sorted({n.op_type for n in g.node})
             inits = {t.name for t in g.initializer}
             names = [v.name for v in g.input if v.name not in inits]
             if len(names) != len(ins):
@@ -296,6 +321,15 @@ def main():
     for rec in results:
         by_op.setdefault(rec["op"], []).append(rec)
     unexpected, now_pass = [], []
+    # --opset N: an op a later opset offers must use it (in one of its passing cases at least)
+    for v, ops in sorted(OPSET_OPS.items()):
+        if not a.opset or v > a.opset:
+            continue
+        for op, want in ops.items():
+            recs = [r for r in by_op.get(op, []) if r["status"] == "passed"]
+            if recs and not any(want in r.get("onnx_ops", []) for r in recs):
+                for r in recs:
+                    r["status"], r["detail"] = "failed", f"opset {a.opset}: no {want} among {r.get('onnx_ops')}"
     for op, recs in sorted(by_op.items()):
         ok = [r for r in recs if r["status"] == "passed"]
         if a.v or len(ok) != len(recs):

@@ -27,6 +27,7 @@ void load_tables(mapping::TableSet& set, const std::vector<std::string>& extra) 
 
 struct ConvertOpts {
   std::string in, out, to, report = "text", explain, format;
+  int opset = 0;  // --opset N: --to onnx/N
   std::vector<std::string> tables, tags;
   std::vector<std::string> outputs;  // TensorFlow sources: the tensors that become ONNX graph outputs
   bool keep_unmapped = false, external_data = false, quiet = false;
@@ -62,6 +63,16 @@ int run_convert(const ConvertOpts& o) {
   auto t0 = std::chrono::steady_clock::now();
   pipeline::ConvertRequest request;
   request.to = o.to;
+  if (o.opset) {
+    // (what torch.onnx.export's opset_version says: a PyTorch source uses the ops opset N offers,
+    // the tables' layers over opset 13; docs/pytorch.md)
+    std::string want = "amanda/onnx/" + std::to_string(o.opset);
+    if (!o.to.empty() && o.to != want && o.to != want.substr(7)) {
+      std::cerr << "amanda: error: --opset " << o.opset << " and --to " << o.to << " disagree\n";
+      return 2;
+    }
+    request.to = want;
+  }
   request.output = o.out;
   request.tags = o.tags;
   request.keep_unmapped = o.keep_unmapped;
@@ -192,6 +203,9 @@ void register_convert_commands(CLI::App& app, int& exit_code) {
   c->add_option("-o,--output", o->out, "Output document (.onnx, .yaml, .json); none: only report");
   c->add_option("--to", o->to, "Target namespace, e.g. amanda/onnx/11 (the 'amanda/' may be left out); default for a .onnx output: "
                 "the input's ONNX opset, or the first ONNX opset (from 13) the tables reach");
+  c->add_option("--opset", o->opset, "The ONNX opset to write (the same as --to onnx/N); from PyTorch, the ops that opset offers (Trilu at 14, "
+                "GridSample at 16, LayerNormalization at 17)")
+      ->check(CLI::Range(1, 17));
   c->add_option("--outputs", o->outputs,
                 "TensorFlow input: the tensors that become the ONNX graph's outputs (node or node:k, comma-separated); default: "
                 "the TF.js signature's outputs, else every output of an op nobody reads")

@@ -44,6 +44,9 @@ struct ConvertOptions {
   // fixed_point tables: the most rewrites per scope before the engine gives up and reports that
   // the rules do not converge (0: 10 per op of the scope, plus 1000).
   size_t max_rewrites = 0;
+  // Ops (by id, nonzero) that a layer table of the chain made for a later namespace: no table
+  // touches them until the chain reaches it (convert() sets this; see Table::over).
+  const std::vector<uint8_t>* sealed = nullptr;
 };
 
 struct OpCount {
@@ -70,7 +73,9 @@ struct Report {
 // How CompiledTable::apply drives the rules: as the table declares (one pass that claims
 // matches, or `fixed_point: true`), or to a fixed point whatever it declares (a rewrite table run
 // by convert() or rewrite()).
-enum class Drive { AsDeclared, FixedPoint };
+// Layer: a layer table (Table::over), run on the source graph before the chain: its rules apply
+// where they match, every other op stays as it is, and no graph changes namespace.
+enum class Drive { AsDeclared, FixedPoint, Layer };
 
 class CompiledTable {
  public:
@@ -122,6 +127,7 @@ class TableSet {
   struct Slot {
     std::string src, dst;
     bool reversible = false;           // some file of it is (known from headers before reading)
+    std::string over;                  // a layer table's `over` (no step of its own; Table::over)
     struct Pending {
       std::string file;
       size_t index = 0;    // its place in the load order of the pair's files

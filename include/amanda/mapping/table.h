@@ -105,6 +105,11 @@ struct Table {
   // `imports: {PREFIX: NAMESPACE}`: a rule's op type `PREFIX::T` is op T of that namespace, as a
   // graph's root `imports` says for ops of a second vocabulary it mixes in.
   std::map<std::string, std::string> imports;
+  // `over: NAMESPACE`: a layer table (docs/mapping-tables.md, "Layer tables"): no step of its own;
+  // on a chain from src that passes through `over` and then dst, its rules are tried before the
+  // chain's first table, and the ops they make are dst's, left alone until the chain reaches dst
+  // (torch.onnx's symbolic_opset14..17 over symbolic_opset13: Trilu at 14, LayerNormalization at 17).
+  std::string over;
   std::string name() const { return src + " -> " + dst; }
 };
 

@@ -8,6 +8,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
+#include <string_view>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
@@ -402,6 +404,68 @@ std::vector<ir::Tensor> run_torchscript_isolated(const std::string& path, const 
 }
 
 namespace {
+
+// libtorch's errors are its own texts over several lines: a TorchScript traceback with the
+// exception last, or a compile error whose first line is blank ("Unknown builtin op: ..." below).
+// A refusal needs one line that names the op and the reason: the op libtorch stopped at (the call
+// its serialized-code traceback marks, innermost last) and the exception, or the unknown op.
+std::string libtorch_summary(std::string_view msg, const std::string& path) {
+  if (msg.starts_with(path + ": error: ")) msg.remove_prefix(path.size() + 9);
+  std::vector<std::string_view> lines;
+  for (size_t at = 0; at <= msg.size();) {
+    size_t end = msg.find('\n', at);
+    if (end == std::string_view::npos) end = msg.size();
+    std::string_view l = msg.substr(at, end - at);
+    while (!l.empty() && std::isspace(static_cast<unsigned char>(l.front()))) l.remove_prefix(1);
+    while (!l.empty() && std::isspace(static_cast<unsigned char>(l.back()))) l.remove_suffix(1);
+    lines.push_back(l);
+    at = end + 1;
+  }
+  for (std::string_view l : lines)
+    if (l.starts_with("Unknown builtin op: ")) {
+      std::string op(l.substr(20));
+      if (!op.empty() && op.back() == '.') op.pop_back();
+      return op + ": libtorch does not know this op (the library that defines it is not loaded)";
+    }
+  // the op: in the serialized code's traceback, the last line marked "<--- HERE" follows the call
+  std::string op;
+  for (size_t i = 1; i < lines.size(); ++i) {
+    if (lines[i].starts_with("Traceback of TorchScript, original code")) break;
+    if (!lines[i].ends_with("<--- HERE")) continue;
+    std::string_view call = lines[i - 1];
+    for (std::string_view prefix : {"torch.", "ops."}) {
+      size_t p = call.rfind(prefix);
+      while (p != std::string_view::npos && p > 0 && (std::isalnum(static_cast<unsigned char>(call[p - 1])) || call[p - 1] == '_'))
+        p = p ? call.rfind(prefix, p - 1) : std::string_view::npos;
+      if (p == std::string_view::npos) continue;
+      size_t e = p + prefix.size();
+      while (e < call.size() && (std::isalnum(static_cast<unsigned char>(call[e])) || call[e] == '_' || call[e] == '.')) ++e;
+      if (e >= call.size() || call[e] != '(') continue;
+      std::string name(call.substr(p + prefix.size(), e - p - prefix.size()));
+      if (prefix == "torch.") op = "aten::" + name;
+      else if (size_t dot = name.find('.'); dot != std::string::npos) op = name.substr(0, dot) + "::" + name.substr(dot + 1);
+      break;
+    }
+  }
+  // the reason: the exception (its type ends in Error or Exception), else the first line
+  std::string_view why;
+  for (std::string_view l : lines) {
+    size_t colon = l.find(": ");
+    if (colon == std::string_view::npos || colon == 0) continue;
+    std::string_view type = l.substr(0, colon);
+    bool name = std::all_of(type.begin(), type.end(), [](char c) { return std::isalnum(static_cast<unsigned char>(c)) || c == '_' || c == '.'; });
+    if (name && (type.ends_with("Error") || type.ends_with("Exception"))) why = l;
+  }
+  if (why.empty())
+    for (std::string_view l : lines)
+      if (!l.empty()) {
+        why = l;
+        break;
+      }
+  if (why.empty()) why = "no message";
+  return op.empty() ? std::string(why) : op + ": " + std::string(why);
+}
+
 }  // namespace
 
 bool is_torchscript_path(const std::string& path) {
@@ -419,6 +483,7 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
   if (o.reader != "auto" && o.reader != "script" && o.reader != "libtorch")
     throw Error("unknown TorchScript reader '" + o.reader + "' (auto, script or libtorch)");
   Budget::run().reset_counters();  // each archive read gets the whole budget
+  std::string script_why;  // why the libtorch-free reader did not read it (auto)
   if (o.reader != "libtorch") {
     std::unique_ptr<schema::Registry> own;
     if (!registry) {
@@ -454,10 +519,26 @@ text::Document read_torchscript(const std::string& path, const ImportOptions& o,
       else if (std::string_view(e.what()).find("--input-shape") != std::string_view::npos)
         std::cerr << "amanda: note: " << path << ": " << e.what()
                   << "; reading it with libtorch, whose graph has no shapes either (conversions that need ranks refuse: give --input-shape)\n";
+      script_why = e.what();
     }
   }
   if (!plugin_present()) throw Error(path + ": error: PyTorch support is not available: " + plugin_absent_why());
-  text::Document doc = read_libtorch_isolated(path, o);
+  text::Document doc;
+  try {
+    doc = read_libtorch_isolated(path, o);
+  } catch (const Error& e) {
+    // One line naming the op and the reason first (libtorch's own text follows with --reader
+    // libtorch; after the libtorch-free reader, both readers' reasons on that line).
+    std::string why = libtorch_summary(e.what(), path);
+    if (std::getenv("AMANDA_TORCH_DEBUG")) std::cerr << "torch import: the libtorch reader failed: " << e.what() << "\n";
+    if (!script_why.empty())
+      throw Error(path + ": error: the libtorch-free reader cannot read this module: " + script_why + "; nor can the libtorch reader: " +
+                  why + " (--reader libtorch shows libtorch's message)");
+    std::string full = e.what();
+    if (full.starts_with(path + ": error: ")) full.erase(0, path.size() + 9);
+    while (!full.empty() && (full.front() == '\n' || full.front() == ' ')) full.erase(0, 1);
+    throw Error(path + ": error: the libtorch reader cannot read this module: " + why + (full == why ? "" : "\n" + full));
+  }
   if (used) *used = "libtorch";
   return doc;
 }

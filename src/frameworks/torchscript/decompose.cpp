@@ -2,6 +2,7 @@
 // or base name.
 #include "frameworks/torchscript/decompose.h"
 
+#include <algorithm>
 #include <unordered_map>
 
 namespace amanda::torchscript {
@@ -85,7 +86,7 @@ std::unordered_map<std::string, Rule> make_rules() {
   for (const char* n : {"aten::split", "aten::split.Tensor", "aten::split_with_sizes", "aten::unsafe_split",
                         "aten::unsafe_split.Tensor", "aten::unsafe_split_with_sizes", "aten::split.sizes"})
     r[n] = split;
-  r["aten::tensor_split.sections"] = [](const Args& a, const CallOp& call) -> std::optional<VRef> {
+  Rule sections = [](const Args& a, const CallOp& call) -> std::optional<VRef> {
     const Val* x = typed(a, 0);
     auto k = int_at(a, 1), d = int_at(a, 2);
     if (!x || !k || !d || *k <= 0) return std::nullopt;
@@ -95,6 +96,45 @@ std::unordered_map<std::string, Rule> make_rules() {
     std::vector<int64_t> s;  // the first n % k pieces one longer
     for (int64_t i = 0; i < *k; ++i) s.push_back(n / *k + (i < n % *k ? 1 : 0));
     return slices(a, *dim, s, call);
+  };
+  // tensor_split at indices: x[0:i0], x[i0:i1], ..., x[ik:], each bound clamped to [0, n] and an
+  // end below its start giving an empty piece (as torch; a negative index counts from the end)
+  r["aten::tensor_split.sections"] = sections;
+  Rule indices = [](const Args& a, const CallOp& call) -> std::optional<VRef> {
+    const Val* x = typed(a, 0);
+    auto idx = ints_at(a, 1);
+    auto d = int_at(a, 2);
+    if (!x || !idx || !d) return std::nullopt;
+    auto dim = wrap_dim(*d, x->shape.size());
+    if (!dim) return std::nullopt;
+    const int64_t n = x->shape[*dim];
+    if (n < 0) return std::nullopt;  // (a symbolic size: the bounds are not numbers)
+    auto clamp = [n](int64_t i) { return std::clamp(i < 0 ? i + n : i, int64_t{0}, n); };
+    std::vector<VRef> out;
+    int64_t start = 0;
+    for (size_t j = 0; j <= idx->size(); ++j) {
+      int64_t end = j < idx->size() ? clamp((*idx)[j]) : n;
+      out.push_back(call("aten::slice", {a[0], make_int(static_cast<int64_t>(*dim)), make_int(start), make_int(std::max(start, end)),
+                                         make_int(1)}));
+      start = end;  // (the next piece starts at this index even when this piece was empty)
+    }
+    return make_list(out);
+  };
+  r["aten::tensor_split.indices"] = indices;
+  // a known int64 tensor: 0-d, the number of sections; 1-D, the indices (a size read from a
+  // symbolic dimension is not known: refused)
+  r["aten::tensor_split.tensor_indices_or_sections"] = [sections, indices](const Args& a, const CallOp& call) -> std::optional<VRef> {
+    if (a.size() < 3 || !a[1] || !a[1]->is_tensor() || !a[1]->known || a[1]->dtype != ir::DType::Int64 || a[1]->shape.size() > 1)
+      return std::nullopt;
+    std::vector<VRef> items;
+    for (double v : elements(*a[1])) items.push_back(make_int(static_cast<int64_t>(v)));
+    Args b = a;
+    if (a[1]->shape.empty()) {
+      b[1] = items.at(0);
+      return sections(b, call);
+    }
+    b[1] = make_list(std::move(items));
+    return indices(b, call);
   };
   r["aten::unbind"] = [](const Args& a, const CallOp& call) -> std::optional<VRef> {
     const Val* x = typed(a, 0);

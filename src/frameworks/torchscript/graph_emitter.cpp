@@ -317,11 +317,16 @@ Importer::Match Importer::match(const schema::OpSchema& s, const std::vector<VRe
   // aten's dtype/layout/device/pin_memory/memory_format arguments are keyword-only in most
   // schemas (`prod(Tensor self, *, ScalarType? dtype)`), which the namespace file does not
   // record: a positional number landing on one makes the overload a worse fit than one that
-  // takes it positionally (`torch.prod(x, 1)` is prod.dim_int, `torch.eye(3, 4)` eye.m).
+  // takes it positionally (`torch.prod(x, 1)` is prod.dim_int, `torch.eye(3, 4)` eye.m). So is
+  // an `int? output_size` (repeat_interleave's: `torch.repeat_interleave(x, 3)` is .self_int, not
+  // the indices form .Tensor(repeats, *, output_size); pooling's and upsampling's output_size
+  // lists are positional).
   int keyword_only_penalty = 0;
   for (size_t k = 0; k < args.size(); ++k) {
     std::string n = ins[k].expected_name().value_or("");
-    if (n == "dtype" || n == "layout" || n == "device" || n == "pin_memory" || n == "memory_format") keyword_only_penalty += 100;
+    if (n == "dtype" || n == "layout" || n == "device" || n == "pin_memory" || n == "memory_format" ||
+        (n == "output_size" && strip_alias(ins[k].type) == "int?"))
+      keyword_only_penalty += 100;
   }
   for (const auto& [n, v] : kwargs) {
     size_t k = 0;

@@ -698,6 +698,26 @@ std::unordered_map<std::string, Rule> make_rules() {
     if (!x) return std::nullopt;
     return one(DType::Int64, {static_cast<int64_t>(x->shape.size())});
   };
+  // diagonal(x, offset, dim1, dim2): the other dims, then the diagonal's length (known only when
+  // the model runs if dim1 or dim2 is a symbolic dimension: 500,000 and above, as the importer's
+  // stand-ins)
+  r["aten::diagonal"] = [](const Args& a, const std::string& where) -> std::optional<Outs> {
+    const Val* x = tensor(a, 0);
+    if (!x || x->shape.size() < 2 || a.size() < 4) return std::nullopt;
+    for (size_t k = 1; k < 4; ++k)
+      if (!a[k] || a[k]->k != Val::K::Int) return std::nullopt;
+    const size_t n = x->shape.size();
+    int64_t d1 = wrap(a[2]->i, n, where), d2 = wrap(a[3]->i, n, where), o = a[1]->i;
+    if (d1 == d2) return std::nullopt;
+    std::vector<int64_t> out;
+    for (size_t k = 0; k < n; ++k)
+      if (static_cast<int64_t>(k) != d1 && static_cast<int64_t>(k) != d2) out.push_back(x->shape[k]);
+    int64_t h = x->shape[static_cast<size_t>(d1)], w = x->shape[static_cast<size_t>(d2)];
+    auto run_time = [](int64_t d) { return d < 0 || d >= 500000; };
+    if (run_time(h) || run_time(w)) out.push_back(kRunTimeDim);
+    else out.push_back(std::max<int64_t>(0, std::min(h, w - o) - std::max<int64_t>(0, -o)));
+    return one(x->dtype, out);
+  };
   // Outputs whose length depends on the input's values (kRunTimeDim: a new symbolic dimension).
   r["aten::nonzero"] = [](const Args& a, const std::string&) -> std::optional<Outs> {
     const Val* x = tensor(a, 0);
