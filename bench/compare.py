@@ -8,6 +8,11 @@ usage: compare.py BEFORE_BUILD AFTER_BUILD [--rounds N] [--only NAME,NAME] [-- B
 BEFORE_BUILD and AFTER_BUILD are build folders with bench/<name>_bench binaries (e.g. a worktree of
 an older commit built with -DAMANDA_BUILD_BENCH=ON, and build/). Only benchmarks present in both
 are compared. Exit status 1 when a benchmark's CPU time got more than 10% slower.
+
+Build both the same way: a unity build (the default, AMANDA_UNITY_BUILD=ON) lays the code out
+differently from a file-by-file one and moves the mapping benchmarks by 3-10% on its own
+(docs/performance.md, "The layout it was"); configure both with -DAMANDA_UNITY_BUILD=OFF (commits
+before the option existed are file by file).
 """
 import json
 import os
