@@ -22,6 +22,7 @@
 // TensorListReserve that the body only writes with TensorListSetItem at the iteration's index
 // and that only TensorListStack reads after the loop becomes a scan output of the Loop. Anything
 // else is refused, naming the frame and the op.
+#include <cstring>
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -199,8 +200,17 @@ class Lowering {
     if (!v || !v->is_tensor()) return std::nullopt;
     const ir::Tensor& t = v->as_tensor();
     if (t.element_count() != 1u) return std::nullopt;
-    if (t.dtype == ir::DType::Int32 && t.size == 4) return *reinterpret_cast<const int32_t*>(t.data);
-    if (t.dtype == ir::DType::Int64 && t.size == 8) return *reinterpret_cast<const int64_t*>(t.data);
+    // (memcpy: a tensor may point into a mapped weights file at any byte offset)
+    if (t.dtype == ir::DType::Int32 && t.size == 4) {
+      int32_t x;
+      std::memcpy(&x, t.data, 4);
+      return x;
+    }
+    if (t.dtype == ir::DType::Int64 && t.size == 8) {
+      int64_t x;
+      std::memcpy(&x, t.data, 8);
+      return x;
+    }
     return std::nullopt;
   }
   static std::string onnx_type(const std::string& tf_dtype) {
