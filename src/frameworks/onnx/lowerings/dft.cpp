@@ -52,7 +52,13 @@ std::string lower_dft(const ir::Graph& g, ir::OpId op, const std::vector<ir::Por
     const ir::Tensor& t = v->as_tensor();
     if (t.dtype != ir::DType::Int64 && t.dtype != ir::DType::Int32) return "dft_length an int32 or int64 constant";
     if (t.size < ir::dtype_size(t.dtype)) return "dft_length a scalar";
-    N = t.dtype == ir::DType::Int64 ? reinterpret_cast<const int64_t*>(t.data)[0] : reinterpret_cast<const int32_t*>(t.data)[0];
+    if (t.dtype == ir::DType::Int64) {  // (memcpy: a borrowed tensor may sit at any byte offset of the file)
+      std::memcpy(&N, t.data, 8);
+    } else {
+      int32_t n32;
+      std::memcpy(&n32, t.data, 4);
+      N = n32;
+    }
     if (N < 1) return "dft_length at least 1";
   }
   int64_t K = onesided ? N / 2 + 1 : N;
