@@ -66,8 +66,25 @@ int run_convert(const ConvertOpts& o) {
   if (o.opset) {
     // (what torch.onnx.export's opset_version says: a PyTorch source uses the ops opset N offers,
     // the tables' layers over opset 13; docs/pytorch.md)
-    std::string want = "amanda/onnx/" + std::to_string(o.opset);
-    if (!o.to.empty() && o.to != want && o.to != want.substr(7)) {
+    // The version N of the framework that writes the output (its versions() end in "/N": ONNX's
+    // opsets), asked of the registry rather than spelled here.
+    auto& frameworks = pipeline::FrameworkRegistry::instance();
+    const pipeline::Framework* writer = frameworks.default_target();
+    int best = 0;
+    for (const auto& f : frameworks.frameworks()) {
+      auto prefixes = f->namespace_prefixes();
+      int score = o.out.empty() || prefixes.empty() ? 0 : f->detect_write(o.out, prefixes.front());
+      if (score > best) writer = f.get(), best = score;
+    }
+    std::string want;
+    if (writer)
+      for (const auto& v : writer->versions())
+        if (v.ends_with("/" + std::to_string(o.opset))) want = v;
+    if (want.empty()) {
+      std::cerr << "amanda: error: --opset " << o.opset << ": the output's format has no such version\n";
+      return 2;
+    }
+    if (!o.to.empty() && o.to != want && o.to != want.substr(want.find('/') + 1)) {
       std::cerr << "amanda: error: --opset " << o.opset << " and --to " << o.to << " disagree\n";
       return 2;
     }
