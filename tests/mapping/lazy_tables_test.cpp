@@ -59,6 +59,14 @@ std::string describe(const std::vector<const Table*>& chain) {
   return s;
 }
 
+// A graph of one op of each type (what the loader looks at: the graph's op types).
+std::unique_ptr<ir::Graph> graph_of(std::initializer_list<const char*> types) {
+  auto g = std::make_unique<ir::Graph>();
+  int k = 0;
+  for (const char* t : types) g->create_op(g->root(), t, "op" + std::to_string(k++));
+  return g;
+}
+
 }  // namespace
 
 TEST(LazyTables, ShippedTablesPlanAsWhenReadAtOnce) {
@@ -209,12 +217,6 @@ TEST(LazyTables, TheTypesAFileMatchesAreDerivedFromItsRules) {
                             "        edges: [{output_port: {op: x, port: output}, input_port: {op: y, port: input}}]\n"
                             "      dst: {type: Sin}\n    - {rule_name: broken_4}\n");
   d.write("5_graph.yaml", head + "    - {rule_name: e, src: {graph: \"y = Tan(x)\"}, dst: {graph: \"y = Tan(x)\"}}\n    - {rule_name: broken_5}\n");
-  auto graph_of = [](std::initializer_list<const char*> types) {
-    auto g = std::make_unique<ir::Graph>();
-    int k = 0;
-    for (const char* t : types) g->create_op(g->root(), t, "op" + std::to_string(k++));
-    return g;
-  };
   struct Case {
     std::initializer_list<const char*> types;
     const char* broken;  // the file whose error the plan reports, or null
@@ -307,12 +309,6 @@ TEST(LazyTables, AFileIsReadOnlyWhenEveryOpOfOneOfItsRulesIsThere) {
                              "    - {rule_name: l, type: [Acos, Asin]}\n"
                              "    - {rule_name: e, src: {graph: \"t = Tan(x)\\ny = Tanh(t)\"}, dst: {graph: \"y = Tan(x)\"}}\n"
                              "    - {rule_name: broken_2}\n");
-  auto graph_of = [](std::initializer_list<const char*> types) {
-    auto g = std::make_unique<ir::Graph>();
-    int k = 0;
-    for (const char* t : types) g->create_op(g->root(), t, "op" + std::to_string(k++));
-    return g;
-  };
   struct Case {
     std::initializer_list<const char*> types;
     bool read;
