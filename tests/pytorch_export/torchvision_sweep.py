@@ -114,6 +114,11 @@ def make_model(name, family):
     return m
 
 
+# the float32 outputs of the model run_one ran last (the .pt's, onnxruntime's, torch eager's): the
+# float64 proof measures each one's distance from the float64 result
+FLOAT32_OUTPUTS = {}
+
+
 def run_one(name, family, amanda, work, x):
     m = make_model(name, family)
     src = os.path.join(work, name + ".onnx")
@@ -152,6 +157,7 @@ def run_one(name, family, amanda, work, x):
         return ("differs", f"{len(ys)} outputs, onnxruntime has {len(ref)}")
     w = max(worst(u, v) for u, v in zip(ys, ref))
     info = f"{w:.2e} (convert {conv_s:.2f} s)"
+    FLOAT32_OUTPUTS.update(pt=ys, ort=ref, eager=eager)
     if w <= TOL:
         return ("match", info)
     base = max(worst(u, v) for u, v in zip(eager, ref))
@@ -169,7 +175,8 @@ def float64_proof(name, family, amanda, work, x):
     eager model on the same input, within F64_TOL relative to max(1, |x|). Torch's eager model is the
     reference: onnxruntime has no float64 Conv. A float32 export rewritten to DOUBLE would not do:
     torch.onnx folds BatchNorm into the convolutions' weights in float32, a rounding the network
-    amplifies to 8e-6 (docs/pytorch-export.md). Returns (worst difference, None) or (None, why)."""
+    amplifies to 8e-6 (docs/pytorch-export.md). Returns (worst difference, None, the float32
+    outputs' distances from the float64 result) or (None, why, {})."""
     m = make_model(name, family).double()
     xd = torch.from_numpy(x.astype(np.float64))
     src = os.path.join(work, name + ".f64.onnx")
@@ -180,19 +187,22 @@ def float64_proof(name, family, amanda, work, x):
         eager = [t.numpy() for t in (e if isinstance(e, tuple) else (e,))]
         torch.onnx.export(m, xd, src, opset_version=13, input_names=["input"])
     except Exception as e:  # noqa: BLE001 - torch's limit, reported
-        return None, "float64 export failed: " + str(e).strip().splitlines()[-1][:160]
+        return None, "float64 export failed: " + str(e).strip().splitlines()[-1][:160], {}
     del m
     r = subprocess.run([amanda, "convert", src, "-o", pt], capture_output=True, text=True)
     os.remove(src)
     if r.returncode != 0:
-        return None, "float64 refused: " + " | ".join((r.stdout + r.stderr).strip().splitlines()[:4])[:400]
+        return None, "float64 refused: " + " | ".join((r.stdout + r.stderr).strip().splitlines()[:4])[:400], {}
     with torch.no_grad():
         y = torch.jit.load(pt)(xd)
     ys = [t.numpy() for t in (y if isinstance(y, (tuple, list)) else (y,))]
     if any(t.dtype != np.float64 for t in ys) or len(ys) != len(eager):
-        return None, "float64 .pt gives " + ", ".join(str(t.dtype) for t in ys)
+        return None, "float64 .pt gives " + ", ".join(str(t.dtype) for t in ys), {}
     assert all(np.abs(v).max() > 0 for v in eager), name + ": a float64 eager output is all zero"
-    return max(worst(u, v) for u, v in zip(ys, eager)), None
+    # each float32 result's distance from the float64 one: the conversion adds nothing beyond the
+    # float32 floor when the .pt is as near to it as onnxruntime and torch's eager model are
+    far = {k: max(worst(u, v) for u, v in zip(FLOAT32_OUTPUTS[k], eager)) for k in ("pt", "ort", "eager") if k in FLOAT32_OUTPUTS}
+    return max(worst(u, v) for u, v in zip(ys, eager)), None, far
 
 
 def with_float64(name, family, amanda, work, x, result, when):
@@ -200,11 +210,12 @@ def with_float64(name, family, amanda, work, x, result, when):
     differ in float32 ("misses"). Its verdict is reported beside the float32 one, never instead."""
     if when == "none" or result[0] not in ("match", "differs") or (when == "misses" and result[0] == "match"):
         return result, None
-    w, why = float64_proof(name, family, amanda, work, x)
+    w, why, far = float64_proof(name, family, amanda, work, x)
     if w is None:
         return (result[0], result[1] + "; " + why), False
     ok = w <= F64_TOL
-    return (result[0], result[1] + f"; float64 .pt-vs-eager {w:.2e} ({'exact' if ok else 'NOT within ' + str(F64_TOL)})"), ok
+    vs = ", ".join(f"{k}-vs-float64 {v:.2e}" for k, v in far.items())
+    return (result[0], result[1] + f"; float64 .pt-vs-eager {w:.2e} ({'exact' if ok else 'NOT within ' + str(F64_TOL)}); float32 {vs}"), ok
 
 
 def main():
@@ -230,6 +241,7 @@ def main():
     results = {}
     proofs = {}
     for n in names:
+        FLOAT32_OUTPUTS.clear()
         with tempfile.TemporaryDirectory() as work:
             t0 = time.time()
             s = INPUT_SIZE.get(n)
