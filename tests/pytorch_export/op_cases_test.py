@@ -337,6 +337,26 @@ def dropout_cases(rng, n):
     return cases
 
 
+def hard_sigmoid_cases(rng, n):
+    """HardSigmoid: torch's own (alpha the float32 nearest 1/6, beta 0.5: written as aten::hardsigmoid)
+    and others (random alpha and beta, the defaults 0.2 and 0.5: the general clamp); ranks 1-4, inputs
+    spanning both saturated ends. Expected: torch's hardsigmoid for the first, else clip(alpha x + beta)."""
+    cases = []
+    for k in range(n):
+        x = (rng.standard_normal([int(rng.integers(1, 5)) for _ in range(int(rng.integers(1, 5)))]) * 4).astype(np.float32)
+        kind = k % 3
+        attrs = {"alpha": 1 / 6, "beta": 0.5} if kind == 0 else {} if kind == 1 else \
+            {"alpha": float(rng.uniform(0.05, 1)), "beta": float(rng.uniform(-0.5, 1))}
+        m = model([helper.make_node("HardSigmoid", ["x"], ["y"], **attrs)], {"x": x}, ["y"], 13)
+        if kind == 0:
+            want = torch.nn.functional.hardsigmoid(torch.from_numpy(x)).numpy()
+        else:
+            a, b = np.float32(attrs.get("alpha", 0.2)), np.float32(attrs.get("beta", 0.5))
+            want = np.clip(x * a + b, 0, 1).astype(np.float32)
+        cases.append((f"hard_sigmoid_{k}_{['torch', 'default', 'random'][kind]}_{list(x.shape)}", m, {"x": x}, [want]))
+    return cases
+
+
 RESIZE_MODES = [  # (mode, coordinate_transformation_mode, nearest_mode, spatial ranks)
     ("nearest", "asymmetric", "floor", (1, 2, 3)), ("nearest", "half_pixel", "round_prefer_ceil", (1, 2, 3)),
     ("nearest", "half_pixel", "round_prefer_floor", (1, 2, 3)), ("nearest", None, None, (2,)),
@@ -420,7 +440,7 @@ def main():
     cases = (split_cases(rng, a.cases_per_op) + layer_norm_cases(rng, a.cases_per_op) + resize_cases(rng, 2 * a.cases_per_op)
              + loss_cases(rng, a.cases_per_op) + gather_elements_cases(rng, a.cases_per_op)
              + reduce_cases(rng, a.cases_per_op) + misc_cases(rng, 2 * a.cases_per_op)
-             + more_cases(rng, 2 * a.cases_per_op) + dropout_cases(rng, 4) + general_resize_cases(rng))
+             + more_cases(rng, 2 * a.cases_per_op) + dropout_cases(rng, 4) + general_resize_cases(rng) + hard_sigmoid_cases(rng, 6))
     return run_cases(a.amanda, cases, refused_cases(), label="op cases")
 
 
