@@ -14,9 +14,12 @@ A model whose .pt differs by more than 1e-5 is reported as "differs" with, besid
 own eager model is from onnxruntime on the same input (`eager-vs-ort`) and from itself on the input
 changed by one ulp per element (`eager-vs-eager(input + 1 ulp)`): when those miss 1e-5 too, float32
 rounding alone moves the model's output that far, whichever library computes it (see
-docs/pytorch-export.md); it still counts as not matched.
+docs/pytorch-export.md); it still counts as not matched. Beside it the float64 proof
+(float64_proof: the model in float64 -> a DOUBLE ONNX graph -> .pt, against torch's float64 eager
+model within 1e-9; onnxruntime runs no float64 Conv) shows whether the conversion itself is exact;
+a proof that fails fails the run. --float64 misses (default) | all | none.
 
-    torchvision_sweep.py AMANDA [--family classification|segmentation|video] [--every K] [--offset J] [--models a,b] [--min-match M] [--json OUT]
+    torchvision_sweep.py AMANDA [--family classification|segmentation|video] [--every K] [--offset J] [--models a,b] [--min-match M] [--json OUT] [--float64 misses|all|none]
 
 CI runs a deterministic sample (every K-th model of the sorted list, starting at J);
 AMANDA_TORCHVISION_SWEEP_ALL=1 runs all 80. One model at a time: its files are deleted before the
