@@ -22,7 +22,9 @@
 
 namespace amanda {
 
-namespace {
+// A named (not anonymous) namespace: ReadGate::Impl, a class with external linkage, holds Fd
+// members, which GCC warns about (-Wsubobject-linkage) when this file is compiled in a unity batch.
+namespace gate_detail {
 
 class Fd {
  public:
@@ -46,6 +48,12 @@ class Fd {
  private:
   int fd_;
 };
+
+}  // namespace gate_detail
+
+namespace {
+
+using gate_detail::Fd;
 
 const char* kind_of(mode_t m) {
   if (S_ISFIFO(m)) return "a FIFO";
