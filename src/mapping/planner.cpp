@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "amanda/mapping/engine.h"
+#include "amanda/mapping/table_scan.h"
 #include "amanda/support/file.h"
 #include "amanda/text/events.h"
 #include "amanda/schema/validate.h"
@@ -44,7 +45,7 @@ bool satisfied(const Need& n, const std::vector<std::string>& types) {
 // whenever its pair is planned, so nothing depends on the scan being clever. (A rule that names no
 // op type matches nothing; the parser refuses it when the file is read.)
 template <class Next>
-bool scan_rule_needs(const Next& next, text::Event& ev, std::vector<Need>& out) {
+bool scan_rule_needs(const Next& next, text::Event& ev, std::vector<Need>& out, std::vector<std::string>* rule_names = nullptr) {
   auto skip_value = [&]() -> bool {  // ev is the value's first event
     if (ev.type == text::Event::Scalar) return true;
     if (ev.type != text::Event::MapStart && ev.type != text::Event::SeqStart) return false;
@@ -85,7 +86,14 @@ bool scan_rule_needs(const Next& next, text::Event& ev, std::vector<Need>& out) 
     next();
     if (ev.type == text::Event::SeqEnd) return true;
     Need need;
+    size_t named = 0;
     bool ok = entries([&](const std::string& key) {
+      if (key == "rule_name" && rule_names) {
+        if (ev.type != text::Event::Scalar) return false;
+        rule_names->push_back(ev.text);
+        ++named;
+        return true;
+      }
       if (key == "type") {
         if (ev.type != text::Event::MapStart) return names(need);
         return entries([&](const std::string& k) { return k == "src" ? names(need) : skip_value(); });  // pushdown
@@ -110,13 +118,15 @@ bool scan_rule_needs(const Next& next, text::Event& ev, std::vector<Need>& out) 
       });
     });
     if (!ok) return false;
+    if (rule_names && (need.empty() || named != 1)) return false;  // (for scan_table: one name, one need a rule)
     if (!need.empty()) out.push_back(std::move(need));
   }
 }
 
 // Reads a table file's header; with `needs`, goes on into the rules and fills it (nothing when
 // the rules are written in a way scan_rule_needs does not follow).
-std::optional<Header> scan_header(const std::string& path, std::optional<std::vector<Need>>* needs = nullptr) {
+std::optional<Header> scan_header(const std::string& path, std::optional<std::vector<Need>>* needs = nullptr,
+                                  std::vector<std::string>* rule_names = nullptr) {
   if (!path.ends_with(".yaml") && !path.ends_with(".yml")) return std::nullopt;
   try {
     auto buf = map_file(path);
@@ -140,7 +150,7 @@ std::optional<Header> scan_header(const std::string& path, std::optional<std::ve
         if (needs) {
           std::vector<Need> v;
           next();
-          if (ev.type == text::Event::SeqStart && scan_rule_needs(next, ev, v)) *needs = std::move(v);
+          if (ev.type == text::Event::SeqStart && scan_rule_needs(next, ev, v, rule_names)) *needs = std::move(v);
           else needs->reset();
         }
         break;
@@ -207,6 +217,21 @@ bool needs_cover(const std::vector<Need>& needs, const Table& t) {
 }
 
 }  // namespace
+
+std::optional<TableScan> scan_table(const std::string& path) {
+  std::optional<std::vector<Need>> needs;
+  TableScan r;
+  std::optional<Header> h = scan_header(path, &needs, &r.rule_names);
+  if (!h || !needs || needs->empty() || needs->size() != r.rule_names.size()) return std::nullopt;
+  r.src = h->src;
+  r.dst = h->dst;
+  r.needs = std::move(*needs);
+  return r;
+}
+
+bool need_satisfied(const std::vector<std::vector<std::string>>& need, const std::vector<std::string>& types) {
+  return satisfied(need, types);
+}
 
 TableSet::Slot& TableSet::slot_for(const std::string& src, const std::string& dst) {
   for (auto& s : slots_)

@@ -10,6 +10,7 @@
 
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/table.h"
+#include "amanda/mapping/table_scan.h"
 #include "amanda/pipeline/pipeline.h"
 #include "amanda/schema/registry.h"
 #include "amanda/support/diagnostics.h"
@@ -63,35 +64,61 @@ std::string_view ns_family(std::string_view ns) { return ns_version(ns) < 0 ? ns
 struct TableFile {
   std::string file;
   std::string family;  // of its namespace: the graphs it applies to
-  std::shared_ptr<mapping::Table> table;
   int version = -1;  // of its namespace
-  std::set<std::string, std::less<>> types;  // the op types its rules match
+  // What its rules need in a graph (mapping::scan_table): the shipped tables are read only when a
+  // graph has the op types of one of their rules. Reading one at every start (the folder lookup,
+  // YAML, the patterns parsed) was 3-4% of a small model's whole `amanda optimize` process.
+  std::optional<std::vector<std::vector<std::vector<std::string>>>> needs;
+  std::once_flag loaded;
   std::once_flag checked;
   std::string check_error;
+
+  // The parsed table, read on first use (at once when the file was not scanned).
+  mapping::Table& table() {
+    std::call_once(loaded, [&] {
+      table_ = std::shared_ptr<mapping::Table>(mapping::read_table(file));
+      for (auto& t : mapping::matcher_types(*table_)) types_.insert(t);
+    });
+    return *table_;
+  }
 
   void check(schema::Registry& reg) {
     std::call_once(checked, [&] {
       Diagnostics d;
-      mapping::check_table(*table, reg, d);
+      mapping::check_table(table(), reg, d);
       if (d.has_errors()) check_error = d.str();
     });
     if (!check_error.empty()) throw Error(check_error);
   }
 
   // Some rule has every op type of its pattern in the graph (nested graphs included).
-  bool has_work(const ir::Graph& g) const {
+  bool has_work(const ir::Graph& g) {
+    if (needs) {  // from the scan, without reading the file
+      std::vector<std::string> present;
+      g.for_each_op([&](ir::OpId op) {
+        std::string_view t = g.type_str(op);
+        if (std::find(present.begin(), present.end(), t) == present.end()) present.emplace_back(t);
+      });
+      if (std::none_of(needs->begin(), needs->end(), [&](const auto& n) { return mapping::need_satisfied(n, present); }))
+        return false;
+    }
+    mapping::Table& t = table();
     std::set<std::string, std::less<>> present;
     g.for_each_op([&](ir::OpId op) {
-      std::string_view t = g.type_str(op);
-      if (types.count(t) && !present.count(t)) present.emplace(t);
+      std::string_view ty = g.type_str(op);
+      if (types_.count(ty) && !present.count(ty)) present.emplace(ty);
     });
-    for (const auto& r : table->rules) {
+    for (const auto& r : t.rules) {
       bool all = true;
       for (const auto& o : r.src.ops) all = all && (o.type.empty() || present.count(o.type));
       if (all) return true;
     }
     return false;
   }
+
+ private:
+  std::shared_ptr<mapping::Table> table_;
+  std::set<std::string, std::less<>> types_;  // the op types its rules match
 };
 
 // A pass of one or several files: a graph gets the file of the highest namespace version not
@@ -119,7 +146,7 @@ struct TablePass {
     mapping::ConvertOptions co;
     ExcludeListener guard(g, o);
     if (!o.exclude.empty()) co.listener = &guard;
-    mapping::Report rep = mapping::rewrite(g, *f->table, reg, co);
+    mapping::Report rep = mapping::rewrite(g, f->table(), reg, co);
     for (const auto& [rule, n] : rep.by_rule) r.rewrites += n;
     for (const auto& e : rep.errors) r.notes.push_back(e);
     return r;
@@ -143,16 +170,25 @@ void add_table_pass(passes::PassRegistry& reg, const std::vector<std::string>& f
   for (const auto& file : files) {
     auto f = std::make_unique<TableFile>();
     f->file = file;
-    f->table = std::shared_ptr<mapping::Table>(mapping::read_table(file));
-    if (f->table->src != f->table->dst)
-      throw Error(file + ": not a rewrite table (it maps " + f->table->src + " to " + f->table->dst +
-                  "; a rewrite table maps a namespace to itself)");
-    f->version = files.size() > 1 ? ns_version(f->table->src) : -1;
-    f->family = std::string(ns_family(f->table->src));
-    for (auto& t : mapping::matcher_types(*f->table)) f->types.insert(t);
+    std::string src, dst;
+    std::vector<std::string> rule_names;
+    std::optional<mapping::TableScan> scan = check_now ? std::nullopt : mapping::scan_table(file);
+    if (scan) {  // read when a graph has the op types of one of its rules (TableFile::has_work)
+      src = scan->src, dst = scan->dst;
+      rule_names = scan->rule_names;
+      f->needs = std::move(scan->needs);
+    } else {  // read now: a malformed table is refused before anything runs
+      mapping::Table& t = f->table();
+      src = t.src, dst = t.dst;
+      for (const auto& r : t.rules) rule_names.push_back(r.name);
+    }
+    if (src != dst)
+      throw Error(file + ": not a rewrite table (it maps " + src + " to " + dst + "; a rewrite table maps a namespace to itself)");
+    f->version = files.size() > 1 ? ns_version(src) : -1;
+    f->family = std::string(ns_family(src));
     if (check_now) f->check(shared_schemas());
-    for (const auto& r : f->table->rules)
-      if (rules.find(r.name) == std::string::npos) rules += (rules.empty() ? "" : ", ") + r.name;
+    for (const auto& r : rule_names)
+      if (rules.find(r) == std::string::npos) rules += (rules.empty() ? "" : ", ") + r;
     shown += (shown.empty() ? "" : ", ") + std::filesystem::path(file).filename().string();
     p->files.push_back(std::move(f));
   }

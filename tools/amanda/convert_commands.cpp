@@ -16,6 +16,7 @@
 #include "amanda/support/progress.h"
 #include "check.h"
 #include "commands.h"
+#include "kept.h"
 
 namespace amanda::tool {
 
@@ -41,18 +42,6 @@ struct ConvertOpts {
   bool check = false;  // --check: run both sides with the interpreter and compare (check.cpp)
   CheckOptions check_opts;
 };
-
-// The objects of one conversion (the namespaces, the tables, the graph: tens of MB of small
-// allocations) are never freed: the process ends right after, and freeing them would cost more
-// than a tenth of a small model's conversion. They stay reachable from here, so leak checkers
-// do not count them (what LLVM's tools do with -disable-free).
-template <class T>
-T& kept_until_exit(std::unique_ptr<T> p) {
-  static auto* kept = new std::vector<std::shared_ptr<void>>();
-  std::shared_ptr<T> s(std::move(p));
-  kept->push_back(s);
-  return *s;
-}
 
 int run_convert(const ConvertOpts& o) {
   if (o.quiet) set_progress_sink(nullptr);

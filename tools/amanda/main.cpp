@@ -1,5 +1,6 @@
 // amanda: the command-line tool. Thin: parse arguments, call the library, print.
 // Each group of subcommands registers itself (graph_commands.cpp, ...).
+#include <malloc.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -22,6 +23,16 @@
 #endif
 #ifndef AMANDA_TOOL_SANITIZED
 #define AMANDA_TOOL_SANITIZED 0
+#endif
+
+#if !AMANDA_TOOL_SANITIZED
+// The heap grows by 32 MB more than asked and gives back only what lies beyond that: a freed
+// tensor's pages are reused by the next one instead of being returned to the kernel and faulted in
+// (zeroed) again. Untouched pages cost nothing, so the peak memory is unchanged but for up to 32 MB
+// kept after frees at the top. Set before any static initialiser allocates (priority 101, the
+// first). human_faceres (14 MB) optimizes with 11,400 -> 9,000 page faults and about 10% less CPU
+// (docs/performance.md, "Fewer shared objects, fewer page faults").
+__attribute__((constructor(101))) static void keep_freed_heap() { mallopt(M_TOP_PAD, 32 << 20); }
 #endif
 
 int main(int argc, char** argv) {

@@ -18,6 +18,7 @@
 #include "amanda/support/progress.h"
 #include "check.h"
 #include "commands.h"
+#include "kept.h"
 
 namespace amanda::tool {
 
@@ -144,12 +145,14 @@ int run_match(const OptimizeOpts& o) {
 int run_optimize(const OptimizeOpts& o) {
   auto t0 = std::chrono::steady_clock::now();
   Diagnostics diags;
-  text::Document doc = read_input(o.in, diags);
+  // The graph and the pass registry are kept to the end of the process (kept.h): freeing them
+  // is work for nothing once the output is written.
+  text::Document& doc = kept_until_exit(std::make_unique<text::Document>(read_input(o.in, diags)));
   std::optional<text::Document> source;
   if (o.check) source.emplace(read_input(o.in, diags));
   auto t1 = std::chrono::steady_clock::now();
   type_graph(doc.graph);
-  passes::PassRegistry reg = pipeline::optimize_registry();
+  passes::PassRegistry& reg = kept_until_exit(std::make_unique<passes::PassRegistry>(pipeline::optimize_registry()));
   std::vector<std::string> names = o.passes.empty() ? reg.default_passes() : split_list(o.passes);
   add_table_passes(reg, names, o.tables);
   passes::PassOptions po;
