@@ -6,7 +6,7 @@
 #include <memory>
 #include <mutex>
 #include <map>
-#include <set>
+#include <absl/container/flat_hash_set.h>
 
 #include "amanda/mapping/engine.h"
 #include "amanda/mapping/table.h"
@@ -77,7 +77,6 @@ struct TableFile {
   mapping::Table& table() {
     std::call_once(loaded, [&] {
       table_ = std::shared_ptr<mapping::Table>(mapping::read_table(file));
-      for (auto& t : mapping::matcher_types(*table_)) types_.insert(t);
     });
     return *table_;
   }
@@ -93,32 +92,23 @@ struct TableFile {
 
   // Some rule has every op type of its pattern in the graph (nested graphs included).
   bool has_work(const ir::Graph& g) {
-    if (needs) {  // from the scan, without reading the file
-      std::vector<std::string> present;
-      g.for_each_op([&](ir::OpId op) {
-        std::string_view t = g.type_str(op);
-        if (std::find(present.begin(), present.end(), t) == present.end()) present.emplace_back(t);
-      });
-      if (std::none_of(needs->begin(), needs->end(), [&](const auto& n) { return mapping::need_satisfied(n, present); }))
-        return false;
-    }
-    mapping::Table& t = table();
-    std::set<std::string, std::less<>> present;
+    // The graph's op types, once (by symbol: one hash per op, not a string compare per type)
+    absl::flat_hash_set<Symbol> seen;
+    std::vector<std::string> present;
     g.for_each_op([&](ir::OpId op) {
-      std::string_view ty = g.type_str(op);
-      if (types_.count(ty) && !present.count(ty)) present.emplace(ty);
+      if (seen.insert(g.type(op)).second) present.emplace_back(g.type_str(op));
     });
-    for (const auto& r : t.rules) {
-      bool all = true;
-      for (const auto& o : r.src.ops) all = all && (o.type.empty() || present.count(o.type));
-      if (all) return true;
-    }
+    if (needs)  // from the scan, without reading the file
+      return std::any_of(needs->begin(), needs->end(), [&](const auto& n) { return mapping::need_satisfied(n, present); });
+    auto has = [&](const std::string& t) { return std::find(present.begin(), present.end(), t) != present.end(); };
+    for (const auto& r : table().rules)
+      if (std::all_of(r.src.ops.begin(), r.src.ops.end(), [&](const auto& o) { return o.type.empty() || has(o.type); }))
+        return true;
     return false;
   }
 
  private:
   std::shared_ptr<mapping::Table> table_;
-  std::set<std::string, std::less<>> types_;  // the op types its rules match
 };
 
 // A pass of one or several files: a graph gets the file of the highest namespace version not

@@ -246,8 +246,8 @@ Value tensor_from_proto(const onnx::TensorProto& t, const TensorContext& ctx, Va
     return full.SerializeAsString();
   };
   auto borrowed = [&](ir::DType d, std::vector<int64_t> s) {
-    ir::Tensor b = ir::Tensor::borrow(d, std::move(s), raw->owner ? raw->owner : ctx.input, raw->data, raw->size);
-    b.borrowed_from_file = !raw->owner && ctx.input_is_file;
+    ir::Tensor b = ir::Tensor::borrow(d, std::move(s), ctx.input, raw->data, raw->size);
+    b.borrowed_from_file = ctx.input_is_file;
     return b;
   };
   std::vector<int64_t> shape(t.dims().begin(), t.dims().end());

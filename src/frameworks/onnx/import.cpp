@@ -703,9 +703,8 @@ text::Document import_model(const onnx::ModelProto& model, const ImportOptions& 
 
 namespace {
 // Parses with the tensors' raw_data borrowed from `buf` (see wire.h), or with protobuf
-// alone when that fast path does not apply; the error checks are the same either way. Without
-// `buf`, each tensor gets a copy of its bytes (as protobuf would make): `bytes` is the caller's.
-// `buf` holds `bytes` (a file's mapping or a copy) and outlives the tensors that borrow from it.
+// alone when that fast path does not apply; the error checks are the same either way. `buf` holds
+// `bytes` (a file's mapping or a copy of the caller's bytes) and outlives the tensors that borrow it.
 text::Document import_buffer(std::string_view bytes, const std::shared_ptr<const Buffer>& buf, bool is_file,
                              const ImportOptions& options) {
   if (bytes.empty()) throw ParseError(SourceLoc{options.file_name, 0, 0}, "empty file: not an ONNX model");

@@ -107,7 +107,7 @@ bool parse_tensor(const uint8_t* p, size_t n, onnx::TensorProto& t, RawSpans& sp
     return false;
   if (raws != 1 || odd) return merge(t, p, p + n, depth);  // protobuf's own rules (last one wins, ...)
   if (!merge(t, p, rf.begin, depth) || !merge(t, rf.end, p + n, depth)) return false;
-  spans.add(&t, RawSpan{rf.payload, rf.payload_size, true, p, n, nullptr});
+  spans.add(&t, RawSpan{rf.payload, rf.payload_size, true, p, n});
   return true;
 }
 

@@ -31,7 +31,6 @@ struct RawSpan {
   bool present = false;           // the tensor had (exactly one) raw_data field, left out of its proto
   const uint8_t* tensor = nullptr;  // the whole TensorProto's bytes (for the rare proto fallback)
   size_t tensor_size = 0;
-  std::shared_ptr<const Buffer> owner;  // holds `data` when it is not the input (a copy of it)
 };
 
 // The tensors of a parsed model whose raw_data was left out, by the address of their proto (the
